@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "base/fd-util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/macro.h"
+#include "base/util.h"
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len)
+{
+        size_t len = 0, alloc = 4096;
+        cleanup_free char *buf = NULL;
+
+        buf = xmalloc(alloc);
+        for (;;) {
+                if (len + 1 >= alloc) {
+                        if (alloc > max + 1)
+                                return -EFBIG;
+                        alloc *= 2;
+                        buf = xrealloc(buf, alloc);
+                }
+                ssize_t n = read(fd, buf + len, alloc - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        cleanup_close int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return read_full_fd(fd, max, ret, ret_len);
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+int write_string_file_at(int dirfd, const char *path, const char *s)
+{
+        cleanup_close int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        size_t len = strlen(s);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        /* Kernel interface files want the value in one write(). */
+        n = write(fd, s, len);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+{
+        struct open_how how = {
+                .flags = (unsigned long long) flags | O_CLOEXEC,
+                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                .resolve = resolve,
+        };
+        long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
+}
+
+static int rm_rf_children(int dfd)
+{
+        DIR *d = fdopendir(dfd);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d) {
+                safe_close(dfd);
+                return -errno;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
+                        int cfd = openat(dirfd(d), de->d_name,
+                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (cfd >= 0) {
+                                /* Depth is bounded by PATH_MAX-ish trees we created. */
+                                int k = rm_rf_children(cfd); /* NOLINT(misc-no-recursion) */
+                                if (k < 0 && r == 0)
+                                        r = k;
+                                if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && r == 0)
+                                        r = -errno;
+                                continue;
+                        }
+                }
+                if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && r == 0)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
+int rm_rf_at(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r;
+
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                if (errno == ENOTDIR || errno == ELOOP)
+                        return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+                return -errno;
+        }
+        r = rm_rf_children(fd);
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
+}
+
+int mkdir_p_at(int dirfd, const char *path, mode_t mode)
+{
+        cleanup_free char *p = xstrdup(path);
+
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdirat(dirfd, p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdirat(dirfd, p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * File-descriptor helpers. Every fd the project opens is O_CLOEXEC from
+ * birth; "no fd" is -EBADF. Paths an untrusted party can write are resolved
+ * fd-relative (openat2 with RESOLVE_* flags), never by string concatenation.
+ */
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads at most max bytes; a larger file is -EFBIG. Result is NUL-terminated. */
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
+int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+/* Writes all of buf, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+/* Writes a string to an existing file (cgroupfs/procfs style: one write). */
+int write_string_file_at(int dirfd, const char *path, const char *s);
+/* openat2() with RESOLVE_* flags; -ENOSYS if the kernel lacks it. */
+int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
+/* Removes a directory tree below dirfd/name without following symlinks. */
+int rm_rf_at(int dirfd, const char *name);
+/* mkdir -p relative to dirfd (absolute paths relative to "/"). */
+int mkdir_p_at(int dirfd, const char *path, mode_t mode);

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The daemon's cgroup subtree: control/ + zones/<zone>/<container>, created
+ * under the cgroup the daemon was started in, on a pure cgroup v2 host or a
+ * hybrid one (v1 memory/pids/cpu/freezer + a controller-less cgroup2 whose
+ * core files cgroup.kill/cgroup.freeze/cgroup.events still work).
+ *
+ * Invariants:
+ *  - Every path is relative to the subtree root and may not contain "." or
+ *    ".." components; the tree never touches anything outside its root.
+ *  - The tree never writes a pid it did not spawn into any cgroup.procs:
+ *    cgroup_tree_adopt_self() moves only getpid(), and containers enter their
+ *    leaf at clone time (CLONE_INTO_CGROUP on v2) or through
+ *    cgroup_placement_attach() while the child still waits for its go byte.
+ *  - cgroup_tree_free() removes nothing; cgroup_tree_destroy() removes the
+ *    whole subtree (after killing it) and is what the daemon calls on exit.
+ *
+ * The implementation is API-stable for the sandbox, unit and preflight
+ * modules; backends live in cgroup-v2.c and cgroup-hybrid.c.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/macro.h"
+#include "base/time-util.h"
+
+enum cgroup_mode {
+        CGROUP_MODE_V2,     /* unified hierarchy with delegated controllers */
+        CGROUP_MODE_HYBRID, /* v1 controllers + controller-less cgroup2 */
+};
+
+const char *cgroup_mode_to_string(enum cgroup_mode m);
+
+/* Where the hierarchies are mounted; tests point these at fake trees. */
+struct cgroup_layout {
+        const char *v2_mount;     /* e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified */
+        const char *v1_mount;     /* e.g. /sys/fs/cgroup (NULL on pure v2) */
+        const char *self_cgroup;  /* contents of /proc/self/cgroup (NULL: read it) */
+        const char *subtree_name; /* name of our subtree dir, e.g. "openenvd-<id>" */
+};
+
+struct cgroup_limits {
+        uint64_t memory_bytes; /* 0: no limit; swap is always off when set */
+        uint64_t pids;         /* 0: no limit */
+        double cpu;            /* CPUs, 0: no limit; quota over a 100 ms period */
+};
+
+struct cgroup_stats {
+        uint64_t memory_current;
+        uint64_t memory_max_events; /* memory.events max (v2) / failcnt (v1) */
+        uint64_t oom_kills;
+        uint64_t pids_current;
+        uint64_t cpu_usage_usec;
+};
+
+struct cgroup_tree; /* opaque */
+
+/*
+ * Placement of a new child in a leaf: the spawner passes v2_fd to clone3()
+ * (CLONE_INTO_CGROUP) and, on hybrid hosts, writes the child's pid to each
+ * v1 cgroup.procs fd before letting the child continue.
+ */
+struct cgroup_placement {
+        int v2_fd;       /* owned: O_DIRECTORY fd of the leaf in the cgroup2 tree */
+        int v1_procs[4]; /* owned: cgroup.procs of the leaf per v1 controller, -EBADF if unused */
+        size_t n_v1;
+};
+void cgroup_placement_done(struct cgroup_placement *p); /* closes the fds */
+/* Writes a pid the caller just spawned (and that still waits) into the v1 leaves. */
+int cgroup_placement_attach(const struct cgroup_placement *p, pid_t child);
+
+/* Detects the layout from /proc/self/mountinfo and /proc/self/cgroup. */
+int cgroup_layout_detect(struct cgroup_layout *ret, enum cgroup_mode *ret_mode);
+
+int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **ret);
+struct cgroup_tree *cgroup_tree_free(struct cgroup_tree *t);
+DEFINE_CLEANUP_FUNC(struct cgroup_tree, cgroup_tree_free);
+enum cgroup_mode cgroup_tree_mode(const struct cgroup_tree *t);
+
+/* Moves the calling process (only getpid()) into <subtree>/control. */
+int cgroup_tree_adopt_self(struct cgroup_tree *t);
+/* mkdir -p of rel (e.g. "zones/agent/env") with limits on the last component. */
+int cgroup_create(struct cgroup_tree *t, const char *rel, const struct cgroup_limits *limits);
+int cgroup_set_limits(struct cgroup_tree *t, const char *rel, const struct cgroup_limits *limits);
+int cgroup_placement_open(struct cgroup_tree *t, const char *rel, struct cgroup_placement *ret);
+
+int cgroup_freeze(struct cgroup_tree *t, const char *rel);
+int cgroup_thaw(struct cgroup_tree *t, const char *rel);
+/* Atomic cgroup.kill where present, else a bounded SIGKILL sweep. */
+int cgroup_kill(struct cgroup_tree *t, const char *rel);
+/* Bounded waits: 0 reached, -ETIMEDOUT not reached within timeout. Re-read
+ * cgroup.events (notifications are rate-limited to one per 10 ms). */
+int cgroup_wait_empty(struct cgroup_tree *t, const char *rel, usec_t timeout);
+int cgroup_wait_frozen(struct cgroup_tree *t, const char *rel, usec_t timeout);
+int cgroup_is_populated(struct cgroup_tree *t, const char *rel);
+int cgroup_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *ret);
+/* rmdir bottom-up; -EBUSY if still populated. */
+int cgroup_remove(struct cgroup_tree *t, const char *rel);
+/* Kills, waits and removes the whole subtree including control/ (moving
+ * ourselves back to the parent first). */
+int cgroup_tree_destroy(struct cgroup_tree *t);
+/* Path of rel relative to the daemon's subtree, for blame ("zones/agent/env"). */
+int cgroup_pid_subtree(struct cgroup_tree *t, pid_t pid, char **ret_rel);

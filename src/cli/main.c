@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * openenv: the operator's command line. Dispatches to one file per command.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/util.h"
+#include "cli/cli.h"
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *f)
+{
+        fputs("Usage:\n"
+              "  openenv manifest validate FILE [--json]\n"
+              "  openenv check preflight [--json]\n"
+              "  openenv check enforcement [--manifest FILE] [--json]\n"
+              "  openenv validate IMAGE [--json]\n"
+              "\n"
+              "Exit codes: see docs/CLI.md.\n",
+              f);
+}
+
+int main(int argc, char **argv)
+{
+        log_set_program("openenv");
+        if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+                usage(stdout);
+                return 0;
+        }
+        if (argc >= 3 && streq(argv[1], "manifest") && streq(argv[2], "validate"))
+                return cli_manifest_validate(argc - 2, argv + 2);
+        if (argc >= 3 && streq(argv[1], "check") && streq(argv[2], "preflight"))
+                return cli_check_preflight(argc - 2, argv + 2);
+        if (argc >= 3 && streq(argv[1], "check") && streq(argv[2], "enforcement"))
+                return cli_check_enforcement(argc - 2, argv + 2);
+        if (argc >= 2 && streq(argv[1], "validate"))
+                return cli_validate(argc - 1, argv + 1);
+        usage(stderr);
+        return EXIT_USAGE;
+}

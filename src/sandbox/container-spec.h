@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One container, described once; started by a launcher: the native one
+ * (launcher-native.c: clone3 + namespaces + mounts + pivot_root + seccomp +
+ * exec of the shim) or an OCI runtime (launcher-oci.c renders the very same
+ * spec as config.json for runc/crun/runsc).
+ *
+ * Ownership: a spec owns every string and array in it (container_spec_free()
+ * releases them); `placement` is borrowed from the caller (the cgroup module).
+ * Paths named "source" are host paths, resolved by the launcher with
+ * O_PATH|O_NOFOLLOW before the container exists; "target" paths are inside
+ * the container and absolute.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/macro.h"
+#include "cgroup/cgroup.h"
+
+enum mount_kind {
+        MOUNT_BIND,    /* source -> target, private, flags applied by remount */
+        MOUNT_TMPFS,   /* fresh tmpfs at target, size_bytes, mode */
+        MOUNT_OVERLAY, /* lower/upper/work are host dirs; merged at target */
+};
+
+struct mount_entry {
+        enum mount_kind kind;
+        char *source; /* MOUNT_BIND: host path; MOUNT_OVERLAY: lowerdir */
+        char *upper;  /* MOUNT_OVERLAY only */
+        char *work;   /* MOUNT_OVERLAY only */
+        char *target;
+        unsigned long flags; /* MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC|MS_NOSYMFOLLOW */
+        uint64_t size_bytes; /* MOUNT_TMPFS */
+        mode_t mode;         /* MOUNT_TMPFS root mode */
+        bool is_file;        /* MOUNT_BIND of a regular file (target created as file) */
+};
+
+enum forward_kind {
+        FORWARD_TCP_TO_UNIX, /* listen on host:port inside, connect to path */
+        FORWARD_UNIX_TO_TCP, /* listen on path inside, connect to host:port */
+};
+
+struct forward {
+        enum forward_kind kind;
+        char *host; /* numeric IPv4 inside the container's netns, e.g. 127.0.0.1 */
+        uint16_t port;
+        char *path; /* unix socket path inside the container (under /run/openenvd) */
+};
+
+/* Deliberate weakenings, only for tests that prove the checks can fail. */
+enum container_weaken {
+        WEAKEN_NONE = 0,
+        WEAKEN_NO_SECCOMP = 1 << 0,
+        WEAKEN_NO_MASKS = 1 << 1,
+        WEAKEN_KEEP_CAPS = 1 << 2,
+        WEAKEN_WRITABLE_ROOT = 1 << 3,
+};
+
+struct container_spec {
+        char *name;    /* unique, e.g. "agent-env"; also the hostname */
+        char **argv;   /* the principal's argv, NULL-terminated */
+        char **env;    /* "K=V", NULL-terminated; the principal's whole environment */
+        char *workdir; /* inside; NULL means "/" */
+        char *rootfs;  /* host path of the image root, bound read-only ("/" usually) */
+
+        uid_t host_uid;     /* first host uid of this container's range */
+        uint32_t uid_count; /* size of the range (65536) */
+        uid_t uid;          /* principal uid/gid inside (non-zero) */
+        gid_t gid;
+
+        struct mount_entry *mounts; /* applied in order, after the defaults */
+        size_t n_mounts;
+        char **masks; /* paths hidden inside: dirs -> empty ro tmpfs, files -> /dev/null */
+
+        struct forward *forwards;
+        size_t n_forwards;
+
+        uint64_t tmp_bytes; /* size of /tmp and of /dev/shm (from disk_mb) */
+        uint64_t nofile;    /* RLIMIT_NOFILE */
+        uint64_t nproc;     /* RLIMIT_NPROC (0: leave; pids.max is the real bound) */
+
+        const struct cgroup_placement *placement; /* borrowed; NULL: stay in ours */
+        int stdio_fd; /* borrowed; stdout+stderr of the container, -EBADF: /dev/null */
+
+        unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
+};
+
+void container_spec_done(struct container_spec *spec);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+
+#include "base/fd-util.h"
+#include "base/parse-util.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "test-helpers.h"
+
+Test(parse, uint64_accepts_only_plain_decimal)
+{
+        uint64_t v = 7;
+        cr_assert_eq(parse_uint64("42", 0, 100, &v), 0);
+        cr_assert_eq(v, 42);
+        cr_assert_eq(parse_uint64("-1", 0, 100, &v), -EINVAL);
+        cr_assert_eq(parse_uint64(" 1", 0, 100, &v), -EINVAL);
+        cr_assert_eq(parse_uint64("1x", 0, 100, &v), -EINVAL);
+        cr_assert_eq(parse_uint64("", 0, 100, &v), -EINVAL);
+        cr_assert_eq(parse_uint64("101", 0, 100, &v), -ERANGE);
+        cr_assert_eq(parse_uint64("99999999999999999999999", 0, UINT64_MAX, &v), -ERANGE);
+        cr_assert_eq(v, 42, "ret must be untouched on failure");
+}
+
+Test(parse, int_and_double)
+{
+        int i;
+        double d;
+        cr_assert_eq(parse_int("-5", -10, 10, &i), 0);
+        cr_assert_eq(i, -5);
+        cr_assert_eq(parse_int("--5", -10, 10, &i), -EINVAL);
+        cr_assert_eq(parse_double("1.5", 0, 2, &d), 0);
+        cr_assert_float_eq(d, 1.5, 1e-9);
+        cr_assert_eq(parse_double("nan", 0, 2, &d), -EINVAL);
+        cr_assert_eq(parse_double("inf", 0, 2, &d), -EINVAL);
+        cr_assert_eq(parse_double("0x1p1", 0, 4, &d), -EINVAL);
+        cr_assert_eq(parse_double("3", 0, 2, &d), -ERANGE);
+}
+
+Test(strbuf, grows_and_detaches)
+{
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+        cr_assert_str_eq(sb.buf, "");
+        for (int i = 0; i < 1000; i++)
+                strbuf_addf(&sb, "%d,", i);
+        cr_assert_eq(sb.len, strlen(sb.buf));
+        cr_assert(startswith(sb.buf, "0,1,2,"));
+        size_t len;
+        char *p = strbuf_detach(&sb, &len);
+        cr_assert_eq(len, strlen(p));
+        cr_assert_eq(sb.len, 0);
+        free(p);
+}
+
+Test(util, consttime_compare)
+{
+        cr_assert(memeq_consttime("abc", 3, "abc", 3));
+        cr_assert_not(memeq_consttime("abc", 3, "abd", 3));
+        cr_assert_not(memeq_consttime("abc", 3, "ab", 2));
+}
+
+Test(fd, read_full_file_is_bounded)
+{
+        char path[] = "/tmp/openenv-test-XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, "0123456789", 10), 0);
+        close(fd);
+        char *buf = NULL;
+        size_t len;
+        cr_assert_eq(read_full_file_at(AT_FDCWD, path, 100, &buf, &len), 0);
+        cr_assert_eq(len, 10);
+        cr_assert_str_eq(buf, "0123456789");
+        free(buf);
+        cr_assert_eq(read_full_file_at(AT_FDCWD, path, 5, &buf, &len), -EFBIG);
+        unlink(path);
+}
