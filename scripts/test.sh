@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The one command that runs every test on a fresh Debian bookworm machine as
+# root: installs what is missing, builds a normal and an ASan/UBSan flavour,
+# runs every suite (unit, kernel, fuzz-regression, integration, docker, lint)
+# and ends with `N passed, N failed, N skipped`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+setup() {
+        local dir=$1
+        shift
+        if [ -f "$dir/build.ninja" ]; then
+                meson setup --reconfigure "$dir" "$@" >/dev/null
+        else
+                meson setup "$dir" "$@" >/dev/null
+        fi
+        ninja -C "$dir" >/dev/null
+}
+
+setup build
+# ASan, UBSan and LSan over the same suites (Docker lanes and lint run once).
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+exec scripts/run-tests.py build build-asan:-docker,-lint,-bench "$@"
