@@ -35,3 +35,9 @@
 #define MOUNTINFO_MAX_LINES   4096
 #define MOUNTINFO_MAX_LINE    8192
 #define PROC_STATUS_MAX_BYTES (64 * 1024)
+
+/* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
+#define CGROUP_PATH_MAX        512         /* a relative path inside our subtree */
+#define CGROUP_FILE_MAX_BYTES  (64 * 1024) /* one interface file read (events, stat) */
+#define CGROUP_PROCS_MAX_BYTES (4 * 1024 * 1024) /* cgroup.procs of a fork-bombed group */
+#define CGROUP_KILL_PASSES     50          /* SIGKILL sweeps without cgroup.kill */

@@ -85,18 +85,22 @@ static inline void strv_freep(char ***v)
         strv_free(*v);
 }
 
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): an attribute argument */
 #define cleanup(f)    __attribute__((cleanup(f)))
 #define cleanup_free  cleanup(freep)
 #define cleanup_close cleanup(closep)
 #define cleanup_strv  cleanup(strv_freep)
 
 /* Declares name##p() for a destructor "T *name(T *)". */
+/* `type` is a type name, it cannot be parenthesised. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define DEFINE_CLEANUP_FUNC(type, func)      \
         static inline void func##p(type **p) \
         {                                    \
                 if (*p)                      \
                         *p = func(*p);       \
         }
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* Negative errno from a libc call that sets errno; never returns 0. */
 static inline int negative_errno(void)

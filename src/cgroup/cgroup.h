@@ -39,8 +39,19 @@ struct cgroup_layout {
         const char *v2_mount;     /* e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified */
         const char *v1_mount;     /* e.g. /sys/fs/cgroup (NULL on pure v2) */
         const char *self_cgroup;  /* contents of /proc/self/cgroup (NULL: read it) */
-        const char *subtree_name; /* name of our subtree dir, e.g. "openenvd-<id>" */
+        const char *subtree_name; /* name of our subtree dir, e.g. "openenvd-<id>";
+                                   * NULL: the daemon's own cgroup is the root */
+        unsigned flags;           /* CGROUP_LAYOUT_* */
+        char *storage;            /* owned: strings set by cgroup_layout_detect() */
 };
+
+/* Pretend the cgroup2 tree lacks cgroup.kill / cgroup.freeze: exercises the
+ * fallbacks (SIGKILL sweep under the v1 freezer) on kernels that have them. */
+#define CGROUP_LAYOUT_NO_KILL   (1U << 0)
+#define CGROUP_LAYOUT_NO_FREEZE (1U << 1)
+
+/* Frees what cgroup_layout_detect() allocated; the struct can be reused. */
+void cgroup_layout_done(struct cgroup_layout *l);
 
 struct cgroup_limits {
         uint64_t memory_bytes; /* 0: no limit; swap is always off when set */
@@ -71,8 +82,13 @@ struct cgroup_placement {
 void cgroup_placement_done(struct cgroup_placement *p); /* closes the fds */
 /* Writes a pid the caller just spawned (and that still waits) into the v1 leaves. */
 int cgroup_placement_attach(const struct cgroup_placement *p, pid_t child);
+/* Same for the cgroup2 leaf (<v2_fd>/cgroup.procs), for spawners that fork
+ * instead of using clone3(CLONE_INTO_CGROUP). Only ever the caller's own child. */
+int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child);
 
-/* Detects the layout from /proc/self/mountinfo and /proc/self/cgroup. */
+/* Detects the layout from /proc/self/mountinfo and /proc/self/cgroup. The
+ * strings are owned by ret (cgroup_layout_done()); subtree_name stays NULL.
+ * -ENOMEDIUM: no cgroup2 mount (pure v1 hosts are not supported). */
 int cgroup_layout_detect(struct cgroup_layout *ret, enum cgroup_mode *ret_mode);
 
 int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **ret);
@@ -102,5 +118,19 @@ int cgroup_remove(struct cgroup_tree *t, const char *rel);
 /* Kills, waits and removes the whole subtree including control/ (moving
  * ourselves back to the parent first). */
 int cgroup_tree_destroy(struct cgroup_tree *t);
-/* Path of rel relative to the daemon's subtree, for blame ("zones/agent/env"). */
+/* Path of rel relative to the daemon's subtree, for blame ("zones/agent/env").
+ * "" for the subtree root itself; -ENOENT no such process; -EXDEV outside. */
 int cgroup_pid_subtree(struct cgroup_tree *t, pid_t pid, char **ret_rel);
+
+/* Introspection (preflight, logs). Paths are absolute and borrowed from t. */
+bool cgroup_tree_has_kill(const struct cgroup_tree *t);   /* cgroup.kill usable */
+bool cgroup_tree_has_freeze(const struct cgroup_tree *t); /* cgroup.freeze usable */
+/* Subtree root in the cgroup2 tree (controller NULL) or in a v1 hierarchy
+ * ("memory", "pids", "cpu", "freezer"); NULL when not in use. */
+const char *cgroup_tree_path(const struct cgroup_tree *t, const char *controller);
+/* Space-separated managed controllers (cpu memory pids) this host does not
+ * offer to our cgroup, "" when all are there. */
+int cgroup_tree_missing_controllers(const struct cgroup_tree *t, char **ret);
+/* Parses one /proc/<pid>/cgroup text: the path of the cgroup2 entry ("0::")
+ * or, with controller set, of the v1 line listing it. -ENOENT if absent. */
+int cgroup_self_path_parse(const char *text, const char *controller, char **ret);

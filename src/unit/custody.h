@@ -97,8 +97,8 @@ struct custody_stats {
  *
  * Returns 0, or -errno with `err` filled: -EPERM (refused type), -ESTALE
  * (changed/vanished), -EFBIG (bytes), -E2BIG (entries), -ELOOP (depth),
- * -ENOTDIR (source), -EEXIST (destination), or the copier's own I/O error.
- * -EINVAL (bad arguments) leaves `err` untouched.
+ * -ENOTDIR (source), -EEXIST (destination), or the copier's own I/O error
+ * (-EINVAL for a bad destination name). `err` may be NULL.
  */
 int custody_copy(int src_dirfd, const char *src_path, int dst_parent_fd, const char *dst_name,
                  const struct custody_options *opts, struct custody_stats *ret_stats,
