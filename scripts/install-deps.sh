@@ -12,7 +12,7 @@ packages=(
         libyaml-dev libjansson-dev libseccomp-dev libcap-dev libhttp-parser-dev
         libsystemd-dev libcurl4-openssl-dev
         # tests
-        libcriterion-dev iproute2 python3 python3-fastapi python3-uvicorn
+        libcriterion-dev iproute2 python3 python3-fastapi python3-uvicorn uvicorn
         python3-websockets python3-httpx busybox-static
         # runtimes the OCI launcher, the lanes and the benchmarks drive
         runc crun bubblewrap docker.io

@@ -27,6 +27,10 @@
 #define HTTP_MAX_CONNECTIONS   4096
 #define WS_MAX_FRAME_BYTES     (16 * 1024 * 1024)
 #define WS_MAX_CONTROL_PAYLOAD 125 /* RFC 6455 5.5 */
+#define HTTP_MAX_CHUNK_LINE    4096              /* chunk-size line incl. extensions */
+#define HTTP_MAX_CONTROL_BODY  (64 * 1024)       /* request body of a control route */
+#define HTTP_MAX_INSPECT_BYTES (1024 * 1024)     /* /step response scanned for "done" */
+#define WS_MAX_INSPECT_BYTES   (1024 * 1024)     /* /ws text message scanned for "done" */
 
 /* --- grading --- */
 #define VERDICT_MAX_BYTES (1024 * 1024) /* an observer's /out/verdict.json */
@@ -35,9 +39,26 @@
 #define MOUNTINFO_MAX_LINES   4096
 #define MOUNTINFO_MAX_LINE    8192
 #define PROC_STATUS_MAX_BYTES (64 * 1024)
+#define PROC_STATUS_MAX_GROUPS    64                /* supplementary groups kept per process */
+#define PROBE_MAX_PROCESSES       512               /* subject processes inventoried */
+#define PROBE_MOUNTINFO_MAX_BYTES (4 * 1024 * 1024) /* one mountinfo read */
+#define PROBE_WALK_MAX_DEPTH      8                 /* directories below a walked mount */
+#define PROBE_WALK_MAX_ENTRIES    4096              /* entries examined per walked mount */
+#define PROBE_WALK_MAX_FINDINGS   16                /* writable/inconclusive paths kept per walk */
+#define PROBE_EVIDENCE_MAX_BYTES  (8 * 1024 * 1024) /* the helper's JSON document */
+#define DOCKER_OUTPUT_MAX_BYTES   (4 * 1024 * 1024) /* one docker CLI stdout/stderr capture */
 
 /* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
 #define CGROUP_PATH_MAX        512         /* a relative path inside our subtree */
 #define CGROUP_FILE_MAX_BYTES  (64 * 1024) /* one interface file read (events, stat) */
 #define CGROUP_PROCS_MAX_BYTES (4 * 1024 * 1024) /* cgroup.procs of a fork-bombed group */
 #define CGROUP_KILL_PASSES     50          /* SIGKILL sweeps without cgroup.kill */
+
+/* --- sandbox (container specs come from manifests; shim traffic from the agent) --- */
+#define CONTAINER_MAX_MOUNTS       128          /* spec mounts per container */
+#define CONTAINER_MAX_MASKS        256          /* masked paths per container */
+#define CONTAINER_MAX_FORWARDS     64           /* shim forwarders per container */
+#define CONTAINER_MAX_SCAFFOLDS    32           /* tmpfs scaffolds for missing mount targets */
+#define CONTAINER_SCAFFOLD_ENTRIES 1024         /* entries re-bound into one scaffold */
+#define SHIM_MAX_CONNECTIONS       1024         /* forwarded connections open at once */
+#define SHIM_BUFFER_BYTES          (64 * 1024)  /* per direction per connection */

@@ -1,13 +1,58 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * openenv check preflight [--json]: would isolation be on here? Exit 0 when
+ * it would, 3 when it would not (every reason is printed), 2 on bad usage.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include <jansson.h>
+
+#include "base/log.h"
+#include "base/util.h"
 #include "cli/cli.h"
+#include "preflight/preflight.h"
 
-/* Not built yet: refuses loudly rather than pretending to pass. */
+#define EXIT_ON    0
+#define EXIT_USAGE 2
+#define EXIT_OFF   3
+
 int cli_check_preflight(int argc, char **argv)
 {
-        (void) argc;
-        (void) argv;
-        fputs("openenv: this command is not available in this build\n", stderr);
-        return 3;
+        cleanup(preflight_report_freep) struct preflight_report *report = NULL;
+        bool json = false;
+        int r;
+
+        for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--json"))
+                        json = true;
+                else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+                        fputs("Usage: openenv check preflight [--json]\n"
+                              "Exit: 0 isolation on, 3 isolation off, 2 bad usage.\n",
+                              stdout);
+                        return EXIT_ON;
+                } else {
+                        fprintf(stderr, "openenv check preflight: unknown argument '%s'\n", argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+
+        r = preflight_run(NULL, &report);
+        if (r < 0) {
+                log_error_errno(r, "preflight: %m");
+                return EXIT_OFF;
+        }
+        if (json) {
+                json_t *j = preflight_report_to_json(report);
+                char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                json_decref(j);
+                if (!s)
+                        oom();
+                puts(s);
+                free(s);
+        } else {
+                cleanup_free char *s = preflight_report_format(report);
+                fputs(s, stdout);
+        }
+        return report->isolation ? EXIT_ON : EXIT_OFF;
 }

@@ -99,7 +99,7 @@ static void report_parser_error(const yaml_parser_t *p, const char *data, size_t
                 manifest_errors_add(errors, line, column, "", "invalid YAML: %s", problem);
 }
 
-static void yaml_event_deletep(yaml_event_t *e)
+static void event_deletep(yaml_event_t *e)
 {
         yaml_event_delete(e);
 }
@@ -232,7 +232,7 @@ int mdoc_parse(const char *data, size_t len, struct manifest_errors *errors, str
         yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
 
         for (;;) {
-                cleanup(yaml_event_deletep) yaml_event_t ev = { 0 };
+                cleanup(event_deletep) yaml_event_t ev = { 0 };
 
                 if (!yaml_parser_parse(&parser, &ev)) {
                         report_parser_error(&parser, data, len, errors);

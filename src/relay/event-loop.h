@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
+#include "base/macro.h"
 #include "base/time-util.h"
 
 #define USEC_INFINITY ((usec_t) UINT64_MAX)

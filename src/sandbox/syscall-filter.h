@@ -22,6 +22,8 @@
  */
 #include <jansson.h>
 
+#include "base/macro.h"
+
 enum {
         /* Apply the filter to every thread of the process (SECCOMP_FILTER_FLAG_TSYNC),
          * not just the calling one. */
@@ -31,11 +33,27 @@ enum {
         SYSCALL_FILTER_LOG = 1u << 1,
 };
 
-/* Builds the filter and loads it into the calling thread (all threads with
- * SYSCALL_FILTER_TSYNC). Sets PR_SET_NO_NEW_PRIVS, which seccomp requires
- * without CAP_SYS_ADMIN. Does not log and touches no global state, so it is
- * safe in a freshly cloned child right before execve(). libseccomp allocates
- * while building. Returns 0 or -errno (-EINVAL for unknown flags). */
+struct syscall_filter;
+
+/* Compiles the table into a BPF program for the native architecture, with
+ * libseccomp (about 1-2 ms, so the daemon does it once and keeps the result).
+ * Returns 0 or -errno. */
+int syscall_filter_new(struct syscall_filter **ret);
+struct syscall_filter *syscall_filter_free(struct syscall_filter *filter);
+DEFINE_CLEANUP_FUNC(struct syscall_filter, syscall_filter_free)
+
+/* Installs a compiled filter in the calling thread (every thread with
+ * SYSCALL_FILTER_TSYNC), after setting PR_SET_NO_NEW_PRIVS, which seccomp
+ * requires without CAP_SYS_ADMIN. Makes two syscalls and nothing else: no
+ * allocation, no logging, no locks, so it is async-signal-safe and meant for
+ * a freshly cloned child right before execve(). The filter is only read.
+ * Returns 0 or -errno (-EINVAL for unknown flags, -EBUSY if TSYNC met a
+ * thread it cannot synchronise). */
+int syscall_filter_apply(const struct syscall_filter *filter, unsigned flags);
+
+/* syscall_filter_new() + syscall_filter_apply() + free, for one-off callers
+ * (a shim, a test). Allocates, so in a child of a multithreaded parent
+ * prefer a filter compiled before the fork. Returns 0 or -errno. */
 int syscall_filter_load(unsigned flags);
 
 /* Renders the same table as an OCI runtime-spec `linux.seccomp` object for
@@ -44,11 +62,7 @@ int syscall_filter_load(unsigned flags);
  * reference owned by the caller. Returns 0 or -ENOMEM. */
 int syscall_filter_to_oci(json_t **ret);
 
-/* Writes the compiled BPF program (as loaded by syscall_filter_load(0)) to
- * fd, for inspection with e.g. `scmp_bpf_disasm`. Returns 0 or -errno. */
+/* Writes the compiled BPF program (struct sock_filter[], as installed by
+ * syscall_filter_apply()) to fd, for inspection with e.g. `scmp_bpf_disasm`. Returns 0 or -errno.
+ */
 int syscall_filter_export_bpf(int fd);
-
-/* Number of rules in the table and how many resolve to a syscall on this
- * architecture (the rest, such as `mknod` on aarch64, do not exist here).
- * For tests and `openenv check`. */
-void syscall_filter_stats(unsigned *ret_rules, unsigned *ret_native);

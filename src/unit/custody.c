@@ -316,7 +316,8 @@ static int open_listed_file(struct copier *c, int parent, const char *name, cons
         (void) snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", pfd);
         fd = open(proc_path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) /* no /proc here */
-                fd = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+                fd = openat(parent, name,
+                            O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
                 /* ELOOP: now a symlink; ENXIO: now a socket; ENOENT: gone. */
                 if (errno == ELOOP || errno == ENXIO || errno == EMLINK || errno == ENOTDIR)
@@ -410,7 +411,8 @@ static int copy_dir(struct copier *c, struct frame *f, const char *name, const c
                 return copier_fail(c, CUSTODY_ERR_TYPE_CHANGED, 0, rel, NULL);
         /* A destination inside the source would copy itself forever. */
         if (same_inode(&st, &c->dst_root))
-                return copier_fail(c, CUSTODY_ERR_IO, EINVAL, rel, "destination is inside the source");
+                return copier_fail(c, CUSTODY_ERR_IO, EINVAL, rel,
+                                   "destination is inside the source");
 
         if (mkdirat(parent_dst, name, 0700) < 0)
                 return copier_fail(c, CUSTODY_ERR_IO, errno, rel, NULL);
@@ -506,7 +508,8 @@ static int open_destination(struct copier *c, int dst_parent_fd, const char *dst
         if (fd < 0 && errno == ENOENT) {
                 if (mkdirat(dst_parent_fd, dst_name, 0700) < 0)
                         return copier_fail(c, CUSTODY_ERR_IO, errno, NULL, NULL);
-                fd = openat(dst_parent_fd, dst_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                fd = openat(dst_parent_fd, dst_name,
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         } else if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
                 return copier_fail(c, CUSTODY_ERR_DESTINATION, 0, NULL, refusal);
         } else if (fd >= 0) {

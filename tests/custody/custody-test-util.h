@@ -16,6 +16,12 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
+/* test-helpers.h uses cr_fatal(), which Criterion 2.4 declares only in
+ * <criterion/new/assert.h>; the classic API spells it cr_assert_fail(). */
+#include <criterion/criterion.h>
+#ifndef cr_fatal
+#define cr_fatal(...) cr_assert_fail(__VA_ARGS__)
+#endif
 #include "test-helpers.h"
 #include "unit/custody.h"
 
@@ -55,7 +61,7 @@ static inline void put_dir(int dirfd, const char *path)
 
 /* Copies tmp/src to tmp/dst with opts; returns custody_copy()'s result. */
 static inline int copy_tree(const struct custody_options *opts, struct custody_stats *st,
-                     struct custody_error *err)
+                            struct custody_error *err)
 {
         return custody_copy(tmp_fd, "src", tmp_fd, "dst", opts, st, err);
 }
@@ -75,10 +81,10 @@ static inline bool exists_at(int dirfd, const char *path)
 }
 
 /* Asserts a refusal: return code, reason and the exact message. */
-#define assert_refused(r, err, code, why, msg)                                        \
-        do {                                                                          \
-                cr_assert_eq((r), (code), "r=%d (%s)", (r), strerror(-(r)));          \
-                cr_assert_eq((err).reason, (why), "reason %d, message '%s'",          \
-                             (int) (err).reason, (err).message ? (err).message : ""); \
-                cr_assert_str_eq((err).message, (msg));                               \
+#define assert_refused(r, err, code, why, msg)                                                   \
+        do {                                                                                     \
+                cr_assert_eq((r), (code), "r=%d (%s)", (r), strerror(-(r)));                     \
+                cr_assert_eq((err).reason, (why), "reason %d, message '%s'", (int) (err).reason, \
+                             (err).message ? (err).message : "");                                \
+                cr_assert_str_eq((err).message, (msg));                                          \
         } while (0)

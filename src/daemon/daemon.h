@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * openenvd: PID 1 of an environment image (or root on a host or microVM).
+ *
+ * One struct daemon holds everything (no mutable globals but the log
+ * configuration): the event loop, the cgroup subtree, the unit and the
+ * external listener. One thread; signals arrive through signalfd; children
+ * are reaped in one place (daemon_reap()), which hands the unit's own
+ * containers back to the unit so their exit status is never stolen.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "manifest/manifest.h"
+
+struct daemon_options {
+        const char *manifest_path;  /* default openenv.yaml */
+        const char *state_dir;      /* default /var/lib/openenvd */
+        uint16_t port;              /* 0: the manifest's */
+        const char *listen_address; /* default 0.0.0.0 */
+        bool require_isolation;
+        const char *token_file;
+        const char *model_key_file;
+        const char *model_upstream; /* "a.b.c.d:port" */
+        const char *model_provider;
+        const char *shim_path; /* default: openenvd-shim next to openenvd */
+        unsigned weaken;       /* test-only (--test-weaken) */
+        double observer_timeout_s;
+        double start_timeout_s;
+};
+
+/* Exit codes (docs/DAEMON.md). */
+enum {
+        DAEMON_EXIT_OK = 0,
+        DAEMON_EXIT_FAILURE = 1,
+        DAEMON_EXIT_INVALID = 2,      /* bad usage or invalid manifest */
+        DAEMON_EXIT_NO_ISOLATION = 3, /* preflight off under --require-isolation */
+};
+
+/* Runs the isolated unit until SIGTERM/SIGINT; returns an exit code. */
+int daemon_run_isolated(const struct daemon_options *opts, const struct manifest *m);
+/* Steps aside: execs the env server as the image would run it. Returns only
+ * on failure (an exit code). */
+int daemon_exec_fallback(const struct manifest *m);

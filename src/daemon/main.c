@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * openenvd: run a preflight, then isolate the unit or step aside.
+ *
+ * Exit codes: 0 clean shutdown, 1 failure, 2 bad usage or invalid manifest,
+ * 3 isolation unavailable under --require-isolation.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/parse-util.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "daemon/daemon.h"
+#include "manifest/manifest.h"
+#include "preflight/preflight.h"
+#include "sandbox/container-spec.h"
+
+static void usage(FILE *f)
+{
+        fputs("Usage: openenvd [OPTIONS]\n"
+              "  --manifest FILE        openenv.yaml (default ./openenv.yaml)\n"
+              "  --state DIR            private state (default /var/lib/openenvd)\n"
+              "  --port N               external port (default: the manifest's)\n"
+              "  --listen ADDR          listen address (default 0.0.0.0)\n"
+              "  --require-isolation    refuse (exit 3) instead of stepping aside\n"
+              "                         (also OPENENVD_REQUIRE_ISOLATION=1)\n"
+              "  --token-file FILE      orchestrator token, read once\n"
+              "                         (else $OPENENVD_TOKEN, else generated and printed)\n"
+              "  --model-url HOST:PORT  model provider upstream for the harness\n"
+              "  --model-key-file FILE  real model key: read once, then deleted\n"
+              "  --model-provider NAME  anthropic (default) or openai\n"
+              "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
+              "  --observer-timeout S   one observer's run (default 300)\n"
+              "  --start-timeout S      services and env readiness (default 60)\n"
+              "  --log-level LEVEL      err, warning, info (default), debug\n",
+              f);
+}
+
+enum {
+        ARG_MANIFEST = 0x100,
+        ARG_STATE,
+        ARG_PORT,
+        ARG_LISTEN,
+        ARG_REQUIRE,
+        ARG_TOKEN,
+        ARG_MODEL_URL,
+        ARG_MODEL_KEY,
+        ARG_MODEL_PROVIDER,
+        ARG_SHIM,
+        ARG_OBSERVER_TIMEOUT,
+        ARG_START_TIMEOUT,
+        ARG_LOG_LEVEL,
+        ARG_WEAKEN,
+};
+
+static char *default_shim(void)
+{
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char *slash;
+
+        if (n <= 0)
+                return xstrdup("/usr/libexec/openenvd/openenvd-shim");
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash)
+                *slash = '\0';
+        /* Build tree: src/daemon/openenvd next to src/sandbox/shim/openenvd-shim. */
+        char *p = xasprintf("%s/openenvd-shim", self);
+        if (access(p, X_OK) == 0)
+                return p;
+        free(p);
+        return xasprintf("%s/../sandbox/shim/openenvd-shim", self);
+}
+
+static int parse_args(int argc, char **argv, struct daemon_options *o)
+{
+        static const struct option longopts[] = {
+                { "manifest", required_argument, NULL, ARG_MANIFEST },
+                { "state", required_argument, NULL, ARG_STATE },
+                { "port", required_argument, NULL, ARG_PORT },
+                { "listen", required_argument, NULL, ARG_LISTEN },
+                { "require-isolation", no_argument, NULL, ARG_REQUIRE },
+                { "token-file", required_argument, NULL, ARG_TOKEN },
+                { "model-url", required_argument, NULL, ARG_MODEL_URL },
+                { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
+                { "model-provider", required_argument, NULL, ARG_MODEL_PROVIDER },
+                { "shim", required_argument, NULL, ARG_SHIM },
+                { "observer-timeout", required_argument, NULL, ARG_OBSERVER_TIMEOUT },
+                { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "test-weaken", required_argument, NULL, ARG_WEAKEN },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *env = getenv("OPENENVD_REQUIRE_ISOLATION");
+        unsigned port;
+        int c, r;
+
+        *o = (struct daemon_options){
+                .manifest_path = "openenv.yaml",
+                .state_dir = "/var/lib/openenvd",
+                .listen_address = "0.0.0.0",
+                .require_isolation = env && (streq(env, "1") || streq(env, "true")),
+                .model_provider = "anthropic",
+                .observer_timeout_s = 300,
+                .start_timeout_s = 60,
+        };
+        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) >= 0) {
+                switch (c) {
+                case ARG_MANIFEST:
+                        o->manifest_path = optarg;
+                        break;
+                case ARG_STATE:
+                        if (optarg[0] != '/') {
+                                log_error("--state must be an absolute path");
+                                return -EINVAL;
+                        }
+                        o->state_dir = optarg;
+                        break;
+                case ARG_PORT:
+                        r = parse_uint(optarg, 1, 65535, &port);
+                        if (r < 0) {
+                                log_error("--port: '%s' is not a port (1-65535)", optarg);
+                                return r;
+                        }
+                        o->port = (uint16_t) port;
+                        break;
+                case ARG_LISTEN:
+                        o->listen_address = optarg;
+                        break;
+                case ARG_REQUIRE:
+                        o->require_isolation = true;
+                        break;
+                case ARG_TOKEN:
+                        o->token_file = optarg;
+                        break;
+                case ARG_MODEL_URL:
+                        o->model_upstream = optarg;
+                        break;
+                case ARG_MODEL_KEY:
+                        o->model_key_file = optarg;
+                        break;
+                case ARG_MODEL_PROVIDER:
+                        if (!streq(optarg, "anthropic") && !streq(optarg, "openai")) {
+                                log_error("--model-provider: anthropic or openai");
+                                return -EINVAL;
+                        }
+                        o->model_provider = optarg;
+                        break;
+                case ARG_SHIM:
+                        o->shim_path = optarg;
+                        break;
+                case ARG_OBSERVER_TIMEOUT:
+                case ARG_START_TIMEOUT:
+                        r = parse_double(optarg, 0.1, 86400,
+                                         c == ARG_OBSERVER_TIMEOUT ? &o->observer_timeout_s
+                                                                   : &o->start_timeout_s);
+                        if (r < 0) {
+                                log_error("timeout: '%s' is not a number of seconds", optarg);
+                                return r;
+                        }
+                        break;
+                case ARG_LOG_LEVEL:
+                        r = log_level_from_string(optarg);
+                        if (r < 0) {
+                                log_error("--log-level: unknown level '%s'", optarg);
+                                return r;
+                        }
+                        log_set_level(r);
+                        break;
+                case ARG_WEAKEN:
+                        /* Test-only: proves the enforcement check can fail. */
+                        if (streq(optarg, "no-seccomp"))
+                                o->weaken |= WEAKEN_NO_SECCOMP;
+                        else if (streq(optarg, "no-masks"))
+                                o->weaken |= WEAKEN_NO_MASKS;
+                        else {
+                                log_error("--test-weaken: unknown knob '%s'", optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'h':
+                        usage(stdout);
+                        exit(0);
+                default:
+                        usage(stderr);
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                log_error("unexpected argument '%s'", argv[optind]);
+                return -EINVAL;
+        }
+        if (o->model_upstream && !o->model_key_file) {
+                log_error("--model-url needs --model-key-file");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct daemon_options opts;
+        cleanup_manifest_errors struct manifest_errors errs;
+        cleanup(manifest_freep) struct manifest *m = NULL;
+        cleanup(preflight_report_freep) struct preflight_report *pre = NULL;
+        cleanup_free char *shim = NULL, *reasons = NULL;
+        int r;
+
+        log_set_program("openenvd");
+        manifest_errors_init(&errs, NULL);
+        if (parse_args(argc, argv, &opts) < 0)
+                return DAEMON_EXIT_INVALID;
+
+        r = manifest_load(opts.manifest_path, &errs, &m);
+        if (r < 0) {
+                struct strbuf sb = STRBUF_INIT;
+                if (r != -EINVAL) {
+                        log_error_errno(r, "cannot read %s: %m", opts.manifest_path);
+                        return DAEMON_EXIT_INVALID;
+                }
+                manifest_errors_format(&errs, &sb);
+                fputs(sb.buf, stderr);
+                strbuf_release(&sb);
+                return DAEMON_EXIT_INVALID;
+        }
+
+        r = preflight_run(NULL, &pre);
+        if (r < 0) {
+                log_error_errno(r, "preflight: %m");
+                return DAEMON_EXIT_FAILURE;
+        }
+        if (!pre->isolation) {
+                reasons = preflight_report_reasons(pre);
+                if (opts.require_isolation) {
+                        log_error("isolation disabled: %s; refusing to start (--require-isolation)",
+                                  reasons);
+                        return DAEMON_EXIT_NO_ISOLATION;
+                }
+                log_warning("isolation disabled: %s", reasons);
+                return daemon_exec_fallback(m);
+        }
+
+        if (!opts.shim_path)
+                opts.shim_path = shim = default_shim();
+        if (access(opts.shim_path, X_OK) < 0) {
+                log_error_errno(-errno, "shim %s: %m", opts.shim_path);
+                return DAEMON_EXIT_FAILURE;
+        }
+        return daemon_run_isolated(&opts, m);
+}

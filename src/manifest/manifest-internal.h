@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Internal to the manifest module: defaults and ranges shared by the parser
+ * (manifest.c), the checks (manifest-rules.c) and the renderers. All values
+ * are documented in docs/MANIFEST.md.
+ */
+#include "manifest/manifest-node.h"
+#include "manifest/manifest.h"
+
+#define MANIFEST_DEFAULT_PORT            8000
+#define MANIFEST_DEFAULT_KILL_DEADLINE_S 10.0
+#define MANIFEST_MAX_KILL_DEADLINE_S     3600.0
+#define MANIFEST_MAX_MEMORY_MB           (1024ULL * 1024) /* 1 TiB */
+#define MANIFEST_MAX_PIDS                4194304ULL       /* PID_MAX_LIMIT */
+#define MANIFEST_MAX_CPU                 1024.0
+#define MANIFEST_MAX_DISK_MB             (1024ULL * 1024)
+#define MANIFEST_NAME_MAX                63 /* DNS label */
+
+/* Phases an observer may list; services live in the same set. */
+#define MANIFEST_OBSERVER_PHASES                                                         \
+        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING) | \
+         MANIFEST_PHASE_BIT(MANIFEST_PHASE_FROZEN) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_SEALED) | \
+         MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING))
+#define MANIFEST_AGENT_PHASES \
+        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING))
+/* The only phases in which a container may see privileged assets. */
+#define MANIFEST_ASSET_PHASES \
+        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_FROZEN) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING))
+
+/* Where each container's keys were found, for the cross-container rules. */
+enum container_key {
+        CK_ARGV,
+        CK_ENV,
+        CK_RESOURCES,
+        CK_NETWORK,
+        CK_PORT,
+        CK_PHASES,
+        CK_READS,
+        CK_EXPOSE,
+        CK_STATE,
+        CK_OUTPUT,
+        CK_AFTER,
+        CK_ROOTFS,
+        CK_MAX,
+};
+
+struct container_info {
+        struct manifest_container *c; /* borrowed: the manifest */
+        const struct mnode *key;      /* the name key; NULL if defaulted */
+        const struct mnode *node;     /* the container's mapping (or NULL) */
+        char *path;                   /* owned: "zones.<zone>.containers.<name>" */
+        const struct mnode *keys[CK_MAX];
+        const struct mnode *vals[CK_MAX];
+        const struct mnode **read_nodes;  /* owned vector, n_reads entries */
+        const struct mnode **after_nodes; /* owned vector, one per after entry */
+        const struct mnode **phase_nodes; /* owned vector, one per listed phase */
+        size_t n_phase_nodes;
+        unsigned listed_phases; /* what `phases:` said, before defaults */
+};
+
+struct manifest_ctx {
+        struct manifest_errors *errors; /* borrowed */
+        struct manifest *m;             /* borrowed: being built */
+        unsigned flags;
+        const struct mnode *root;
+        const struct mnode **asset_keys; /* owned vector, n_assets entries: where each was named */
+        const struct mnode *zone_containers[MANIFEST_ZONE_MAX]; /* `containers:` values */
+        const struct mnode *zone_keys[MANIFEST_ZONE_MAX];
+        struct container_info *ci; /* owned, n_ci entries, all zones in order */
+        size_t n_ci;
+};
+
+void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path, const char *fmt,
+               ...) printf_fmt(4, 5);
+void manifest_check_rules(struct manifest_ctx *x);

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The manifest contract: `openenv.yaml` turned into an immutable, fully
+ * typed and fully defaulted description of a unit (docs/MANIFEST.md).
+ *
+ * Ownership: struct manifest owns everything reachable from it (strings,
+ * arrays, containers); nothing points outside it. After manifest_parse() or
+ * manifest_load() returns it is never modified: hand it around as
+ * `const struct manifest *` and free it once with manifest_free().
+ *
+ * Invariants of a loaded manifest (checked at load, so users need not
+ * re-check): every rule of DESIGN section 3 holds; the agent zone has an
+ * `env` container; container names are unique across zones and DNS labels;
+ * every container has a non-empty argv; `effective` resources are the
+ * container's own narrowed by its zone; every read names an existing asset,
+ * service with state or upstream observer with output; the `after` graph is
+ * acyclic and observer_order is a topological order of it; asset and seed
+ * paths are absolute.
+ */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/macro.h"
+#include "manifest/manifest-errors.h"
+
+enum manifest_zone_kind {
+        MANIFEST_ZONE_AGENT,
+        MANIFEST_ZONE_SERVICES,
+        MANIFEST_ZONE_OBSERVERS,
+        MANIFEST_ZONE_MAX,
+};
+
+enum manifest_egress {
+        MANIFEST_EGRESS_NONE,        /* nothing: no relay out of the container */
+        MANIFEST_EGRESS_RELAYS_ONLY, /* only the daemon's relays (agent zone, fixed) */
+        /* `allowlist` is refused at load: "not supported yet". */
+};
+
+enum manifest_oci {
+        MANIFEST_OCI_NATIVE, /* the daemon's own launcher (default) */
+        MANIFEST_OCI_CRUN,
+        MANIFEST_OCI_RUNC,
+        MANIFEST_OCI_RUNSC,
+};
+
+enum manifest_during_grading {
+        MANIFEST_DURING_GRADING_FROZEN,
+        MANIFEST_DURING_GRADING_SERVE_OBSERVERS,
+};
+
+/* The unit's phases (DESIGN section 4), as the manifest names them. */
+enum manifest_phase {
+        MANIFEST_PHASE_PROVISIONING,
+        MANIFEST_PHASE_READY,
+        MANIFEST_PHASE_RUNNING,
+        MANIFEST_PHASE_FROZEN,
+        MANIFEST_PHASE_SEALED,
+        MANIFEST_PHASE_GRADING,
+        MANIFEST_PHASE_CLOSED,
+        MANIFEST_PHASE_MAX,
+};
+#define MANIFEST_PHASE_BIT(p) (1u << (p))
+
+enum manifest_read_kind {
+        MANIFEST_READ_ASSET,         /* assets.<name> */
+        MANIFEST_READ_WORKSPACE,     /* workspace */
+        MANIFEST_READ_SERVICE_STATE, /* services.<name>.state */
+        MANIFEST_READ_OUTPUT,        /* <observer>.output */
+};
+
+/* 0 in any field means "no limit at this level". */
+struct manifest_resources {
+        uint64_t memory_mb;
+        uint64_t pids;
+        double cpu; /* CPUs (quota / period) */
+        uint64_t disk_mb;
+};
+
+struct manifest_read {
+        enum manifest_read_kind kind;
+        char *target; /* owned: asset, service or observer name; NULL for workspace */
+};
+
+struct manifest_expose {
+        char *host;    /* owned; NULL = not exposed */
+        uint16_t port; /* what the env server calls */
+};
+
+struct manifest_container {
+        char *name; /* owned; DNS label, unique in the unit */
+        enum manifest_zone_kind zone;
+        char **argv;                        /* owned, NULL-terminated, never empty */
+        char **env;                         /* owned "KEY=VALUE", manifest order, NULL-terminated */
+        struct manifest_resources resources; /* as written (0 = inherit the zone's) */
+        struct manifest_resources effective; /* narrowed by the zone, computed at load */
+        enum manifest_egress egress;         /* effective */
+        uint16_t port;   /* listening port in its own netns; 0 = none */
+        unsigned phases; /* MANIFEST_PHASE_BIT set: when it lives */
+        struct manifest_read *reads; /* owned, n_reads entries (observers only) */
+        size_t n_reads;
+        struct manifest_expose expose; /* services only */
+        char *state;   /* owned absolute path or NULL (services only) */
+        char *output;  /* owned absolute path under /out or NULL (observers only) */
+        char **after;  /* owned observer names, NULL-terminated, may be empty */
+        char *rootfs;  /* owned absolute path, default "/" */
+        char *workdir; /* owned: /workspace in the agent zone, else "/" */
+};
+
+struct manifest_zone {
+        enum manifest_zone_kind kind;
+        enum manifest_egress egress;         /* ceiling */
+        struct manifest_resources resources; /* ceiling (the zone cgroup's limits) */
+        enum manifest_oci oci;
+        enum manifest_during_grading during_grading; /* meaningful for services only */
+        struct manifest_container *containers;       /* owned, manifest order */
+        size_t n_containers;
+};
+
+struct manifest_asset {
+        char *name; /* owned */
+        char *path; /* owned, absolute (resolved against the manifest's directory) */
+};
+
+struct manifest {
+        char *app;      /* owned ASGI app ("module:attr") or NULL if none is set */
+        uint16_t port;  /* openenvd.port: the unit's external port */
+        double kill_deadline_s;
+        char *base_dir;       /* owned: absolute directory relative paths resolved against */
+        char *workspace_seed; /* owned absolute path or NULL */
+        struct manifest_asset *assets; /* owned, manifest order */
+        size_t n_assets;
+        struct manifest_zone zones[MANIFEST_ZONE_MAX];
+        const struct manifest_container **observer_order; /* owned vector, borrowed entries */
+        size_t n_observer_order;
+};
+
+enum {
+        /* Check that assets and workspace_seed exist (manifest_load sets it). */
+        MANIFEST_CHECK_PATHS = 1u << 0,
+};
+
+/*
+ * Parses and validates `size` bytes of YAML. base_dir (absolute) is what
+ * relative asset/seed paths are resolved against. Returns 0 and the manifest,
+ * or -EINVAL with every problem in errors (sorted by position), or -ENOMEM.
+ * errors must be initialised by the caller (manifest_errors_init).
+ */
+int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned flags,
+                   struct manifest_errors *errors, struct manifest **ret);
+/*
+ * Reads path (at most MANIFEST_MAX_BYTES: a larger file is -EINVAL with an
+ * error, i.e. an invalid manifest) and parses it with base_dir = the file's
+ * directory and MANIFEST_CHECK_PATHS. Returns -errno (not -EINVAL) when the
+ * file cannot be read at all; -EINVAL when it is invalid.
+ */
+int manifest_load(const char *path, struct manifest_errors *errors, struct manifest **ret);
+struct manifest *manifest_free(struct manifest *m);
+DEFINE_CLEANUP_FUNC(struct manifest, manifest_free);
+
+const struct manifest_zone *manifest_zone(const struct manifest *m, enum manifest_zone_kind kind);
+const struct manifest_container *manifest_find_container(const struct manifest *m,
+                                                         const char *name);
+const struct manifest_asset *manifest_find_asset(const struct manifest *m, const char *name);
+/* Observers in a topological `after` order (ties: manifest order). */
+size_t manifest_observer_order(const struct manifest *m,
+                               const struct manifest_container *const **ret);
+bool manifest_container_reads(const struct manifest_container *c, enum manifest_read_kind kind);
+/* "uvicorn <app> --host 0.0.0.0 --port <port>" etc.: argv[0..] joined by spaces. */
+char *manifest_container_command_line(const struct manifest_container *c);
+
+const char *manifest_zone_kind_to_string(enum manifest_zone_kind k);
+const char *manifest_egress_to_string(enum manifest_egress e);
+const char *manifest_oci_to_string(enum manifest_oci o);
+const char *manifest_during_grading_to_string(enum manifest_during_grading d);
+const char *manifest_phase_to_string(enum manifest_phase p);
+const char *manifest_read_kind_to_string(enum manifest_read_kind k);
+/* "assets.oracle", "workspace", "services.sim.state", "runner.output". */
+char *manifest_read_to_string(const struct manifest_read *r);
+
+/* The full defaulted contract as JSON (docs/MANIFEST.md, "JSON form"). */
+json_t *manifest_to_json(const struct manifest *m);

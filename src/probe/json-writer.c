@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <string.h>
+
+#include "probe/json-writer.h"
+
+void jwriter_init(struct jwriter *w)
+{
+        *w = (struct jwriter) {.out = STRBUF_INIT};
+        w->first[0] = true;
+}
+
+void jwriter_release(struct jwriter *w)
+{
+        strbuf_release(&w->out);
+}
+
+/* Length of a well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
+ * surrogates, <= U+10FFFF), or 0. */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+        if (s[0] >= 0xe0 && s[0] <= 0xef) {
+                if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+                        return 0;
+                if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
+                        return 0;
+                return 3;
+        }
+        if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+                if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+                        return 0;
+                if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+                        return 0;
+                return 4;
+        }
+        return 0;
+}
+
+void jstring_append(struct strbuf *sb, const char *s)
+{
+        const unsigned char *p = (const unsigned char *) s;
+
+        strbuf_addch(sb, '"');
+        while (*p) {
+                size_t n;
+                if (*p == '"' || *p == '\\') {
+                        strbuf_addch(sb, '\\');
+                        strbuf_addch(sb, (char) *p++);
+                        continue;
+                }
+                if (*p < 0x20) {
+                        strbuf_addf(sb, "\\u%04x", *p++);
+                        continue;
+                }
+                /* The NUL terminator stops utf8_seq_len's continuation checks
+                 * (0x00 is not a continuation byte), so no overread. */
+                n = utf8_seq_len(p);
+                if (n == 0) {
+                        strbuf_adds(sb, "\xef\xbf\xbd");
+                        p++;
+                        continue;
+                }
+                strbuf_add(sb, p, n);
+                p += n;
+        }
+        strbuf_addch(sb, '"');
+}
+
+static void before_value(struct jwriter *w)
+{
+        if (w->after_key) {
+                w->after_key = false;
+                return;
+        }
+        if (!w->first[w->depth])
+                strbuf_addch(&w->out, ',');
+        w->first[w->depth] = false;
+}
+
+static void open_scope(struct jwriter *w, char c)
+{
+        before_value(w);
+        if (w->depth >= JWRITER_MAX_DEPTH) {
+                w->failed = true;
+                return;
+        }
+        strbuf_addch(&w->out, c);
+        w->depth++;
+        w->first[w->depth] = true;
+}
+
+static void close_scope(struct jwriter *w, char c)
+{
+        if (w->depth == 0 || w->after_key) {
+                w->failed = true;
+                return;
+        }
+        strbuf_addch(&w->out, c);
+        w->depth--;
+}
+
+void jwriter_object_begin(struct jwriter *w)
+{
+        open_scope(w, '{');
+}
+void jwriter_object_end(struct jwriter *w)
+{
+        close_scope(w, '}');
+}
+void jwriter_array_begin(struct jwriter *w)
+{
+        open_scope(w, '[');
+}
+void jwriter_array_end(struct jwriter *w)
+{
+        close_scope(w, ']');
+}
+
+void jwriter_key(struct jwriter *w, const char *key)
+{
+        if (w->after_key) {
+                w->failed = true;
+                return;
+        }
+        before_value(w);
+        jstring_append(&w->out, key);
+        strbuf_addch(&w->out, ':');
+        w->after_key = true;
+}
+
+void jwriter_string(struct jwriter *w, const char *s)
+{
+        before_value(w);
+        jstring_append(&w->out, s ? s : "");
+}
+
+void jwriter_uint(struct jwriter *w, uint64_t v)
+{
+        before_value(w);
+        strbuf_addf(&w->out, "%" PRIu64, v);
+}
+
+void jwriter_int(struct jwriter *w, int64_t v)
+{
+        before_value(w);
+        strbuf_addf(&w->out, "%" PRId64, v);
+}
+
+void jwriter_bool(struct jwriter *w, bool v)
+{
+        before_value(w);
+        strbuf_adds(&w->out, v ? "true" : "false");
+}
+
+void jwriter_null(struct jwriter *w)
+{
+        before_value(w);
+        strbuf_adds(&w->out, "null");
+}
+
+void jwriter_kv_string(struct jwriter *w, const char *key, const char *s)
+{
+        jwriter_key(w, key);
+        jwriter_string(w, s);
+}
+void jwriter_kv_uint(struct jwriter *w, const char *key, uint64_t v)
+{
+        jwriter_key(w, key);
+        jwriter_uint(w, v);
+}
+void jwriter_kv_int(struct jwriter *w, const char *key, int64_t v)
+{
+        jwriter_key(w, key);
+        jwriter_int(w, v);
+}
+void jwriter_kv_bool(struct jwriter *w, const char *key, bool v)
+{
+        jwriter_key(w, key);
+        jwriter_bool(w, v);
+}

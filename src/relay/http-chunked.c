@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "relay/http-chunked.h"
+
+#include <errno.h>
+
+#include "base/limits.h"
+#include "base/macro.h"
+
+enum {
+        CH_SIZE,        /* hex digits */
+        CH_EXT,         /* after ';' up to CR */
+        CH_SIZE_LF,     /* CR seen after size line */
+        CH_DATA,
+        CH_DATA_CR,
+        CH_DATA_LF,
+        CH_TRAILER_START, /* start of a trailer line (or the final CRLF) */
+        CH_TRAILER,       /* inside a trailer line */
+        CH_TRAILER_LF,
+        CH_FINAL_LF,
+};
+
+void http_chunked_init(struct http_chunked *c)
+{
+        *c = (struct http_chunked){ .state = CH_SIZE };
+}
+
+static int hexval(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
+                      http_chunked_data_fn on_data, void *userdata, size_t *ret_used)
+{
+        size_t i = 0;
+
+        while (i < len) {
+                char ch = buf[i];
+
+                if (c->state == CH_DATA) {
+                        size_t n = (size_t) MIN((uint64_t) (len - i), c->remaining);
+                        if (on_data)
+                                on_data(userdata, buf + i, n);
+                        c->remaining -= n;
+                        i += n;
+                        if (c->remaining == 0)
+                                c->state = CH_DATA_CR;
+                        continue;
+                }
+                i++;
+                if (c->state == CH_SIZE || c->state == CH_EXT || c->state == CH_TRAILER) {
+                        if (++c->line_len > (c->state == CH_TRAILER ? (size_t) HTTP_MAX_HEAD_BYTES
+                                                                     : (size_t) HTTP_MAX_CHUNK_LINE))
+                                return -EBADMSG;
+                }
+                switch (c->state) {
+                case CH_SIZE: {
+                        int v = hexval(ch);
+                        if (v >= 0) {
+                                /* 15 digits keep the size below 2^60: no overflow. */
+                                if (++c->digits > 15)
+                                        return -EBADMSG;
+                                c->remaining = c->remaining * 16 + (uint64_t) v;
+                        } else if (c->digits == 0)
+                                return -EBADMSG;
+                        else if (ch == ';' || ch == ' ' || ch == '\t')
+                                c->state = CH_EXT;
+                        else if (ch == '\r')
+                                c->state = CH_SIZE_LF;
+                        else
+                                return -EBADMSG;
+                        break;
+                }
+                case CH_EXT:
+                        if (ch == '\r')
+                                c->state = CH_SIZE_LF;
+                        else if (ch == '\n' || ch == 0)
+                                return -EBADMSG;
+                        break;
+                case CH_SIZE_LF:
+                        if (ch != '\n')
+                                return -EBADMSG;
+                        c->digits = 0;
+                        c->line_len = 0;
+                        c->state = c->remaining > 0 ? CH_DATA : CH_TRAILER_START;
+                        break;
+                case CH_DATA_CR:
+                        if (ch != '\r')
+                                return -EBADMSG;
+                        c->state = CH_DATA_LF;
+                        break;
+                case CH_DATA_LF:
+                        if (ch != '\n')
+                                return -EBADMSG;
+                        c->state = CH_SIZE;
+                        break;
+                case CH_TRAILER_START:
+                        if (ch == '\r')
+                                c->state = CH_FINAL_LF;
+                        else if (ch == '\n' || ch == ' ' || ch == '\t' || ch == 0)
+                                return -EBADMSG;
+                        else {
+                                c->state = CH_TRAILER;
+                                if (++c->line_len > HTTP_MAX_HEAD_BYTES)
+                                        return -EBADMSG;
+                        }
+                        break;
+                case CH_TRAILER:
+                        if (ch == '\r')
+                                c->state = CH_TRAILER_LF;
+                        else if (ch == '\n' || ch == 0)
+                                return -EBADMSG;
+                        break;
+                case CH_TRAILER_LF:
+                        if (ch != '\n')
+                                return -EBADMSG;
+                        c->state = CH_TRAILER_START;
+                        break;
+                case CH_FINAL_LF:
+                        if (ch != '\n')
+                                return -EBADMSG;
+                        *ret_used = i;
+                        http_chunked_init(c);
+                        return 1;
+                default:
+                        return -EBADMSG;
+                }
+        }
+        *ret_used = len;
+        return 0;
+}

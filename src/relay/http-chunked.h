@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Tracks the boundaries of a chunked body (RFC 9112 7.1) while the bytes are
+ * relayed unchanged: the relay learns where the message ends (keep-alive
+ * needs it) and, optionally, sees the decoded data. Chunk-size lines and
+ * trailer sections are bounded (HTTP_MAX_CHUNK_LINE, HTTP_MAX_HEAD_BYTES);
+ * chunk extensions are accepted and ignored.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void (*http_chunked_data_fn)(void *userdata, const char *data, size_t len);
+
+struct http_chunked {
+        int state;
+        uint64_t remaining; /* bytes left in the current chunk */
+        unsigned digits;
+        size_t line_len;    /* size line or trailer section so far */
+};
+
+void http_chunked_init(struct http_chunked *c);
+/* Consumes bytes of buf up to the end of the body. Returns 1 when the body
+ * ended (*ret_used = bytes of buf that belong to it), 0 when all of buf was
+ * consumed and more is needed, -EBADMSG on malformed framing. */
+int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
+                      http_chunked_data_fn on_data, void *userdata, size_t *ret_used);

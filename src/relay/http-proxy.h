@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * An HTTP/1.1-aware relay: one listening socket, each accepted connection
+ * paired 1:1 with its own upstream connection (unix or TCP). Every request
+ * head on a connection (keep-alive included) is parsed and handed to the
+ * policy (struct http_proxy_ops), which answers locally or forwards it with
+ * whole header lines removed or added; everything else (bodies, responses,
+ * WebSocket frames) is relayed byte for byte while light-weight framing
+ * parsers (http-chunked.h, ws-frame.h) track message boundaries.
+ *
+ * Requests are handled one at a time per connection: the next request head
+ * is not routed before the previous response ended, so answers never
+ * overtake each other (pipelined requests wait in the bounded buffer).
+ * Upgrades the policy does not watch are handed to a splice(2) pipe_relay.
+ *
+ * Ownership: the proxy owns the listening fd, all connections and tunnels;
+ * http_proxy_free() closes everything. The policy's userdata is borrowed.
+ */
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "base/strbuf.h"
+#include "relay/event-loop.h"
+#include "relay/http-head.h"
+
+enum http_action {
+        HTTP_ACTION_RESPOND,   /* answer set with http_exchange_respond()/_error() */
+        HTTP_ACTION_FORWARD,   /* relay to the upstream */
+        HTTP_ACTION_READ_BODY, /* read the body (<= HTTP_MAX_CONTROL_BODY), then on_request_body */
+};
+
+struct http_exchange {
+        /* Valid during on_request only: borrowed from the connection buffer. */
+        const struct http_head *req;
+        const char *path;           /* target up to '?' (not NUL-terminated) */
+        size_t path_len;
+
+        /* Policy decisions. */
+        int tag;                    /* free for the policy (route id) */
+        const char *const *strip;   /* request header names to remove (NULL-terminated) */
+        struct strbuf add_request;  /* raw "Name: value\r\n" lines to add upstream */
+        struct strbuf add_response; /* raw lines added to the response head */
+        bool inspect_response;      /* collect <= HTTP_MAX_INSPECT_BYTES of the body */
+        bool watch_ws;              /* after a 101: validate frames, report text messages */
+
+        /* Local answer. */
+        unsigned status;
+        struct strbuf body;
+        struct strbuf headers;      /* extra raw header lines of the local answer */
+
+        bool req_is_head;
+};
+
+struct http_proxy_ops {
+        int (*on_request)(void *userdata, struct http_exchange *x);
+        /* After HTTP_ACTION_READ_BODY; must answer (respond or error). */
+        void (*on_request_body)(void *userdata, struct http_exchange *x, const char *body,
+                                size_t len);
+        /* After a forwarded exchange with inspect_response ended. */
+        void (*on_response)(void *userdata, struct http_exchange *x, unsigned status,
+                            const char *body, size_t len, bool truncated);
+        /* A complete text message on a watched WebSocket. */
+        void (*on_ws_text)(void *userdata, struct http_exchange *x, bool from_client,
+                           const char *data, size_t len);
+};
+
+struct http_proxy_config {
+        struct sockaddr_storage upstream; /* AF_UNIX or AF_INET/AF_INET6 */
+        socklen_t upstream_len;
+        usec_t head_timeout;  /* a request head must be complete within this */
+        usec_t idle_timeout;  /* no byte moved for this long: close */
+        unsigned max_connections;
+};
+
+struct http_proxy;
+
+/* Takes ownership of listen_fd (also on failure). */
+int http_proxy_new(struct loop *l, int listen_fd, const struct http_proxy_config *cfg,
+                   const struct http_proxy_ops *ops, void *userdata, struct http_proxy **ret);
+struct http_proxy *http_proxy_free(struct http_proxy *p);
+DEFINE_CLEANUP_FUNC(struct http_proxy, http_proxy_free);
+/* Open client connections (HTTP and tunnels). */
+unsigned http_proxy_connections(const struct http_proxy *p);
+
+void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json);
+/* {"error":{"code":"<code>"}}: the only error shape any client ever sees. */
+void http_exchange_error(struct http_exchange *x, unsigned status, const char *code);
+
+/* Fills cfg->upstream from a unix socket path (-ENAMETOOLONG) or an IPv4
+ * "a.b.c.d:port" (-EINVAL). */
+int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path);
+int http_proxy_upstream_tcp(struct http_proxy_config *cfg, const char *host_port);

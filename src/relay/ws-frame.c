@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "relay/ws-frame.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/limits.h"
+#include "base/util.h"
+
+void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text, void *userdata)
+{
+        *p = (struct ws_parser){
+                .from_client = from_client,
+                .on_text = on_text,
+                .userdata = userdata,
+        };
+}
+
+void ws_parser_done(struct ws_parser *p)
+{
+        p->msg = mfree(p->msg);
+}
+
+bool ws_parser_at_boundary(const struct ws_parser *p)
+{
+        return p->hdr_len == 0 && !p->in_payload;
+}
+
+size_t ws_close_frame(uint16_t code, uint8_t out[4])
+{
+        out[0] = 0x80 | WS_OP_CLOSE;
+        out[1] = 2;
+        out[2] = (uint8_t) (code >> 8);
+        out[3] = (uint8_t) code;
+        return 4;
+}
+
+static int fail(struct ws_parser *p, uint16_t code)
+{
+        p->error_code = code;
+        return code == WS_CLOSE_TOO_BIG ? -EMSGSIZE : code == WS_CLOSE_INVALID_DATA ? -EILSEQ
+                                                                                    : -EPROTO;
+}
+
+/* Incremental UTF-8 check (RFC 3629 table 3-7 ranges: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+static bool utf8_step(uint8_t *need, uint8_t *lo, uint8_t *hi, uint8_t b)
+{
+        if (*need == 0) {
+                if (b < 0x80)
+                        return true;
+                *lo = 0x80;
+                *hi = 0xBF;
+                if (b >= 0xC2 && b <= 0xDF)
+                        *need = 1;
+                else if (b == 0xE0) {
+                        *need = 2;
+                        *lo = 0xA0;
+                } else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF)
+                        *need = 2;
+                else if (b == 0xED) {
+                        *need = 2;
+                        *hi = 0x9F;
+                } else if (b == 0xF0) {
+                        *need = 3;
+                        *lo = 0x90;
+                } else if (b >= 0xF1 && b <= 0xF3)
+                        *need = 3;
+                else if (b == 0xF4) {
+                        *need = 3;
+                        *hi = 0x8F;
+                } else
+                        return false;
+                return true;
+        }
+        if (b < *lo || b > *hi)
+                return false;
+        (*need)--;
+        *lo = 0x80;
+        *hi = 0xBF;
+        return true;
+}
+
+static bool close_code_valid(uint16_t c)
+{
+        /* 1004-1006 and 1015 are reserved, never sent on the wire. */
+        if (c >= 1000 && c <= 1014)
+                return c != 1004 && c != 1005 && c != 1006;
+        return c >= 3000 && c <= 4999;
+}
+
+static int header_complete(struct ws_parser *p)
+{
+        uint8_t b0 = p->hdr[0], b1 = p->hdr[1];
+        size_t off = 2;
+        uint64_t len = b1 & 0x7f;
+
+        p->fin = b0 & 0x80;
+        p->opcode = b0 & 0x0f;
+        p->masked = b1 & 0x80;
+        if (b0 & 0x70)
+                return fail(p, WS_CLOSE_PROTOCOL); /* RSV without an extension */
+        if (p->closed)
+                return fail(p, WS_CLOSE_PROTOCOL); /* data after close */
+        if (p->masked != p->from_client)
+                return fail(p, WS_CLOSE_PROTOCOL); /* RFC 6455 5.1 */
+        if (len == 126) {
+                len = (uint64_t) p->hdr[2] << 8 | p->hdr[3];
+                off = 4;
+                if (len < 126)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+        } else if (len == 127) {
+                len = 0;
+                for (int i = 0; i < 8; i++)
+                        len = len << 8 | p->hdr[2 + i];
+                off = 10;
+                if (len >> 63 || len < 65536)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+        }
+        if (p->masked)
+                memcpy(p->mask, p->hdr + off, 4);
+        switch (p->opcode) {
+        case WS_OP_CLOSE:
+        case WS_OP_PING:
+        case WS_OP_PONG:
+                if (!p->fin || len > WS_MAX_CONTROL_PAYLOAD)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+                if (p->opcode == WS_OP_CLOSE && len == 1)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+                p->ctrl_len = 0;
+                break;
+        case WS_OP_CONT:
+                if (!p->in_message)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+                break;
+        case WS_OP_TEXT:
+        case WS_OP_BINARY:
+                if (p->in_message)
+                        return fail(p, WS_CLOSE_PROTOCOL);
+                p->in_message = true;
+                p->msg_opcode = p->opcode;
+                p->msg_len = 0;
+                p->msg_overflow = false;
+                p->utf8_need = 0;
+                break;
+        default:
+                return fail(p, WS_CLOSE_PROTOCOL);
+        }
+        if (len > WS_MAX_FRAME_BYTES)
+                return fail(p, WS_CLOSE_TOO_BIG);
+        p->payload_len = len;
+        p->payload_pos = 0;
+        p->in_payload = true;
+        return 0;
+}
+
+static int frame_complete(struct ws_parser *p)
+{
+        p->in_payload = false;
+        p->hdr_len = 0;
+        p->frames++;
+        if (p->opcode == WS_OP_CLOSE) {
+                p->closed = true;
+                p->peer_close = 1005;
+                if (p->ctrl_len >= 2) {
+                        uint8_t need = 0, lo = 0, hi = 0;
+                        uint16_t code = (uint16_t) (p->ctrl[0] << 8 | p->ctrl[1]);
+                        if (!close_code_valid(code))
+                                return fail(p, WS_CLOSE_PROTOCOL);
+                        for (size_t i = 2; i < p->ctrl_len; i++)
+                                if (!utf8_step(&need, &lo, &hi, p->ctrl[i]))
+                                        return fail(p, WS_CLOSE_INVALID_DATA);
+                        if (need)
+                                return fail(p, WS_CLOSE_INVALID_DATA);
+                        p->peer_close = code;
+                }
+                return 0;
+        }
+        if (p->opcode == WS_OP_PING || p->opcode == WS_OP_PONG || !p->fin)
+                return 0;
+        /* The data message is complete. */
+        p->in_message = false;
+        if (p->msg_opcode == WS_OP_TEXT) {
+                if (p->utf8_need)
+                        return fail(p, WS_CLOSE_INVALID_DATA);
+                if (p->on_text && !p->msg_overflow)
+                        p->on_text(p->userdata, p->msg ? p->msg : "", p->msg_len);
+        }
+        return 0;
+}
+
+static size_t header_need(const struct ws_parser *p)
+{
+        size_t n = 2;
+        if (p->hdr_len < 2)
+                return 2;
+        if ((p->hdr[1] & 0x7f) == 126)
+                n += 2;
+        else if ((p->hdr[1] & 0x7f) == 127)
+                n += 8;
+        if (p->hdr[1] & 0x80)
+                n += 4;
+        return n;
+}
+
+int ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
+{
+        size_t i = 0;
+        int r;
+
+        if (p->error_code)
+                return -EPROTO;
+        while (i < len) {
+                if (!p->in_payload) {
+                        p->hdr[p->hdr_len++] = buf[i++];
+                        if (p->hdr_len < header_need(p))
+                                continue;
+                        r = header_complete(p);
+                        if (r < 0)
+                                return r;
+                        if (p->payload_len == 0) {
+                                r = frame_complete(p);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                size_t n = (size_t) MIN((uint64_t) (len - i), p->payload_len - p->payload_pos);
+                bool control = p->opcode >= WS_OP_CLOSE;
+                bool text = !control && p->msg_opcode == WS_OP_TEXT;
+                bool collect = text && p->on_text && !p->msg_overflow;
+
+                if (collect && p->msg_len + n > WS_MAX_INSPECT_BYTES) {
+                        /* Too long to inspect: still relayed and validated. */
+                        p->msg_overflow = true;
+                        p->msg = mfree(p->msg);
+                        p->msg_len = 0;
+                        collect = false;
+                }
+                if (collect)
+                        p->msg = xrealloc(p->msg, p->msg_len + n + 1);
+                for (size_t k = 0; k < n; k++) {
+                        uint8_t b = buf[i + k];
+                        if (p->masked)
+                                b ^= p->mask[(p->payload_pos + k) & 3];
+                        if (control)
+                                p->ctrl[p->ctrl_len++] = b;
+                        else if (text) {
+                                if (!utf8_step(&p->utf8_need, &p->utf8_lo, &p->utf8_hi, b))
+                                        return fail(p, WS_CLOSE_INVALID_DATA);
+                                if (collect)
+                                        p->msg[p->msg_len++] = (char) b;
+                        }
+                }
+                if (collect)
+                        p->msg[p->msg_len] = 0;
+                i += n;
+                p->payload_pos += n;
+                if (p->payload_pos == p->payload_len) {
+                        r = frame_complete(p);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sandbox/container-spec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/limits.h"
+#include "base/util.h"
+
+void container_spec_done(struct container_spec *spec)
+{
+        if (!spec)
+                return;
+        free(spec->name);
+        spec->argv = strv_free(spec->argv);
+        spec->env = strv_free(spec->env);
+        free(spec->workdir);
+        free(spec->rootfs);
+        free(spec->shim_path);
+        free(spec->socket_dir);
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                free(spec->mounts[i].source);
+                free(spec->mounts[i].upper);
+                free(spec->mounts[i].work);
+                free(spec->mounts[i].target);
+        }
+        free(spec->mounts);
+        spec->masks = strv_free(spec->masks);
+        for (size_t i = 0; i < spec->n_forwards; i++) {
+                free(spec->forwards[i].host);
+                free(spec->forwards[i].path);
+        }
+        free(spec->forwards);
+        *spec = (struct container_spec){ .stdio_fd = -EBADF };
+}
+
+/* Absolute, no "." or ".." component, no empty component but a trailing one,
+ * shorter than PATH_MAX. Targets are resolved confined to the new root anyway
+ * (RESOLVE_IN_ROOT); this keeps specs unambiguous. */
+static bool path_is_normal_absolute(const char *p)
+{
+        if (!p || p[0] != '/' || strlen(p) >= PATH_MAX)
+                return false;
+        for (const char *c = p + 1; *c;) {
+                size_t n = strcspn(c, "/");
+                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                if (n == 0 && c[1] != '\0')
+                        return false;
+                c += n;
+                if (*c == '/')
+                        c++;
+        }
+        return true;
+}
+
+int container_spec_validate(const struct container_spec *spec)
+{
+        if (!spec || !spec->name || !spec->name[0] || strlen(spec->name) > HOST_NAME_MAX)
+                return -EINVAL;
+        if (!spec->argv || !spec->argv[0] || !spec->rootfs || !spec->shim_path)
+                return -EINVAL;
+        if (strv_length(spec->argv) > MANIFEST_MAX_LIST)
+                return -E2BIG;
+        /* The range must not map host root, must fit in uid_t, and must
+         * contain the principal, which is never root inside unless a test
+         * weakens the container on purpose. */
+        if (spec->uid_count == 0 || spec->host_uid == 0 ||
+            (uint64_t) spec->host_uid + spec->uid_count > (uint64_t) UINT32_MAX)
+                return -EINVAL;
+        if (spec->uid >= spec->uid_count || spec->gid >= spec->uid_count)
+                return -EINVAL;
+        if ((spec->uid == 0 || spec->gid == 0) && !(spec->weaken & WEAKEN_KEEP_CAPS))
+                return -EINVAL;
+        if (spec->workdir && !path_is_normal_absolute(spec->workdir))
+                return -EINVAL;
+        if (spec->tmp_bytes == 0)
+                return -EINVAL;
+        if (spec->n_mounts > CONTAINER_MAX_MOUNTS || spec->n_forwards > CONTAINER_MAX_FORWARDS)
+                return -E2BIG;
+        if (spec->masks && strv_length(spec->masks) > CONTAINER_MAX_MASKS)
+                return -E2BIG;
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                const struct mount_entry *m = &spec->mounts[i];
+                if (!path_is_normal_absolute(m->target) || streq(m->target, "/"))
+                        return -EINVAL;
+                switch (m->kind) {
+                case MOUNT_BIND:
+                        if (!m->source)
+                                return -EINVAL;
+                        break;
+                case MOUNT_TMPFS:
+                        if (m->size_bytes == 0)
+                                return -EINVAL;
+                        break;
+                case MOUNT_OVERLAY:
+                        if (!m->source || !m->upper || !m->work)
+                                return -EINVAL;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        for (size_t i = 0; spec->masks && spec->masks[i]; i++)
+                if (!path_is_normal_absolute(spec->masks[i]))
+                        return -EINVAL;
+        for (size_t i = 0; i < spec->n_forwards; i++) {
+                const struct forward *f = &spec->forwards[i];
+                if (!f->host || !f->path || f->port == 0 || f->path[0] != '/' ||
+                    strchr(f->host, '=') || strchr(f->host, ':'))
+                        return -EINVAL;
+                if (f->kind != FORWARD_TCP_TO_UNIX && f->kind != FORWARD_UNIX_TO_TCP)
+                        return -EINVAL;
+                /* unix-to-tcp is rendered "path=host:port" and split at the last
+                 * '=', tcp-to-unix "host:port=path" at the first. */
+        }
+        return 0;
+}

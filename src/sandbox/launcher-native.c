@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sandbox/launcher-native.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/util.h"
+#include "sandbox/mount-setup.h"
+#include "sandbox/syscall-filter.h"
+
+#define CHILD_FAILED_EXIT 127
+#include <sys/mman.h>
+#include <time.h>
+unsigned long long *dbg_ts;
+void dbg_mark(int i);
+void dbg_mark(int i){ struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); if(dbg_ts) dbg_ts[i]=t.tv_sec*1000000000ULL+t.tv_nsec; }
+
+
+struct container {
+        pid_t pid;
+        int pidfd; /* owned */
+        bool reaped;
+        int status; /* valid once reaped */
+};
+
+static const char *const step_names[_CONTAINER_STEP_MAX] = {
+        [CONTAINER_STEP_NONE] = "none",
+        [CONTAINER_STEP_VALIDATE] = "validate",
+        [CONTAINER_STEP_SHIM] = "shim",
+        [CONTAINER_STEP_CLONE] = "clone",
+        [CONTAINER_STEP_UID_MAP] = "uid-map",
+        [CONTAINER_STEP_GID_MAP] = "gid-map",
+        [CONTAINER_STEP_CGROUP] = "cgroup",
+        [CONTAINER_STEP_GO] = "go",
+        [CONTAINER_STEP_WAIT_GO] = "wait-go",
+        [CONTAINER_STEP_MOUNT_PRIVATE] = "mount-private",
+        [CONTAINER_STEP_ROOTFS] = "rootfs",
+        [CONTAINER_STEP_MOUNT_SOURCE] = "mount-source",
+        [CONTAINER_STEP_DEVICES] = "devices",
+        [CONTAINER_STEP_ATTACH_ROOT] = "attach-root",
+        [CONTAINER_STEP_PROC] = "proc",
+        [CONTAINER_STEP_SYSCTL] = "sysctl",
+        [CONTAINER_STEP_DEV] = "dev",
+        [CONTAINER_STEP_SYS] = "sys",
+        [CONTAINER_STEP_TMP] = "tmp",
+        [CONTAINER_STEP_RUN] = "run",
+        [CONTAINER_STEP_MOUNT_TARGET] = "mount-target",
+        [CONTAINER_STEP_MOUNT] = "mount",
+        [CONTAINER_STEP_MASK] = "mask",
+        [CONTAINER_STEP_SEAL] = "seal",
+        [CONTAINER_STEP_PIVOT_ROOT] = "pivot-root",
+        [CONTAINER_STEP_HOSTNAME] = "hostname",
+        [CONTAINER_STEP_LOOPBACK] = "loopback",
+        [CONTAINER_STEP_RLIMIT] = "rlimit",
+        [CONTAINER_STEP_SETGROUPS] = "setgroups",
+        [CONTAINER_STEP_SETGID] = "setgid",
+        [CONTAINER_STEP_CAPS] = "caps",
+        [CONTAINER_STEP_SETUID] = "setuid",
+        [CONTAINER_STEP_NO_NEW_PRIVS] = "no-new-privs",
+        [CONTAINER_STEP_CHDIR] = "chdir",
+        [CONTAINER_STEP_STDIO] = "stdio",
+        [CONTAINER_STEP_SECCOMP] = "seccomp",
+        [CONTAINER_STEP_EXEC] = "exec",
+};
+
+const char *container_step_to_string(enum container_step step)
+{
+        if ((unsigned) step >= _CONTAINER_STEP_MAX)
+                return "unknown";
+        return step_names[step];
+}
+
+/* What the child needs, all prepared by the parent before clone3(): the
+ * child runs on a copy of this memory and allocates nothing. */
+struct child_args {
+        const struct container_spec *spec;
+        char **shim_argv;
+        int shim_fd; /* O_PATH of the shim binary: it need not be visible inside */
+        int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
+        int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
+        int null_fd; /* host /dev/null, for stdin (and stdout/stderr by default) */
+};
+
+static noreturn_fn void child_fail(const struct child_args *a, struct container_error e)
+{
+        (void) !write(a->err_fd, &e, sizeof(e));
+        _exit(CHILD_FAILED_EXIT);
+}
+
+#define CHILD_CHECK(a, step, expr)                                                        \
+        do {                                                                              \
+                if ((expr) < 0)                                                           \
+                        child_fail(a, (struct container_error){ (step), errno, -1 });     \
+        } while (0)
+
+static int loopback_up(void)
+{
+        /* Only the kernel's lo exists in a new network namespace; it starts
+         * down. Needs CAP_NET_ADMIN over the namespace, so it is done here
+         * rather than by the (unprivileged) shim. */
+        cleanup_close int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct ifreq ifr = { .ifr_name = "lo" };
+
+        if (fd < 0)
+                return -1;
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                return -1;
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        return ioctl(fd, SIOCSIFFLAGS, &ifr);
+}
+
+static int caps_drop_all(void)
+{
+        /* Bounding set first (needs CAP_SETPCAP, which we still hold), then
+         * ambient; setresuid() to a non-zero uid later clears permitted and
+         * effective, and capset() below makes sure of all of them. */
+        for (unsigned long cap = 0; cap < 64; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        if (errno == EINVAL)
+                                break; /* past CAP_LAST_CAP */
+                        return -1;
+                }
+        return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
+static int caps_clear_sets(void)
+{
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = {};
+        return (int) syscall(SYS_capset, &h, d);
+}
+
+static noreturn_fn void child_main(const struct child_args *a)
+{
+        const struct container_spec *spec = a->spec;
+        struct container_error e = { .index = -1 };
+        char go;
+
+        /* Wait until the parent has written our uid/gid maps and put us in
+         * every cgroup: until then we are nobody, and unaccounted. */
+        ssize_t n = read(a->go_fd, &go, 1);
+        if (n != 1)
+                child_fail(a, (struct container_error){ CONTAINER_STEP_WAIT_GO,
+                                                        n < 0 ? errno : EPIPE, -1 });
+
+        /* clone3() keeps our host credentials (kuid 0, unmapped in the new
+         * namespace, so files we create would be -EOVERFLOW); become the
+         * namespace's own root, which keeps the namespace's capabilities. */
+        CHILD_CHECK(a, CONTAINER_STEP_SETGID, setresgid(0, 0, 0));
+        CHILD_CHECK(a, CONTAINER_STEP_SETUID, setresuid(0, 0, 0));
+
+        dbg_mark(2);
+        if (mount_setup(spec, &e) < 0)
+                child_fail(a, e);
+
+        dbg_mark(3);
+        CHILD_CHECK(a, CONTAINER_STEP_HOSTNAME, sethostname(spec->name, strlen(spec->name)));
+        CHILD_CHECK(a, CONTAINER_STEP_LOOPBACK, loopback_up());
+
+        struct rlimit core = { 0, 0 };
+        CHILD_CHECK(a, CONTAINER_STEP_RLIMIT, setrlimit(RLIMIT_CORE, &core));
+        if (spec->nofile > 0) {
+                struct rlimit rl = { spec->nofile, spec->nofile };
+                CHILD_CHECK(a, CONTAINER_STEP_RLIMIT, setrlimit(RLIMIT_NOFILE, &rl));
+        }
+        if (spec->nproc > 0) {
+                struct rlimit rl = { spec->nproc, spec->nproc };
+                CHILD_CHECK(a, CONTAINER_STEP_RLIMIT, setrlimit(RLIMIT_NPROC, &rl));
+        }
+
+        /* Supplementary groups are inherited from the daemon (host gid 0!)
+         * and would still grant group access to host files. The parent left
+         * /proc/<pid>/setgroups at "allow" (it holds CAP_SETGID in our parent
+         * namespace, so writing gid_map does not require "deny") so that we
+         * can drop them here; afterwards nothing in the container holds
+         * CAP_SETGID, and the syscall filter forbids new user namespaces. */
+        CHILD_CHECK(a, CONTAINER_STEP_SETGROUPS, setgroups(0, NULL));
+
+        bool keep_caps = spec->weaken & WEAKEN_KEEP_CAPS;
+        if (!keep_caps) {
+                CHILD_CHECK(a, CONTAINER_STEP_SETGID,
+                            setresgid(spec->gid, spec->gid, spec->gid));
+                CHILD_CHECK(a, CONTAINER_STEP_CAPS, caps_drop_all());
+                CHILD_CHECK(a, CONTAINER_STEP_SETUID,
+                            setresuid(spec->uid, spec->uid, spec->uid));
+                CHILD_CHECK(a, CONTAINER_STEP_CAPS, caps_clear_sets());
+        }
+        CHILD_CHECK(a, CONTAINER_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+        CHILD_CHECK(a, CONTAINER_STEP_CHDIR, chdir(spec->workdir ? spec->workdir : "/"));
+
+        int out = spec->stdio_fd >= 0 ? spec->stdio_fd : a->null_fd;
+        CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(a->null_fd, STDIN_FILENO));
+        CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(out, STDOUT_FILENO));
+        CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(out, STDERR_FILENO));
+        /* Whatever the caller leaked into us (its listeners, other
+         * containers' pidfds) must not reach the container. */
+        CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
+
+        dbg_mark(4);
+        if (!(spec->weaken & WEAKEN_NO_SECCOMP)) {
+                int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
+                                     : syscall_filter_load(0);
+                if (r < 0)
+                        child_fail(a, (struct container_error){ CONTAINER_STEP_SECCOMP, -r, -1 });
+        }
+
+        /* execveat of the O_PATH fd: the shim binary is not inside the
+         * container's view, and nothing in the container can replace it. */
+        dbg_mark(5);
+        syscall(SYS_execveat, a->shim_fd, "", a->shim_argv, spec->env ? spec->env : (char *[]){ NULL },
+                AT_EMPTY_PATH);
+        child_fail(a, (struct container_error){ CONTAINER_STEP_EXEC, errno, -1 });
+}
+
+static int write_map(pid_t pid, const char *file, uid_t host, uint32_t count)
+{
+        char path[64], map[64];
+        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
+        (void) snprintf(map, sizeof(map), "0 %u %u\n", (unsigned) host, (unsigned) count);
+        return write_string_file_at(AT_FDCWD, path, map);
+}
+
+static char **shim_argv_new(const struct container_spec *spec)
+{
+        char **v = NULL;
+
+        strv_push(&v, xstrdup("openenvd-shim"));
+        for (size_t i = 0; i < spec->n_forwards; i++) {
+                const struct forward *f = &spec->forwards[i];
+                if (f->kind == FORWARD_TCP_TO_UNIX) {
+                        strv_push(&v, xstrdup("--tcp-to-unix"));
+                        strv_push(&v, xasprintf("%s:%u=%s", f->host, f->port, f->path));
+                } else {
+                        strv_push(&v, xstrdup("--unix-to-tcp"));
+                        strv_push(&v, xasprintf("%s=%s:%u", f->path, f->host, f->port));
+                }
+        }
+        strv_push(&v, xstrdup("--"));
+        for (char **a = spec->argv; *a; a++)
+                strv_push(&v, xstrdup(*a));
+        return v;
+}
+
+static int spawn_fail(struct container_error *ret_err, enum container_step step, int r)
+{
+        if (ret_err)
+                *ret_err = (struct container_error){ step, r < 0 ? -r : r, -1 };
+        return r < 0 ? r : -r;
+}
+
+int container_spawn(const struct container_spec *spec, struct container **ret,
+                    struct container_error *ret_err)
+{
+        int go[2], errp[2], r;
+
+        r = container_spec_validate(spec);
+        if (r < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_VALIDATE, r);
+
+        cleanup_close int shim_fd = open(spec->shim_path, O_PATH | O_CLOEXEC);
+        if (shim_fd < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_SHIM, -errno);
+        cleanup_close int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null_fd < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        cleanup_strv char **shim_argv = shim_argv_new(spec);
+
+        if (pipe2(go, O_CLOEXEC) < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        cleanup_close int go_r = go[0], go_w = go[1];
+        if (pipe2(errp, O_CLOEXEC) < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        cleanup_close int err_r = errp[0], err_w = errp[1];
+
+        struct child_args args = {
+                .spec = spec,
+                .shim_argv = shim_argv,
+                .shim_fd = shim_fd,
+                .go_fd = go_r,
+                .err_fd = err_w,
+                .null_fd = null_fd,
+        };
+        int pidfd = -EBADF;
+        struct clone_args ca = {
+                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        /* CLONE_INTO_CGROUP: the child is accounted from its first
+         * instruction; no window in which it runs outside its limits. */
+        if (spec->placement && spec->placement->v2_fd >= 0) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t) spec->placement->v2_fd;
+        }
+
+        if(!dbg_ts) dbg_ts=mmap(NULL,4096,PROT_READ|PROT_WRITE,MAP_SHARED|MAP_ANONYMOUS,-1,0);
+        dbg_mark(0);
+        long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        if (pid == 0) { dbg_mark(1);
+                child_main(&args); }
+
+        struct container *c = xcalloc(1, sizeof(*c));
+        c->pid = (pid_t) pid;
+        c->pidfd = pidfd;
+        cleanup(container_freep) struct container *owned = c;
+
+        go_r = safe_close(go_r);
+        err_w = safe_close(err_w);
+
+        enum container_step step = CONTAINER_STEP_UID_MAP;
+        r = write_map(c->pid, "uid_map", spec->host_uid, spec->uid_count);
+        if (r >= 0) {
+                step = CONTAINER_STEP_GID_MAP;
+                r = write_map(c->pid, "gid_map", (uid_t) spec->host_uid, spec->uid_count);
+        }
+        if (r >= 0 && spec->placement && spec->placement->n_v1 > 0) {
+                step = CONTAINER_STEP_CGROUP;
+                r = cgroup_placement_attach(spec->placement, c->pid);
+        }
+        if (r >= 0) {
+                step = CONTAINER_STEP_GO;
+                ssize_t n = write(go_w, "g", 1);
+                r = n == 1 ? 0 : n < 0 ? -errno : -EIO;
+        }
+        go_w = safe_close(go_w);
+        if (r < 0)
+                return spawn_fail(ret_err, step, r); /* container_free() kills and reaps */
+
+        struct container_error e;
+        ssize_t n;
+        do
+                n = read(err_r, &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_EXEC, -errno);
+        if (n > 0) {
+                if (n != (ssize_t) sizeof(e) || e.error <= 0)
+                        e = (struct container_error){ CONTAINER_STEP_EXEC, EIO, -1 };
+                if (ret_err)
+                        *ret_err = e;
+                return -e.error;
+        }
+        dbg_mark(6);
+        *ret = TAKE_PTR(owned);
+        return 0;
+}
+
+int container_pidfd(const struct container *c)
+{
+        return c->pidfd;
+}
+
+pid_t container_pid(const struct container *c)
+{
+        return c->pid;
+}
+
+int container_kill(struct container *c, int sig)
+{
+        if (c->reaped)
+                return -ESRCH;
+        if (syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+static int container_reap(struct container *c, int options, int *ret_status)
+{
+        siginfo_t si = {};
+
+        if (!c->reaped) {
+                for (;;) {
+                        if (waitid(P_PIDFD, (id_t) c->pidfd, &si, WEXITED | options) == 0)
+                                break;
+                        if (errno != EINTR)
+                                return -errno;
+                }
+                if (si.si_pid == 0)
+                        return -EAGAIN;
+                c->reaped = true;
+                c->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        }
+        if (ret_status)
+                *ret_status = c->status;
+        return 0;
+}
+
+int container_wait(struct container *c, int *ret_status)
+{
+        int r = container_reap(c, 0, ret_status); dbg_mark(7); return r;
+}
+
+int container_try_wait(struct container *c, int *ret_status)
+{
+        return container_reap(c, WNOHANG, ret_status);
+}
+
+struct container *container_free(struct container *c)
+{
+        if (!c)
+                return NULL;
+        if (!c->reaped) {
+                (void) container_kill(c, SIGKILL);
+                (void) container_wait(c, NULL);
+        }
+        safe_close(c->pidfd);
+        return mfree(c);
+}

@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sandbox/mount-setup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/macro.h"
+#include "base/util.h"
+
+/*
+ * Everything here runs in the cloned child, which owns a private copy of the
+ * parent's mount table (made recursively private first) and is root of a new
+ * user namespace. Every mount is made with the new mount API (fsopen/fsmount,
+ * open_tree/move_mount, mount_setattr) on file descriptors: targets are
+ * resolved with openat2(RESOLVE_IN_ROOT) under the new root, so a symlink in
+ * the image can never redirect a mount onto the host.
+ *
+ * Mounts copied from the parent's namespace are "locked" by the kernel (we are
+ * in a less privileged user namespace): their read-only/nosuid/nodev flags can
+ * be added to but never cleared, and they can only be cloned recursively.
+ * That is why every clone below uses AT_RECURSIVE.
+ */
+
+/* The new root is attached here in the child's private copy of the host's
+ * mount table (nothing propagates out: "/" is made rprivate first, and the
+ * kernel turned every shared mount into a slave when it copied the table
+ * into a less privileged user namespace). Every host path the setup needs
+ * (spec mount sources, devices) is opened before the attach, so covering
+ * this directory hides nothing that is still needed. */
+#define ATTACH_POINT "/tmp"
+void dbg_mark(int i);
+
+#define SCAFFOLD_SIZE "1m" /* mount points and symlinks only */
+#define DEV_SIZE      "64k"
+#define RUN_SIZE      "64k"
+
+static const char *const host_devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+/* Docker's maskedPaths and readonlyPaths (moby oci/defaults.go). */
+static const char *const proc_masked[] = {
+        "acpi",      "asound",     "interrupts", "kcore",       "keys", "latency_stats",
+        "timer_list", "timer_stats", "sched_debug", "scsi",
+};
+static const char *const proc_readonly[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
+static const char *const sys_masked[] = { "firmware", "devices/virtual/powercap" };
+
+struct setup {
+        const struct container_spec *spec;
+        struct container_error *err;
+        int root_fd;                          /* top mount of the new root (attached) */
+        int null_fd;                          /* O_PATH: host /dev/null, for file masks */
+        int empty_fd;                         /* first attached empty ro tmpfs, for dir masks */
+        int dev_fds[ELEMENTSOF(host_devices)];  /* O_PATH: host device nodes */
+        int mount_fds[CONTAINER_MAX_MOUNTS];  /* detached, prepared spec mounts */
+        int socket_fd;                        /* detached clone of spec->socket_dir */
+        int seal_fds[CONTAINER_MAX_SCAFFOLDS + 2]; /* tmpfs made read-only before pivot */
+        size_t n_seal;
+        unsigned n_scaffolds;
+};
+
+static int fail(struct setup *s, enum container_step step, int index, int r)
+{
+        s->err->step = step;
+        s->err->error = r < 0 ? -r : r;
+        s->err->index = index;
+        return r < 0 ? r : -r;
+}
+
+static unsigned long long attr_from_flags(unsigned long flags)
+{
+        unsigned long long a = 0;
+        if (flags & MS_RDONLY)
+                a |= MOUNT_ATTR_RDONLY;
+        if (flags & MS_NOSUID)
+                a |= MOUNT_ATTR_NOSUID;
+        if (flags & MS_NODEV)
+                a |= MOUNT_ATTR_NODEV;
+        if (flags & MS_NOEXEC)
+                a |= MOUNT_ATTR_NOEXEC;
+        if (flags & MS_NOSYMFOLLOW)
+                a |= MOUNT_ATTR_NOSYMFOLLOW;
+        return a;
+}
+
+/* Adds attributes to a mount (tree); also makes it private, so that nothing
+ * mounted under it later can propagate anywhere. */
+static int mount_set(int fd, unsigned long long attr, bool recursive)
+{
+        struct mount_attr ma = {
+                .attr_set = attr,
+                .propagation = MS_PRIVATE,
+        };
+        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma,
+                          sizeof(ma)) < 0)
+                return -errno;
+        return 0;
+}
+
+static int mount_attach(int mnt_fd, int target_fd)
+{
+        if (move_mount(mnt_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+            0)
+                return -errno;
+        return 0;
+}
+
+/* Recursive clone of whatever fd (O_PATH) points at, with attributes added. */
+static int clone_at(int dir_fd, const char *path, unsigned long long attr)
+{
+        int fd = open_tree(dir_fd, path,
+                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+                                   (path[0] ? 0 : AT_EMPTY_PATH));
+        if (fd < 0)
+                return -errno;
+        int r = mount_set(fd, attr, true);
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* A fresh detached tmpfs (or any fs without a source) with string options. */
+static int fs_new(const char *type, const char *const *opts, size_t n_opts,
+                  unsigned long long attr)
+{
+        cleanup_close int fs = fsopen(type, FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        for (size_t i = 0; i + 1 < n_opts; i += 2) {
+                int r = opts[i + 1] ? fsconfig(fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0)
+                                    : fsconfig(fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
+                if (r < 0)
+                        return -errno;
+        }
+        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return -errno;
+        int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned) attr);
+        if (mnt < 0)
+                return -errno;
+        if (mount_set(mnt, 0, false) < 0) {
+                int r = -errno;
+                safe_close(mnt);
+                return r;
+        }
+        return mnt;
+}
+
+static int tmpfs_new(const char *size, mode_t mode, unsigned long long attr)
+{
+        char m[16], sz[32];
+        (void) snprintf(m, sizeof(m), "%o", (unsigned) (mode & 07777));
+        (void) snprintf(sz, sizeof(sz), "%s", size);
+        const char *opts[] = { "mode", m, "size", sz };
+        return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
+}
+
+static int resolve_in(int dir_fd, const char *path)
+{
+        /* Targets are "absolute inside the container": strip the slashes, the
+         * lookup is relative to (and confined in) the new root. */
+        while (*path == '/')
+                path++;
+        return openat2_flags(dir_fd, *path ? path : ".", O_PATH,
+                             0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+static int reopen_root(struct setup *s)
+{
+        int fd = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        safe_close(s->root_fd);
+        s->root_fd = fd;
+        return 0;
+}
+
+/*
+ * Covers dir_fd with a tmpfs that holds, for every original entry, a recursive
+ * bind of it (directories, files, devices, sockets) or a copy (symlinks). The
+ * view is unchanged except that new names can now be created in it; the image
+ * underneath is not written. Returns the attached scaffold mount.
+ */
+static int scaffold(struct setup *s, int dir_fd)
+{
+        struct stat st;
+        char m[16];
+
+        if (s->n_scaffolds >= CONTAINER_MAX_SCAFFOLDS || s->n_seal >= ELEMENTSOF(s->seal_fds))
+                return -E2BIG;
+        if (fstat(dir_fd, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        (void) snprintf(m, sizeof(m), "%o", (unsigned) (st.st_mode & 07777));
+        const char *opts[] = { "mode", m, "size", SCAFFOLD_SIZE };
+        int mnt = fs_new("tmpfs", opts, ELEMENTSOF(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (mnt < 0)
+                return mnt;
+        s->seal_fds[s->n_seal++] = mnt;
+        s->n_scaffolds++;
+
+        /* Opened before the cover: this fd keeps listing the original. */
+        cleanup_close int orig = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (orig < 0)
+                return -errno;
+        int r = mount_attach(mnt, dir_fd);
+        if (r < 0)
+                return r;
+
+        char buf[4096] __attribute__((aligned(8)));
+        unsigned n_entries = 0;
+        for (;;) {
+                long n = syscall(SYS_getdents64, orig, buf, sizeof(buf));
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                for (long off = 0; off < n;) {
+                        struct {
+                                unsigned long long d_ino;
+                                long long d_off;
+                                unsigned short d_reclen;
+                                unsigned char d_type;
+                                char d_name[];
+                        } *de = (void *) (buf + off);
+                        off += de->d_reclen;
+                        const char *name = de->d_name;
+                        if (streq(name, ".") || streq(name, ".."))
+                                continue;
+                        if (++n_entries > CONTAINER_SCAFFOLD_ENTRIES)
+                                return -E2BIG;
+
+                        struct stat est;
+                        if (fstatat(orig, name, &est, AT_SYMLINK_NOFOLLOW) < 0)
+                                return -errno;
+                        if (S_ISLNK(est.st_mode)) {
+                                char target[PATH_MAX];
+                                ssize_t l = readlinkat(orig, name, target, sizeof(target) - 1);
+                                if (l < 0)
+                                        return -errno;
+                                target[l] = '\0';
+                                if (symlinkat(target, mnt, name) < 0)
+                                        return -errno;
+                                continue;
+                        }
+                        if (S_ISDIR(est.st_mode)) {
+                                if (mkdirat(mnt, name, est.st_mode & 07777) < 0)
+                                        return -errno;
+                        } else if (mknodat(mnt, name, S_IFREG | 0600, 0) < 0) {
+                                return -errno;
+                        }
+                        cleanup_close int src = clone_at(orig, name, 0);
+                        if (src < 0)
+                                return src;
+                        cleanup_close int dst =
+                                openat(mnt, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        if (dst < 0)
+                                return -errno;
+                        r = mount_attach(src, dst);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return mnt;
+}
+
+/* Creates the missing components of rest (relative) under dir_fd. */
+static int create_chain(int dir_fd, const char *rest, bool is_file)
+{
+        char path[PATH_MAX];
+        cleanup_close int cur = -EBADF;
+        int at = dir_fd;
+
+        if (strlen(rest) >= sizeof(path))
+                return -ENAMETOOLONG;
+        memcpy(path, rest, strlen(rest) + 1);
+        for (char *p = path, *next; p && *p; p = next) {
+                next = strchr(p, '/');
+                if (next)
+                        *next++ = '\0';
+                if (!*p)
+                        continue;
+                bool last = !next || !*next;
+                if (last && is_file) {
+                        if (mknodat(at, p, S_IFREG | 0644, 0) < 0 && errno != EEXIST)
+                                return -errno;
+                        return 0;
+                }
+                if (mkdirat(at, p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                int fd = openat(at, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                safe_close(cur);
+                cur = fd;
+                at = cur;
+        }
+        return 0;
+}
+
+/* Opens (creating if missing, never in the image) the target of a mount. */
+static int target_open(struct setup *s, const char *target, bool is_file)
+{
+        char anc[PATH_MAX];
+        int fd = resolve_in(s->root_fd, target);
+        if (fd != -ENOENT)
+                return fd;
+
+        size_t len = strlen(target);
+        if (len >= sizeof(anc))
+                return -ENAMETOOLONG;
+        memcpy(anc, target, len + 1);
+
+        /* Nearest existing ancestor. */
+        cleanup_close int anc_fd = -EBADF;
+        size_t cut = len;
+        for (;;) {
+                char *slash = strrchr(anc, '/');
+                if (!slash)
+                        return -ENOENT;
+                *slash = '\0';
+                cut = (size_t) (slash - anc);
+                int r = resolve_in(s->root_fd, anc[0] ? anc : "/");
+                if (r >= 0) {
+                        anc_fd = r;
+                        break;
+                }
+                if (r != -ENOENT)
+                        return r;
+        }
+        const char *rest = target + cut + 1;
+
+        int r = create_chain(anc_fd, rest, is_file);
+        if (r == -EROFS || r == -EACCES || r == -EPERM) {
+                /* Read-only image (or a read-only bind): never write it;
+                 * create the mount point in a scaffold instead. */
+                int mnt = scaffold(s, anc_fd);
+                if (mnt < 0)
+                        return mnt;
+                r = create_chain(mnt, rest, is_file);
+                if (r < 0)
+                        return r;
+                /* The scaffold may sit on the root itself. */
+                r = reopen_root(s);
+        }
+        if (r < 0)
+                return r;
+        return resolve_in(s->root_fd, target);
+}
+
+/* Mounts mnt_fd (consumed on success) at target under the new root. */
+static int attach_at(struct setup *s, int mnt_fd, const char *target, bool is_file)
+{
+        cleanup_close int t = target_open(s, target, is_file);
+        if (t < 0)
+                return t;
+        return mount_attach(mnt_fd, t);
+}
+
+static int mask_one(struct setup *s, int dir_fd, const char *path)
+{
+        cleanup_close int t = resolve_in(dir_fd, path);
+        struct stat st;
+        int r;
+
+        if (t == -ENOENT)
+                return 0; /* nothing to hide */
+        if (t < 0)
+                return t;
+        if (fstat(t, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode)) {
+                if (s->empty_fd < 0) {
+                        cleanup_close int e =
+                                tmpfs_new("4k", 0555,
+                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                        if (e < 0)
+                                return e;
+                        r = mount_attach(e, t);
+                        if (r < 0)
+                                return r;
+                        /* Attached now, so it can be cloned for the next dirs. */
+                        s->empty_fd = TAKE_FD(e);
+                        return 0;
+                }
+                cleanup_close int c = clone_at(s->empty_fd, "", 0);
+                if (c < 0)
+                        return c;
+                return mount_attach(c, t);
+        }
+        cleanup_close int c = clone_at(s->null_fd, "",
+                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (c < 0)
+                return c;
+        return mount_attach(c, t);
+}
+
+static int setup_proc(struct setup *s)
+{
+        cleanup_close int proc = fs_new("proc", NULL, 0,
+                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (proc < 0)
+                return fail(s, CONTAINER_STEP_PROC, -1, proc);
+        int r = attach_at(s, proc, "/proc", false);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_PROC, -1, r);
+
+        /* The principal is uid 1000 and holds no capability: let it bind low
+         * ports in its own network namespace (what Docker sets too). Written
+         * while /proc/sys is still writable, before the read-only bind. */
+        r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+
+        if (!(s->spec->weaken & WEAKEN_NO_MASKS))
+                for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++) {
+                        r = mask_one(s, proc, proc_masked[i]);
+                        if (r < 0)
+                                return fail(s, CONTAINER_STEP_PROC, (int) i, r);
+                }
+        for (size_t i = 0; i < ELEMENTSOF(proc_readonly); i++) {
+                cleanup_close int t = resolve_in(proc, proc_readonly[i]);
+                if (t == -ENOENT)
+                        continue;
+                if (t < 0)
+                        return fail(s, CONTAINER_STEP_PROC, (int) i, t);
+                cleanup_close int c =
+                        clone_at(t, "",
+                                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                         MOUNT_ATTR_NOEXEC);
+                if (c < 0)
+                        return fail(s, CONTAINER_STEP_PROC, (int) i, c);
+                r = mount_attach(c, t);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_PROC, (int) i, r);
+        }
+        return 0;
+}
+
+static int setup_dev(struct setup *s)
+{
+        static const struct {
+                const char *name, *target;
+        } links[] = {
+                { "ptmx", "pts/ptmx" },         { "fd", "/proc/self/fd" },
+                { "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
+                { "stderr", "/proc/self/fd/2" },
+        };
+        char shm_size[32];
+        int r;
+
+        int dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (dev < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, dev);
+        s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
+        r = attach_at(s, dev, "/dev", false);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, r);
+
+        /* mknod is impossible in a user namespace (and a device node on a
+         * tmpfs mounted there would be unusable): bind the host's nodes. */
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
+                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
+                cleanup_close int c =
+                        clone_at(s->dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                if (c < 0)
+                        return fail(s, CONTAINER_STEP_DEV, (int) i, c);
+                cleanup_close int t =
+                        openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (t < 0)
+                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
+                r = mount_attach(c, t);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, (int) i, r);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(links); i++)
+                if (symlinkat(links[i].target, dev, links[i].name) < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+        if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+
+        const char *pts_opts[] = { "ptmxmode", "0666", "mode", "0620", "gid", "5" };
+        cleanup_close int pts = fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
+                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (pts < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, pts);
+        cleanup_close int pts_t = openat(dev, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (pts_t < 0 || mount_attach(pts, pts_t) < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+
+        (void) snprintf(shm_size, sizeof(shm_size), "%llu",
+                        (unsigned long long) s->spec->tmp_bytes);
+        cleanup_close int shm = tmpfs_new(shm_size, 01777,
+                                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                  MOUNT_ATTR_NOEXEC);
+        if (shm < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, shm);
+        cleanup_close int shm_t = openat(dev, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (shm_t < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+        r = mount_attach(shm, shm_t);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_DEV, -1, r);
+        return 0;
+}
+
+static int setup_sys(struct setup *s)
+{
+        /* Allowed in a user namespace because we own the network namespace
+         * whose /sys/class/net it shows (only lo). */
+        cleanup_close int sys = fs_new("sysfs", NULL, 0,
+                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                               MOUNT_ATTR_NOEXEC);
+        if (sys < 0)
+                return fail(s, CONTAINER_STEP_SYS, -1, sys);
+        int r = attach_at(s, sys, "/sys", false);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_SYS, -1, r);
+        /* /sys/fs/cgroup stays an empty read-only directory: the container
+         * sees no cgroup file system at all, so it cannot write any. */
+        if (!(s->spec->weaken & WEAKEN_NO_MASKS))
+                for (size_t i = 0; i < ELEMENTSOF(sys_masked); i++) {
+                        r = mask_one(s, sys, sys_masked[i]);
+                        if (r < 0)
+                                return fail(s, CONTAINER_STEP_SYS, (int) i, r);
+                }
+        return 0;
+}
+
+static int setup_tmp_run(struct setup *s)
+{
+        char size[32];
+        (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) s->spec->tmp_bytes);
+
+        cleanup_close int tmp = tmpfs_new(size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (tmp < 0)
+                return fail(s, CONTAINER_STEP_TMP, -1, tmp);
+        int r = attach_at(s, tmp, "/tmp", false);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_TMP, -1, r);
+
+        /* A fresh /run hides the host's runtime sockets (a read-only mount
+         * does not stop connect() on a unix socket) and holds the socket dir. */
+        int run = tmpfs_new(RUN_SIZE, 0755,
+                            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (run < 0)
+                return fail(s, CONTAINER_STEP_RUN, -1, run);
+        s->seal_fds[s->n_seal++] = run;
+        r = attach_at(s, run, "/run", false);
+        if (r < 0)
+                return fail(s, CONTAINER_STEP_RUN, -1, r);
+        if (mkdirat(run, "openenvd", 0755) < 0)
+                return fail(s, CONTAINER_STEP_RUN, -1, -errno);
+        if (s->socket_fd >= 0) {
+                cleanup_close int t = openat(run, "openenvd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (t < 0)
+                        return fail(s, CONTAINER_STEP_RUN, -1, -errno);
+                r = mount_attach(s->socket_fd, t);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_RUN, -1, r);
+        }
+        return 0;
+}
+
+/* Spec mounts are prepared (sources opened, file systems created) while the
+ * host's paths are all still visible, i.e. before the new root is attached. */
+static int prepare_mount(const struct mount_entry *m)
+{
+        unsigned long long attr = attr_from_flags(m->flags);
+        char size[32], mode[16];
+
+        switch (m->kind) {
+        case MOUNT_BIND: {
+                /* O_PATH|O_NOFOLLOW: a source whose last component was
+                 * swapped for a symlink is refused (ELOOP from open_tree). */
+                cleanup_close int src = open(m->source, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (src < 0)
+                        return -errno;
+                return clone_at(src, "", attr);
+        }
+        case MOUNT_TMPFS: {
+                (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) m->size_bytes);
+                (void) snprintf(mode, sizeof(mode), "%o",
+                                (unsigned) ((m->mode ? m->mode : 0755) & 07777));
+                const char *opts[] = { "mode", mode, "size", size };
+                return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
+        }
+        case MOUNT_OVERLAY: {
+                /* userxattr: trusted.* xattrs are out of reach in a user
+                 * namespace; overlayfs keeps its metadata in user.* then. */
+                const char *opts[] = { "lowerdir", m->source, "upperdir", m->upper,
+                                       "workdir",  m->work,   "userxattr", NULL };
+                return fs_new("overlay", opts, ELEMENTSOF(opts), attr);
+        }
+        }
+        return -EINVAL;
+}
+
+int mount_setup(const struct container_spec *spec, struct container_error *err)
+{
+        struct setup s = {
+                .spec = spec,
+                .err = err,
+                .root_fd = -EBADF,
+                .null_fd = -EBADF,
+                .empty_fd = -EBADF,
+                .socket_fd = -EBADF,
+        };
+        int r;
+
+        /* Nothing mounted below may ever propagate to the host. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return fail(&s, CONTAINER_STEP_MOUNT_PRIVATE, -1, -errno);
+
+        unsigned long long root_attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        if (!(spec->weaken & WEAKEN_WRITABLE_ROOT))
+                root_attr |= MOUNT_ATTR_RDONLY;
+        cleanup_close int root_src = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_src < 0)
+                return fail(&s, CONTAINER_STEP_ROOTFS, -1, -errno);
+        s.root_fd = clone_at(root_src, "", root_attr);
+        if (s.root_fd < 0)
+                return fail(&s, CONTAINER_STEP_ROOTFS, -1, s.root_fd);
+
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                s.mount_fds[i] = prepare_mount(&spec->mounts[i]);
+                if (s.mount_fds[i] < 0)
+                        return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, s.mount_fds[i]);
+        }
+        if (spec->socket_dir) {
+                cleanup_close int src =
+                        open(spec->socket_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (src < 0)
+                        return fail(&s, CONTAINER_STEP_RUN, -1, -errno);
+                s.socket_fd = clone_at(src, "",
+                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                if (s.socket_fd < 0)
+                        return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                char path[32];
+                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
+                s.dev_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (s.dev_fds[i] < 0)
+                        return fail(&s, CONTAINER_STEP_DEVICES, (int) i, -errno);
+        }
+        s.null_fd = s.dev_fds[0];
+
+        cleanup_close int attach = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (attach < 0)
+                return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, -errno);
+        r = mount_attach(s.root_fd, attach);
+        if (r < 0)
+                return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
+
+        dbg_mark(10);
+        r = setup_proc(&s);
+        if (r < 0)
+                return r;
+        dbg_mark(11);
+        r = setup_dev(&s);
+        if (r < 0)
+                return r;
+        dbg_mark(12);
+        r = setup_sys(&s);
+        if (r < 0)
+                return r;
+        dbg_mark(13);
+        r = setup_tmp_run(&s);
+        if (r < 0)
+                return r;
+
+        dbg_mark(14);
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                const struct mount_entry *m = &spec->mounts[i];
+                cleanup_close int t = target_open(&s, m->target, m->is_file);
+                if (t < 0)
+                        return fail(&s, CONTAINER_STEP_MOUNT_TARGET, (int) i, t);
+                r = mount_attach(s.mount_fds[i], t);
+                if (r < 0)
+                        return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
+        }
+
+        if (!(spec->weaken & WEAKEN_NO_MASKS) && spec->masks)
+                for (size_t i = 0; spec->masks[i]; i++) {
+                        r = mask_one(&s, s.root_fd, spec->masks[i]);
+                        if (r < 0)
+                                return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
+                }
+
+        /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
+         * mount point in them exists. */
+        for (size_t i = 0; i < s.n_seal; i++) {
+                r = mount_set(s.seal_fds[i], MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        return fail(&s, CONTAINER_STEP_SEAL, (int) i, r);
+        }
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one;
+         * detaching "." then removes it and every host mount below it
+         * (the kernel allows detaching the locked tree as a whole). */
+        dbg_mark(15);
+        if (fchdir(s.root_fd) < 0)
+                return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        if (umount2(".", MNT_DETACH) < 0)
+                return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        if (chdir("/") < 0)
+                return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The container's file system view, built by the freshly cloned child of the
+ * native launcher while it is still root of its new user namespace, and
+ * entered with pivot_root(). Runs only in that child: it allocates nothing
+ * and leaves its fds to be closed by the exec (all are O_CLOEXEC).
+ *
+ * The view (docs/SANDBOX.md has the full table):
+ *   /            the image root, a private recursive bind, read-only, nosuid, nodev
+ *   /proc        fresh procfs of the new pid namespace; Docker's masked and
+ *                read-only paths
+ *   /dev         read-only tmpfs: null zero full random urandom tty (bound from
+ *                the host), pts (new devpts), shm (tmpfs, tmp_bytes), symlinks
+ *   /sys         fresh read-only sysfs of the new network namespace, masked
+ *                firmware/powercap; /sys/fs/cgroup is left empty
+ *   /tmp         tmpfs of tmp_bytes, nosuid, nodev
+ *   /run         read-only tmpfs holding only /run/openenvd (the socket dir)
+ *   spec mounts  in order; spec masks last
+ *
+ * Mount targets that do not exist are created without writing the image: the
+ * nearest existing ancestor is covered by a "scaffold" tmpfs that re-binds
+ * every original entry (recursively, so submounts and read-only flags stay)
+ * and then holds the new mount points; scaffolds are sealed read-only before
+ * pivot_root (crun does the same; see docs/SANDBOX.md).
+ */
+#include "sandbox/container-spec.h"
+#include "sandbox/launcher-native.h"
+
+/* Builds the view and pivots into it; on return the cwd and root are the
+ * container's "/". On failure fills *err (step, errno, index) and returns
+ * -errno. */
+int mount_setup(const struct container_spec *spec, struct container_error *err);

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unit/episode-fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/util.h"
+
+static int make_dir(const char *path, mode_t mode, uid_t uid)
+{
+        int r = mkdir_p_at(AT_FDCWD, path, 0755);
+        if (r < 0)
+                return r;
+        /* chmod/chown after mkdir: the umask must not decide access. */
+        if (chmod(path, mode) < 0)
+                return -errno;
+        if (uid != (uid_t) -1 && chown(path, uid, uid) < 0)
+                return -errno;
+        return 0;
+}
+
+static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t mode)
+{
+        cleanup_free char *upper = xasprintf("%s/upper", dir);
+        cleanup_free char *work = xasprintf("%s/work", dir);
+        cleanup_free char *merged = xasprintf("%s/merged", dir);
+        cleanup_free char *opts = NULL;
+        int r;
+
+        if ((r = make_dir(upper, mode, owner)) < 0 || (r = make_dir(work, 0700, (uid_t) -1)) < 0 ||
+            (r = make_dir(merged, 0755, (uid_t) -1)) < 0)
+                return r;
+        /* userxattr is not needed (the daemon mounts as real root); index=off
+         * and metacopy=off keep the upper a plain tree the grader can read. */
+        opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s,index=off,metacopy=off", lower, upper,
+                         work);
+        if (mount("overlay", merged, "overlay", MS_NODEV | MS_NOSUID, opts) < 0)
+                return -errno;
+        return 0;
+}
+
+static void umount_quiet(const char *path)
+{
+        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+                (void) 0; /* best effort: teardown removes what it can */
+}
+
+int episode_fs_teardown(const struct unit_plan_context *ctx)
+{
+        const struct manifest *m = ctx->manifest;
+        const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
+        cleanup_free char *ws = xasprintf("%s/workspace/merged", ctx->episode_dir);
+
+        umount_quiet(ws);
+        for (size_t k = 0; k < svc->n_containers; k++) {
+                cleanup_free char *p = xasprintf("%s/services/%s/merged", ctx->episode_dir,
+                                                 svc->containers[k].name);
+                umount_quiet(p);
+        }
+        /* overlayfs leaves a mode-000 work/work behind: rm_rf_at runs as root,
+         * which is not stopped by modes. */
+        return rm_rf_at(AT_FDCWD, ctx->episode_dir);
+}
+
+static int setup_socket_dirs(const struct unit_plan_context *ctx)
+{
+        const struct manifest *m = ctx->manifest;
+        int r;
+
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                for (size_t k = 0; k < m->zones[z].n_containers; k++) {
+                        const struct manifest_container *c = &m->zones[z].containers[k];
+                        cleanup_free char *dir = unit_socket_dir(ctx, c->name);
+                        /* Recreated every episode: no socket or file survives. */
+                        r = rm_rf_at(AT_FDCWD, dir);
+                        if (r < 0)
+                                return r;
+                        r = make_dir(dir, 0755, unit_container_host_uid(m, c));
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+static int write_hosts(const struct unit_plan_context *ctx)
+{
+        cleanup_free char *dir = unit_socket_dir(ctx, "env");
+        cleanup_free char *path = xasprintf("%s/hosts", dir);
+        cleanup_free char *content = unit_hosts_file(ctx->manifest);
+        cleanup_close int fd = -EBADF;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        return write_all(fd, content, strlen(content));
+}
+
+static int setup(const struct unit_plan_context *ctx)
+{
+        const struct manifest *m = ctx->manifest;
+        const struct manifest_container *env = manifest_find_container(m, "env");
+        cleanup_free char *empty = xasprintf("%s/run/empty", ctx->state_dir);
+        cleanup_free char *ws = xasprintf("%s/workspace", ctx->episode_dir);
+        int r;
+
+        if ((r = make_dir(ctx->episode_dir, 0711, (uid_t) -1)) < 0 ||
+            (r = make_dir(empty, 0755, (uid_t) -1)) < 0)
+                return r;
+        if ((r = setup_socket_dirs(ctx)) < 0 || (r = write_hosts(ctx)) < 0)
+                return r;
+
+        /* The whole agent zone writes /workspace: owned by the env's principal,
+         * open to the zone's other principals (same trust level). */
+        r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(m, env), 01777);
+        if (r < 0)
+                return r;
+
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                for (size_t k = 0; k < m->zones[z].n_containers; k++) {
+                        const struct manifest_container *c = &m->zones[z].containers[k];
+                        uid_t uid = unit_container_host_uid(m, c);
+                        if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
+                                cleanup_free char *d =
+                                        xasprintf("%s/services/%s", ctx->episode_dir, c->name);
+                                r = mount_overlay(d, empty, uid, 0755);
+                        } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
+                                cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
+                                cleanup_free char *in = unit_observer_dir(ctx, c->name, "inputs");
+                                r = make_dir(out, 0755, uid);
+                                if (r >= 0)
+                                        r = make_dir(in, 0755, (uid_t) -1);
+                        }
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+int episode_fs_setup(const struct unit_plan_context *ctx)
+{
+        int r = setup(ctx);
+        if (r < 0)
+                (void) episode_fs_teardown(ctx);
+        return r;
+}

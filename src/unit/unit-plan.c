@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unit/unit-plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "base/strbuf.h"
+#include "base/util.h"
+
+/* Everything an observer reads is data, never code, links or devices. */
+#define VIEW_FLAGS (MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID)
+/* What a container may write: never setuid binaries or device nodes. */
+#define RW_FLAGS          (MS_NODEV | MS_NOSUID)
+
+#define DEFAULT_TMP_BYTES (64ULL * 1024 * 1024)
+#define CONTAINER_NOFILE  4096
+
+static bool stat_is_dir(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+size_t unit_container_index(const struct manifest *m, const struct manifest_container *c)
+{
+        size_t i = 0;
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                for (size_t k = 0; k < m->zones[z].n_containers; k++, i++)
+                        if (&m->zones[z].containers[k] == c)
+                                return i;
+        return i;
+}
+
+static uid_t range_base(const struct manifest *m, const struct manifest_container *c)
+{
+        return (uid_t) (UNIT_UID_BASE + unit_container_index(m, c) * UNIT_UID_RANGE);
+}
+
+uid_t unit_container_host_uid(const struct manifest *m, const struct manifest_container *c)
+{
+        return range_base(m, c) + UNIT_PRINCIPAL_UID;
+}
+
+char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container)
+{
+        return xasprintf("%s/run/sock/%s", ctx->state_dir, container);
+}
+
+char *unit_observer_dir(const struct unit_plan_context *ctx, const char *observer, const char *sub)
+{
+        return xasprintf("%s/observers/%s/%s", ctx->episode_dir, observer, sub);
+}
+
+void unit_service_address(size_t i, char buf[static 16])
+{
+        /* 127.0.0.10, .11, ...: loopback addresses in the env's own netns. */
+        (void) snprintf(buf, 16, "127.0.0.%zu", 10 + i);
+}
+
+char *unit_hosts_file(const struct manifest *m)
+{
+        const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
+        struct strbuf sb = STRBUF_INIT;
+        size_t i = 0;
+
+        strbuf_adds(&sb, "127.0.0.1 localhost\n::1 localhost\n");
+        for (size_t k = 0; k < svc->n_containers; k++) {
+                const struct manifest_container *c = &svc->containers[k];
+                char addr[16];
+                if (!c->expose.host)
+                        continue;
+                unit_service_address(i++, addr);
+                strbuf_addf(&sb, "%s %s\n", addr, c->expose.host);
+        }
+        return strbuf_detach(&sb, NULL);
+}
+
+static void strv_add_unique(char ***v, char *s)
+{
+        if (strv_contains(*v, s))
+                free(s);
+        else
+                strv_push(v, s);
+}
+
+char **unit_masks(const struct unit_plan_context *ctx)
+{
+        const struct manifest *m = ctx->manifest;
+        bool (*is_dir)(const char *) = ctx->is_dir ?: stat_is_dir;
+        char **v = NULL;
+
+        strv_push(&v, xstrdup(ctx->state_dir));
+        strv_push(&v, xstrdup("/run/secrets"));
+        /* Hide each asset's source: the directory itself, or a file's parent
+         * (a file alone would leave its siblings, often more answers, open). */
+        for (size_t i = 0; i < m->n_assets; i++) {
+                const char *p = m->assets[i].path;
+                if (is_dir(p)) {
+                        strv_add_unique(&v, xstrdup(p));
+                } else {
+                        const char *slash = strrchr(p, '/');
+                        size_t n = slash && slash != p ? (size_t) (slash - p) : 1;
+                        strv_add_unique(&v, xstrndup(p, n));
+                }
+        }
+        if (ctx->extra_masks)
+                for (char *const *e = ctx->extra_masks; *e; e++)
+                        strv_add_unique(&v, xstrdup(*e));
+        return v;
+}
+
+static void add_mount(struct container_spec *s, const char *source, const char *target,
+                      unsigned long flags, bool is_file)
+{
+        s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
+        s->mounts[s->n_mounts++] = (struct mount_entry){
+                .kind = MOUNT_BIND,
+                .source = xstrdup(source),
+                .target = xstrdup(target),
+                .flags = flags,
+                .is_file = is_file,
+        };
+}
+
+static void add_forward(struct container_spec *s, enum forward_kind kind, const char *host,
+                        uint16_t port, const char *path)
+{
+        s->forwards = xrealloc(s->forwards, (s->n_forwards + 1) * sizeof(*s->forwards));
+        s->forwards[s->n_forwards++] = (struct forward){
+                .kind = kind,
+                .host = xstrdup(host),
+                .port = port,
+                .path = xstrdup(path),
+        };
+}
+
+static char *service_env_name(const char *name)
+{
+        char *s = xasprintf("OPENENVD_SERVICE_%s=", name);
+        for (char *p = s + strlen("OPENENVD_SERVICE_"); *p != '='; p++)
+                *p = *p == '-' ? '_' : (char) toupper((unsigned char) *p);
+        return s;
+}
+
+static void plan_env(const struct unit_plan_context *ctx, const struct manifest_container *c,
+                     struct container_spec *s)
+{
+        const struct manifest *m = ctx->manifest;
+
+        strv_push(&s->env,
+                  xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+        strv_push(&s->env, xstrdup("HOME=/tmp"));
+        strv_push(&s->env, xstrdup("LANG=C.UTF-8"));
+        /* The root is read-only: don't let Python try to write .pyc files. */
+        strv_push(&s->env, xstrdup("PYTHONDONTWRITEBYTECODE=1"));
+        strv_push(&s->env, xstrdup("PYTHONUNBUFFERED=1"));
+        strv_push(&s->env, xasprintf("OPENENVD_CONTAINER=%s", c->name));
+        strv_push(&s->env, xasprintf("OPENENVD_ZONE=%s", manifest_zone_kind_to_string(c->zone)));
+        strv_push(&s->env, xasprintf("OPENENVD_EPISODE=%s", ctx->episode_id));
+        strv_push(&s->env, xstrdup("OPENENVD_SOCKETS=/run/openenvd"));
+        strv_push(&s->env, xstrdup("OPENENVD_WORKSPACE=/workspace"));
+        strv_push(&s->env, xstrdup("OPENENVD_OUT=/out"));
+        strv_push(&s->env, xstrdup("OPENENVD_INPUTS=/inputs"));
+        strv_push(&s->env, xstrdup("OPENENVD_ASSETS=/assets"));
+        strv_push(&s->env, xstrdup("OPENENVD_SERVICES=/services"));
+
+        if (c->zone == MANIFEST_ZONE_AGENT && !streq(c->name, "env")) {
+                /* The harness only ever holds the placeholder; the model proxy
+                 * swaps in the real key outside the zone. */
+                strv_push(&s->env,
+                          xasprintf("MCP_URL=http://127.0.0.1:%d/mcp", UNIT_HARNESS_MCP_PORT));
+                strv_push(&s->env,
+                          xasprintf("MODEL_BASE_URL=http://127.0.0.1:%d", UNIT_HARNESS_MODEL_PORT));
+                strv_push(&s->env, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d",
+                                             UNIT_HARNESS_MODEL_PORT));
+                strv_push(&s->env, xstrdup("ANTHROPIC_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+                strv_push(&s->env, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1",
+                                             UNIT_HARNESS_MODEL_PORT));
+                strv_push(&s->env, xstrdup("OPENAI_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+        }
+        if (c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env")) {
+                const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
+                for (size_t k = 0; k < svc->n_containers; k++) {
+                        const struct manifest_container *x = &svc->containers[k];
+                        cleanup_free char *key = NULL;
+                        if (!x->expose.host)
+                                continue;
+                        key = service_env_name(x->name);
+                        strv_push(&s->env, xasprintf("%shttp://%s:%u", key, x->expose.host,
+                                                     (unsigned) x->expose.port));
+                }
+        }
+        if (c->zone == MANIFEST_ZONE_OBSERVERS)
+                strv_push(&s->env,
+                          xasprintf("OPENENVD_PHASE=%s", manifest_phase_to_string(ctx->phase)));
+        /* The container's own environment comes last and wins. */
+        for (char **e = c->env; e && *e; e++)
+                strv_push(&s->env, xstrdup(*e));
+}
+
+static void plan_observer_views(const struct unit_plan_context *ctx,
+                                const struct manifest_container *c, struct container_spec *s)
+{
+        for (size_t i = 0; i < c->n_reads; i++) {
+                const struct manifest_read *r = &c->reads[i];
+                cleanup_free char *src = NULL, *dst = NULL;
+
+                switch (r->kind) {
+                case MANIFEST_READ_WORKSPACE:
+                        src = xasprintf("%s/workspace/merged", ctx->episode_dir);
+                        add_mount(s, src, "/workspace", VIEW_FLAGS, false);
+                        break;
+                case MANIFEST_READ_ASSET:
+                        /* The daemon's private copy (<state>/assets/<name>, made
+                         * once, world-readable, masked like the whole state
+                         * dir): a file asset appears as /assets/<name>/<basename>. */
+                        src = xasprintf("%s/assets/%s", ctx->state_dir, r->target);
+                        dst = xasprintf("/assets/%s", r->target);
+                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        break;
+                case MANIFEST_READ_SERVICE_STATE:
+                        src = xasprintf("%s/services/%s/merged", ctx->episode_dir, r->target);
+                        dst = xasprintf("/services/%s", r->target);
+                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        break;
+                case MANIFEST_READ_OUTPUT:
+                        /* Never the upstream's live /out: a custody copy made
+                         * after the upstream's cgroup was empty. */
+                        src = xasprintf("%s/observers/%s/inputs/%s", ctx->episode_dir, c->name,
+                                        r->target);
+                        dst = xasprintf("/inputs/%s", r->target);
+                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        break;
+                }
+        }
+}
+
+int unit_plan_container(const struct unit_plan_context *ctx, const struct manifest_container *c,
+                        struct container_spec *ret)
+{
+        const struct manifest *m = ctx->manifest;
+        struct container_spec s = { .stdio_fd = -EBADF };
+        cleanup_free char *sock = unit_socket_dir(ctx, c->name);
+        uint64_t disk_mb = c->effective.disk_mb;
+
+        s.name = xstrdup(c->name);
+        s.argv = strv_copy(c->argv);
+        s.workdir = xstrdup(c->workdir ?: "/");
+        s.rootfs = xstrdup(c->rootfs ?: "/");
+        s.host_uid = range_base(m, c);
+        s.uid_count = UNIT_UID_RANGE;
+        s.uid = UNIT_PRINCIPAL_UID;
+        s.gid = UNIT_PRINCIPAL_GID;
+        s.tmp_bytes = disk_mb ? disk_mb * 1024 * 1024 : DEFAULT_TMP_BYTES;
+        s.nofile = CONTAINER_NOFILE;
+        s.masks = unit_masks(ctx);
+        plan_env(ctx, c, &s);
+
+        /* The one way out of every container. */
+        add_mount(&s, sock, "/run/openenvd", RW_FLAGS | MS_NOEXEC, false);
+
+        switch (c->zone) {
+        case MANIFEST_ZONE_AGENT: {
+                cleanup_free char *ws = xasprintf("%s/workspace/merged", ctx->episode_dir);
+                add_mount(&s, ws, "/workspace", RW_FLAGS, false);
+                if (streq(c->name, "env")) {
+                        const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
+                        cleanup_free char *hosts = xasprintf("%s/hosts", sock);
+                        size_t i = 0;
+
+                        add_mount(&s, hosts, "/etc/hosts", MS_RDONLY | RW_FLAGS | MS_NOEXEC, true);
+                        /* The env server listens on TCP in its own netns; the shim
+                         * bridges env.sock to it, so any TCP server works unchanged. */
+                        add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port ?: m->port,
+                                    "/run/openenvd/env.sock");
+                        for (size_t k = 0; k < svc->n_containers; k++) {
+                                const struct manifest_container *x = &svc->containers[k];
+                                cleanup_free char *path = NULL;
+                                char addr[16];
+                                if (!x->expose.host)
+                                        continue;
+                                unit_service_address(i++, addr);
+                                path = xasprintf("/run/openenvd/svc-%s.sock", x->name);
+                                add_forward(&s, FORWARD_TCP_TO_UNIX, addr, x->expose.port, path);
+                        }
+                } else {
+                        add_forward(&s, FORWARD_TCP_TO_UNIX, "127.0.0.1", UNIT_HARNESS_MCP_PORT,
+                                    "/run/openenvd/mcp.sock");
+                        add_forward(&s, FORWARD_TCP_TO_UNIX, "127.0.0.1", UNIT_HARNESS_MODEL_PORT,
+                                    "/run/openenvd/model.sock");
+                }
+                break;
+        }
+        case MANIFEST_ZONE_SERVICES:
+                if (c->state) {
+                        cleanup_free char *st =
+                                xasprintf("%s/services/%s/merged", ctx->episode_dir, c->name);
+                        add_mount(&s, st, c->state, RW_FLAGS, false);
+                }
+                if (c->port)
+                        add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port,
+                                    "/run/openenvd/svc.sock");
+                break;
+        case MANIFEST_ZONE_OBSERVERS: {
+                cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
+                add_mount(&s, out, "/out", RW_FLAGS | MS_NOEXEC, false);
+                plan_observer_views(ctx, c, &s);
+                break;
+        }
+        case MANIFEST_ZONE_MAX:
+                break;
+        }
+
+        *ret = s;
+        return 0;
+}

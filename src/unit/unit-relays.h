@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The relays of one episode, each a listening unix socket the daemon owns in
+ * a container's socket directory:
+ *
+ *   env/svc-<svc>.sock   → services/<svc>/svc.sock   (the env's way to a hidden service)
+ *   <harness>/mcp.sock   → env/env.sock              (the harness's MCP surface)
+ *   <harness>/model.sock → model upstream            (real key added here, never inside)
+ *
+ * Authorization headers never cross a relay (relay/service-relay.h,
+ * relay/model-proxy.h). Ownership: the set owns its relays; unit_relays_free()
+ * closes them all.
+ */
+#include "relay/event-loop.h"
+#include "unit/unit-plan.h"
+
+struct unit_model {
+        const char *upstream; /* "a.b.c.d:port"; NULL: no model proxy */
+        const char *provider; /* "anthropic" | "openai" */
+        const char *key;      /* the real key (never written into a zone) */
+};
+
+struct unit_relays;
+
+int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
+                    const struct unit_model *model, struct unit_relays **ret);
+/* Closes every relay an agent container can use (at sealing). */
+void unit_relays_stop_agent(struct unit_relays *r);
+struct unit_relays *unit_relays_free(struct unit_relays *r);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Runs one external command (the docker CLI) with fork/execve and an argv
+ * array — never a shell — and captures its stdout and stderr, each bounded:
+ * at most max_out bytes are kept and the rest is drained and dropped (the
+ * `truncated` flags say so), so a hostile image's huge metadata cannot exhaust
+ * memory. The child gets its own process group so a terminal Ctrl-C reaches
+ * only us; we decide when it dies. A timeout or a readable cancel_fd kills
+ * the whole group with SIGKILL and reaps it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/time-util.h"
+
+struct command_output {
+        char *out; /* owned, NUL-terminated */
+        size_t out_len;
+        bool out_truncated;
+        char *err; /* owned, NUL-terminated */
+        size_t err_len;
+        bool err_truncated;
+        int exit_status; /* exit code, or 128+signal */
+};
+
+/* argv[0] is looked up in PATH unless it contains '/'. stdin_fd < 0 means
+ * /dev/null. cancel_fd < 0: none. Returns 0 when the command ran to
+ * completion (whatever its exit status), -ETIMEDOUT, -ECANCELED, or the
+ * errno of a failed exec (e.g. -ENOENT). On error ret is left untouched. */
+int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out, int cancel_fd,
+                struct command_output *ret);
+void command_output_done(struct command_output *o);

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The manifest contract: defaults, field-by-field merge, narrowing, paths,
+ * observer order, JSON rendering, and a data-driven pass over
+ * tests/manifests/{valid,invalid}: every invalid manifest's complete error
+ * output must equal its .expected file (set MANIFEST_UPDATE_EXPECTED=1 to
+ * rewrite them, then review the diff).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "manifest/manifest.h"
+#include "test-helpers.h"
+
+#define MANIFESTS_DIR TEST_SRCDIR "/manifests"
+#define EXAMPLE       TEST_SRCDIR "/../examples/echo/openenv.yaml"
+
+/* Parses yaml (no filesystem checks, base dir /base); fails the test with
+ * the error text if it is invalid. */
+static struct manifest *parse_ok(const char *yaml)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        struct manifest *m = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        manifest_errors_init(&e, "t.yaml");
+        r = manifest_parse(yaml, strlen(yaml), "/base", 0, &e, &m);
+        manifest_errors_format(&e, &sb);
+        cr_assert_eq(r, 0, "expected valid, got %d:\n%s", r, sb.buf);
+        strbuf_release(&sb);
+        return m;
+}
+
+/* Parses yaml expecting it to be invalid; returns the formatted errors. */
+static char *parse_errors(const char *yaml)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        struct manifest *m = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        manifest_errors_init(&e, "t.yaml");
+        r = manifest_parse(yaml, strlen(yaml), "/base", 0, &e, &m);
+        cr_assert_eq(r, -EINVAL, "expected -EINVAL, got %d", r);
+        cr_assert_null(m);
+        manifest_errors_format(&e, &sb);
+        return strbuf_detach(&sb, NULL);
+}
+
+static const struct manifest_container *find(const struct manifest *m, const char *name)
+{
+        const struct manifest_container *c = manifest_find_container(m, name);
+        cr_assert_not_null(c, "no container %s", name);
+        return c;
+}
+
+Test(manifest, defaults_without_openenvd_block)
+{
+        cleanup(manifest_freep) struct manifest *m = parse_ok("app: server.app:app\n");
+        const struct manifest_container *env = find(m, "env");
+
+        cr_expect_str_eq(m->app, "server.app:app");
+        cr_expect_eq(m->port, 8000);
+        cr_expect_eq(m->kill_deadline_s, 10.0);
+        cr_expect_null(m->workspace_seed);
+        cr_expect_eq(m->n_assets, 0);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].n_containers, 1);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_SERVICES].n_containers, 0);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_OBSERVERS].n_containers, 0);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].egress, MANIFEST_EGRESS_RELAYS_ONLY);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_SERVICES].egress, MANIFEST_EGRESS_NONE);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].oci, MANIFEST_OCI_NATIVE);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].resources.memory_mb, 1024);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].resources.pids, 512);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].resources.cpu, 0);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].resources.disk_mb, 256);
+        cr_expect_eq(m->zones[MANIFEST_ZONE_SERVICES].during_grading,
+                     MANIFEST_DURING_GRADING_FROZEN);
+
+        /* DESIGN section 7: the env runs what it runs without openenvd. */
+        cr_expect_eq(strv_length(env->argv), 6);
+        cr_expect_str_eq(env->argv[0], "uvicorn");
+        cr_expect_str_eq(env->argv[1], "server.app:app");
+        cr_expect_str_eq(env->argv[2], "--host");
+        cr_expect_str_eq(env->argv[3], "0.0.0.0");
+        cr_expect_str_eq(env->argv[4], "--port");
+        cr_expect_str_eq(env->argv[5], "8000");
+        cr_expect_eq(env->port, 8000);
+        cr_expect_eq(env->phases, MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) |
+                                          MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING));
+        cr_expect_eq(env->egress, MANIFEST_EGRESS_RELAYS_ONLY);
+        cr_expect_eq(env->effective.memory_mb, 1024);
+        cr_expect_str_eq(env->workdir, "/workspace");
+        cr_expect_str_eq(env->rootfs, "/");
+        cr_expect_null(env->env[0]);
+}
+
+Test(manifest, top_level_app_and_port_feed_openenvd)
+{
+        cleanup(manifest_freep) struct manifest *a = parse_ok("app: a.b:c\nport: 9000\n");
+        cleanup(manifest_freep) struct manifest *b =
+                parse_ok("app: a.b:c\nport: 9000\nopenenvd: {app: x:y, port: 7000}\n");
+
+        cr_expect_eq(a->port, 9000);
+        cr_expect_str_eq(find(a, "env")->argv[5], "9000");
+        cr_expect_eq(find(a, "env")->port, 9000);
+        /* openenvd.* wins over the top level. */
+        cr_expect_str_eq(b->app, "x:y");
+        cr_expect_eq(b->port, 7000);
+        cr_expect_str_eq(find(b, "env")->argv[1], "x:y");
+        cr_expect_str_eq(find(b, "env")->argv[5], "7000");
+}
+
+Test(manifest, partial_blocks_merge_field_by_field)
+{
+        /* The prototype lost relays-only and the other limits this way. */
+        cleanup(manifest_freep) struct manifest *m = parse_ok(
+                "app: s:a\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    agent:\n"
+                "      network: {}\n"
+                "      resources: {cpu: 2}\n"
+                "    services:\n"
+                "      resources: {pids: 100}\n"
+                "      runtime: {}\n");
+        const struct manifest_zone *ag = manifest_zone(m, MANIFEST_ZONE_AGENT);
+        const struct manifest_zone *sv = manifest_zone(m, MANIFEST_ZONE_SERVICES);
+
+        cr_expect_eq(ag->egress, MANIFEST_EGRESS_RELAYS_ONLY);
+        cr_expect_eq(ag->resources.memory_mb, 1024);
+        cr_expect_eq(ag->resources.pids, 512);
+        cr_expect_eq(ag->resources.cpu, 2.0);
+        cr_expect_eq(ag->resources.disk_mb, 256);
+        cr_expect_eq(sv->resources.memory_mb, 512);
+        cr_expect_eq(sv->resources.pids, 100);
+        cr_expect_eq(sv->oci, MANIFEST_OCI_NATIVE);
+        /* A zone mapping without containers still gets the env server. */
+        cr_expect_eq(ag->n_containers, 1);
+        cr_expect_str_eq(ag->containers[0].name, "env");
+}
+
+Test(manifest, effective_resources_are_narrowed_by_the_zone)
+{
+        cleanup(manifest_freep) struct manifest *m = parse_ok(
+                "app: s:a\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    agent:\n"
+                "      resources: {memory_mb: 1000, cpu: 1.5}\n"
+                "      containers:\n"
+                "        env: {resources: {memory_mb: 600}}\n"
+                "        harness: {argv: [h], resources: {cpu: 0.5, pids: 10},\n"
+                "                  network: {egress: none}}\n");
+        const struct manifest_container *env = find(m, "env"), *h = find(m, "harness");
+
+        cr_expect_eq(env->resources.memory_mb, 600);
+        cr_expect_eq(env->resources.pids, 0);
+        cr_expect_eq(env->effective.memory_mb, 600);
+        cr_expect_eq(env->effective.pids, 512);
+        cr_expect_eq(env->effective.cpu, 1.5);
+        cr_expect_eq(env->effective.disk_mb, 256);
+        cr_expect_eq(h->effective.memory_mb, 1000);
+        cr_expect_eq(h->effective.cpu, 0.5);
+        cr_expect_eq(h->effective.pids, 10);
+        cr_expect_eq(h->egress, MANIFEST_EGRESS_NONE);
+        cr_expect_eq(env->egress, MANIFEST_EGRESS_RELAYS_ONLY);
+        cr_expect_str_eq(h->argv[0], "h");
+        cr_expect_null(h->argv[1]);
+}
+
+Test(manifest, narrowing_violations_are_errors)
+{
+        cleanup_free char *out = parse_errors(
+                "app: s:a\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    services:\n"
+                "      resources: {memory_mb: 100}\n"
+                "      containers:\n"
+                "        s1: {argv: [x], resources: {memory_mb: 200}, network: {egress: relays-only}}\n");
+
+        cr_expect_str_eq(out,
+                         "t.yaml:7:39: zones.services.containers.s1.resources.memory_mb: memory_mb "
+                         "200 exceeds the zone ceiling 100\n"
+                         "t.yaml:7:74: zones.services.containers.s1.network.egress: egress "
+                         "'relays-only' is wider than the zone's 'none'\n");
+}
+
+Test(manifest, env_argv_and_order_preserving_env)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("openenvd:\n"
+                         "  zones:\n"
+                         "    agent:\n"
+                         "      containers:\n"
+                         "        env:\n"
+                         "          argv: [python3, -m, server, 8080]\n"
+                         "          env: {ZED: 1, ALPHA: 'two words', EMPTY: ''}\n");
+        const struct manifest_container *env = find(m, "env");
+
+        cr_expect_null(m->app);
+        cr_expect_str_eq(env->argv[3], "8080");
+        cr_expect_str_eq(env->env[0], "ZED=1");
+        cr_expect_str_eq(env->env[1], "ALPHA=two words");
+        cr_expect_str_eq(env->env[2], "EMPTY=");
+        cr_expect_null(env->env[3]);
+}
+
+Test(manifest, paths_resolve_against_base_dir)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: s:a\n"
+                         "openenvd:\n"
+                         "  workspace_seed: ./seed//sub/\n"
+                         "  privileged_assets:\n"
+                         "    oracle: assets/oracle.json\n"
+                         "    abs: /srv/answers\n");
+
+        cr_expect_str_eq(m->base_dir, "/base");
+        cr_expect_str_eq(m->workspace_seed, "/base/seed/sub");
+        cr_expect_str_eq(manifest_find_asset(m, "oracle")->path, "/base/assets/oracle.json");
+        cr_expect_str_eq(manifest_find_asset(m, "abs")->path, "/srv/answers");
+        cr_expect_null(manifest_find_asset(m, "nope"));
+}
+
+Test(manifest, load_resolves_against_the_manifest_directory)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        cleanup(manifest_freep) struct manifest *m = NULL;
+        cleanup_free char *dir = NULL, *want = NULL;
+        int r;
+
+        manifest_errors_init(&e, "openenv.yaml");
+        r = manifest_load(EXAMPLE, &e, &m);
+        cr_assert_eq(r, 0, "example invalid (%d): %zu errors, first: %s", r, e.n,
+                     e.n ? e.items[0].message : "");
+        dir = realpath(TEST_SRCDIR "/../examples/echo", NULL);
+        cr_assert_not_null(dir);
+        want = xasprintf("%s/assets/oracle.json", dir);
+        cr_expect_str_eq(manifest_find_asset(m, "oracle")->path, want);
+        free(want);
+        want = xasprintf("%s/seed", dir);
+        cr_expect_str_eq(m->workspace_seed, want);
+}
+
+Test(manifest, example_is_a_full_unit)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        cleanup(manifest_freep) struct manifest *m = NULL;
+        const struct manifest_container *const *order;
+        const struct manifest_container *sim, *verdict;
+
+        manifest_errors_init(&e, "openenv.yaml");
+        cr_assert_eq(manifest_load(EXAMPLE, &e, &m), 0);
+        find(m, "env");
+        find(m, "harness");
+        sim = find(m, "sim");
+        verdict = find(m, "verdict");
+        cr_expect_eq(sim->zone, MANIFEST_ZONE_SERVICES);
+        cr_expect_str_eq(sim->state, "/var/lib/sim");
+        cr_expect_str_eq(sim->expose.host, "sim.local");
+        cr_expect_eq(sim->expose.port, 80);
+        cr_expect_eq(sim->port, 8080);
+        cr_expect_eq(verdict->n_reads, 3);
+        cr_expect_eq(verdict->reads[0].kind, MANIFEST_READ_ASSET);
+        cr_expect_str_eq(verdict->reads[0].target, "oracle");
+        cr_expect_eq(verdict->reads[1].kind, MANIFEST_READ_OUTPUT);
+        cr_expect_str_eq(verdict->reads[1].target, "runner");
+        cr_expect_eq(verdict->reads[2].kind, MANIFEST_READ_SERVICE_STATE);
+        cr_expect_str_eq(verdict->reads[2].target, "sim");
+        cr_expect(manifest_container_reads(verdict, MANIFEST_READ_ASSET));
+        cr_expect_not(manifest_container_reads(verdict, MANIFEST_READ_WORKSPACE));
+        cr_expect_eq(verdict->phases, MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING));
+        cr_assert_eq(manifest_observer_order(m, &order), 2);
+        cr_expect_str_eq(order[0]->name, "runner");
+        cr_expect_str_eq(order[1]->name, "verdict");
+        cr_expect_eq(find(m, "env")->effective.memory_mb, 768);
+        cr_expect_eq(find(m, "env")->effective.cpu, 1.5);
+}
+
+Test(manifest, observer_order_is_topological)
+{
+        /* Declared in reverse; c -> b -> a by `after`, d independent. */
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: s:a\n"
+                         "openenvd:\n"
+                         "  zones:\n"
+                         "    observers:\n"
+                         "      containers:\n"
+                         "        a: {argv: [x], phases: [grading], after: [b, d]}\n"
+                         "        b: {argv: [x], phases: [grading], after: c}\n"
+                         "        c: {argv: [x], phases: [grading], output: /out/r.json}\n"
+                         "        d: {argv: [x], phases: [grading]}\n"
+                         "        e: {argv: [x], phases: [grading], reads: [c.output], after: a}\n");
+        const struct manifest_container *const *order;
+
+        cr_assert_eq(manifest_observer_order(m, &order), 5);
+        cr_expect_str_eq(order[0]->name, "c");
+        cr_expect_str_eq(order[1]->name, "b");
+        cr_expect_str_eq(order[2]->name, "d");
+        cr_expect_str_eq(order[3]->name, "a");
+        cr_expect_str_eq(order[4]->name, "e");
+        cr_expect_eq(strv_length(find(m, "a")->after), 2);
+}
+
+Test(manifest, json_renders_the_defaulted_contract)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: s:a\n"
+                         "openenvd:\n"
+                         "  privileged_assets: {oracle: o.json}\n"
+                         "  zones:\n"
+                         "    services:\n"
+                         "      containers:\n"
+                         "        sim: {argv: [x], port: 8080, expose: {host: sim.local, port: 80},"
+                         " state: /var/lib/sim}\n"
+                         "    observers:\n"
+                         "      containers:\n"
+                         "        v: {argv: [x], phases: [grading], reads: [assets.oracle, "
+                         "services.sim.state]}\n");
+        json_t *j = manifest_to_json(m);
+        char *s = json_dumps(j, JSON_COMPACT);
+        json_error_t err;
+        json_t *back = json_loads(s, 0, &err);
+        json_t *env, *v, *sim;
+
+        cr_assert_not_null(back, "%s", err.text);
+        cr_expect_str_eq(json_string_value(json_object_get(back, "app")), "s:a");
+        cr_expect_eq(json_integer_value(json_object_get(back, "port")), 8000);
+        cr_expect_str_eq(json_string_value(json_object_get(
+                                 json_object_get(back, "privileged_assets"), "oracle")),
+                         "/base/o.json");
+        env = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
+                                                              "agent"),
+                                              "containers"),
+                              "env");
+        cr_assert_not_null(env);
+        cr_expect_str_eq(json_string_value(json_array_get(json_object_get(env, "argv"), 0)),
+                         "uvicorn");
+        cr_expect_eq(json_integer_value(json_object_get(
+                             json_object_get(env, "effective_resources"), "memory_mb")),
+                     1024);
+        cr_expect(json_is_null(json_object_get(json_object_get(env, "resources"), "memory_mb")));
+        cr_expect_str_eq(json_string_value(
+                                 json_object_get(json_object_get(env, "network"), "egress")),
+                         "relays-only");
+        sim = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
+                                                              "services"),
+                                              "containers"),
+                              "sim");
+        cr_expect_str_eq(json_string_value(json_object_get(json_object_get(sim, "expose"), "host")),
+                         "sim.local");
+        cr_expect_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(back, "zones"), "services"),
+                                 "during_grading")),
+                         "frozen");
+        v = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
+                                                            "observers"),
+                                            "containers"),
+                            "v");
+        cr_expect_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(v, "reads"), 1), "kind")),
+                         "service_state");
+        cr_expect_str_eq(json_string_value(json_array_get(json_object_get(v, "phases"), 0)),
+                         "grading");
+        cr_expect_str_eq(json_string_value(json_array_get(json_object_get(back, "observer_order"), 0)),
+                         "v");
+        json_decref(back);
+        free(s);
+        json_decref(j);
+}
+
+Test(manifest, all_errors_in_one_run_sorted_by_position)
+{
+        cleanup_free char *out =
+                parse_errors("openenvd:\n"
+                             "  zones:\n"
+                             "    observers:\n"
+                             "      containers:\n"
+                             "        g: {argv: [x], phases: [grading], reads: [assets.oracel]}\n"
+                             "  port: 0\n"
+                             "  bogus: 1\n");
+
+        cr_expect_str_eq(
+                out,
+                "t.yaml:1:1: zones.agent.containers.env: the env container has no argv and the "
+                "manifest sets no app (set the top-level app:, openenvd.app or an argv)\n"
+                "t.yaml:5:51: zones.observers.containers.g.reads[0]: unknown asset 'oracel'\n"
+                "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
+                "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
+                "workspace_seed, privileged_assets, zones)\n");
+}
+
+Test(manifest, error_count_is_bounded)
+{
+        struct strbuf y = STRBUF_INIT;
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        struct manifest *m = NULL;
+
+        strbuf_adds(&y, "app: s:a\nopenenvd:\n");
+        for (int i = 0; i < 1000; i++)
+                strbuf_addf(&y, "  k%d: 1\n", i);
+        manifest_errors_init(&e, "t.yaml");
+        cr_expect_eq(manifest_parse(y.buf, y.len, "/base", 0, &e, &m), -EINVAL);
+        cr_expect_eq(e.n, MANIFEST_MAX_ERRORS);
+        cr_expect(e.truncated);
+        strbuf_release(&y);
+}
+
+static int write_temp(const char *data, size_t len, char *path)
+{
+        cleanup_close int fd = mkostemp(path, O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return write_all(fd, data, len);
+}
+
+Test(manifest, huge_file_is_invalid_not_a_crash)
+{
+        char path[] = "/tmp/test-manifest-huge-XXXXXX";
+        size_t len = MANIFEST_MAX_BYTES + 1;
+        cleanup_free char *big = xmalloc(len);
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        struct manifest *m = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        cleanup_free char *want = NULL;
+        int r;
+
+        /* A comment line repeated: valid YAML, just too large. */
+        memset(big, '#', len);
+        for (size_t i = 79; i < len; i += 80)
+                big[i] = '\n';
+        cr_assert_eq(write_temp(big, len, path), 0);
+        manifest_errors_init(&e, "huge.yaml");
+        r = manifest_load(path, &e, &m);
+        unlink(path);
+        cr_assert_eq(r, -EINVAL);
+        manifest_errors_format(&e, &sb);
+        want = xasprintf("huge.yaml:1:1: file is %zu bytes, larger than the limit of %d bytes\n",
+                         len, MANIFEST_MAX_BYTES);
+        cr_expect_str_eq(sb.buf, want);
+        strbuf_release(&sb);
+}
+
+Test(manifest, unreadable_is_not_invalid)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        struct manifest *m = NULL;
+
+        manifest_errors_init(&e, NULL);
+        cr_expect_eq(manifest_load("/nonexistent/openenv.yaml", &e, &m), -ENOENT);
+        cr_expect_eq(manifest_load(TEST_SRCDIR, &e, &m), -EISDIR);
+        cr_expect_eq(manifest_load("/dev/null", &e, &m), -EBADFD);
+        cr_expect_eq(e.n, 0);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+        return endswith(s, suffix);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static char **list_dir(const char *dir, const char *suffix)
+{
+        char **v = xcalloc(1, sizeof(char *));
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.' && has_suffix(de->d_name, suffix))
+                        strv_push(&v, xstrdup(de->d_name));
+        closedir(d);
+        qsort(v, strv_length(v), sizeof(char *), cmp_str);
+        return v;
+}
+
+Test(manifest, valid_manifests_validate)
+{
+        cleanup_strv char **files = list_dir(MANIFESTS_DIR "/valid", ".yaml");
+
+        cr_assert_geq(strv_length(files), 5);
+        for (char **f = files; *f; f++) {
+                cleanup_manifest_errors struct manifest_errors e = { 0 };
+                cleanup(manifest_freep) struct manifest *m = NULL;
+                cleanup_free char *path = xasprintf("%s/valid/%s", MANIFESTS_DIR, *f);
+                struct strbuf sb = STRBUF_INIT;
+                int r;
+
+                manifest_errors_init(&e, *f);
+                r = manifest_load(path, &e, &m);
+                manifest_errors_format(&e, &sb);
+                cr_expect_eq(r, 0, "%s: %d\n%s", *f, r, sb.buf);
+                strbuf_release(&sb);
+        }
+}
+
+Test(manifest, invalid_manifests_report_exact_errors)
+{
+        cleanup_strv char **files = list_dir(MANIFESTS_DIR "/invalid", ".yaml");
+        bool update = getenv("MANIFEST_UPDATE_EXPECTED") != NULL;
+
+        cr_assert_geq(strv_length(files), 30);
+        for (char **f = files; *f; f++) {
+                cleanup_manifest_errors struct manifest_errors e = { 0 };
+                cleanup(manifest_freep) struct manifest *m = NULL;
+                cleanup_free char *path = xasprintf("%s/invalid/%s", MANIFESTS_DIR, *f);
+                cleanup_free char *expected_path = NULL, *expected = NULL;
+                struct strbuf sb = STRBUF_INIT;
+                size_t len;
+                int r;
+
+                expected_path = xasprintf("%.*s.expected", (int) (strlen(path) - 5), path);
+                manifest_errors_init(&e, *f);
+                r = manifest_load(path, &e, &m);
+                cr_expect_eq(r, -EINVAL, "%s: expected invalid, got %d", *f, r);
+                manifest_errors_format(&e, &sb);
+                if (update) {
+                        cleanup_close int fd =
+                                open(expected_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                        cr_assert_geq(fd, 0);
+                        cr_assert_eq(write_all(fd, sb.buf, sb.len), 0);
+                }
+                r = read_full_file_at(AT_FDCWD, expected_path, 1 << 20, &expected, &len);
+                cr_expect_eq(r, 0, "%s: %s", expected_path, strerror(-r));
+                if (r == 0)
+                        cr_expect_str_eq(sb.buf, expected, "%s: got:\n%s\nexpected:\n%s", *f,
+                                         sb.buf, expected);
+                cr_expect_gt(sb.len, 0, "%s: no error text", *f);
+                strbuf_release(&sb);
+        }
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fuzzes the HTTP head finder/parser (request and response modes) and the
+ * chunked-body tracker. Invariants checked: offsets stay inside the input,
+ * the chunked tracker never claims more bytes than it was given.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "relay/http-chunked.h"
+#include "relay/http-head.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void on_data(void *ud, const char *d, size_t n)
+{
+        size_t *total = ud;
+        *total += n;
+        if (n > 0 && d[0] == 0x7f && d[n - 1] == 0x7f)
+                *total += 0; /* touch both ends (ASan checks the span) */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        const char *buf = (const char *) data;
+        struct http_head *h = malloc(sizeof(*h));
+        size_t end = 0;
+
+        if (!h)
+                return 0;
+        for (int mode = 0; mode < 2; mode++) {
+                if (http_head_find_end(buf, size, &end) > 0) {
+                        if (end > size)
+                                abort();
+                        if (http_head_parse(buf, end, mode, false, h) == 0) {
+                                for (size_t i = 0; i < h->n_headers; i++) {
+                                        const struct http_header *hd = &h->headers[i];
+                                        if (hd->line_end > end || hd->line_start >= hd->line_end)
+                                                abort();
+                                        (void) http_value_has_token(hd->value, hd->value_len, "upgrade");
+                                }
+                                if (!mode && h->target_len > end)
+                                        abort();
+                        }
+                }
+        }
+        /* The same bytes as a chunked body, fed in two pieces. */
+        struct http_chunked c;
+        size_t used = 0, total = 0, half = size / 2;
+        http_chunked_init(&c);
+        int r = http_chunked_feed(&c, buf, half, on_data, &total, &used);
+        if (r == 0) {
+                if (used != half)
+                        abort();
+                r = http_chunked_feed(&c, buf + half, size - half, on_data, &total, &used);
+                if (r >= 0 && used > size - half)
+                        abort();
+        } else if (r > 0 && used > half)
+                abort();
+        if (total > size)
+                abort();
+        free(h);
+        return 0;
+}

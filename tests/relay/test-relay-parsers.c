@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pure tests of the parsers, the event loop and the splice relay. */
+#include <errno.h>
+#include <fcntl.h>
+#include <http_parser.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "base/fd-util.h"
+#include "base/util.h"
+#include "relay/event-loop.h"
+#include "relay/http-chunked.h"
+#include "relay/http-head.h"
+#include "relay/pipe-relay.h"
+#include "relay/ws-frame.h"
+#include "test-helpers.h"
+
+static int parse_req(const char *s, struct http_head *h)
+{
+        size_t end = 0;
+        int r = http_head_find_end(s, strlen(s), &end);
+        if (r <= 0)
+                return r == 0 ? -EAGAIN : r;
+        return http_head_parse(s, end, false, false, h);
+}
+
+Test(http_head, request_fields_borrow_the_buffer)
+{
+        static struct http_head h;
+        const char *s = "POST /a%20b?x=1 HTTP/1.1\r\nHost: h\r\nSet-Thing:  v1 \r\nset-thing: v2\r\n"
+                        "Content-Length: 12\r\n\r\n";
+        cr_assert_eq(parse_req(s, &h), 0);
+        cr_assert_eq(h.method, HTTP_POST);
+        cr_assert_eq(h.target_len, 13);
+        cr_assert(strncmp(h.target, "/a%20b?x=1", 10) == 0);
+        cr_assert_eq(h.n_headers, 4);
+        cr_assert_eq(h.headers[1].value_len, 2);
+        cr_assert(strncmp(h.headers[1].value, "v1", 2) == 0);
+        cr_assert_eq(h.headers[1].line_start, 35);
+        cr_assert_eq(h.body, HTTP_BODY_LENGTH);
+        cr_assert_eq(h.content_length, 12);
+        cr_assert(h.keep_alive);
+        size_t from = 0;
+        cr_assert_not_null(http_head_next(&h, "SET-THING", &from));
+        cr_assert_not_null(http_head_next(&h, "SET-THING", &from));
+        cr_assert_null(http_head_next(&h, "SET-THING", &from));
+}
+
+Test(http_head, incomplete_and_limits)
+{
+        static struct http_head h;
+        size_t end;
+        cr_assert_eq(http_head_find_end("GET / HTTP/1.1\r\nHost: x\r\n\r", 26, &end), 0);
+        char *big = xmalloc(HTTP_MAX_HEAD_BYTES + 10);
+        memset(big, 'a', HTTP_MAX_HEAD_BYTES + 10);
+        cr_assert_eq(http_head_find_end(big, HTTP_MAX_HEAD_BYTES + 10, &end), -E2BIG);
+        free(big);
+        cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &h), 0);
+        cr_assert(!h.keep_alive);
+        cr_assert_eq(parse_req("GET / HTTP/1.0\r\n\r\n", &h), 0);
+        cr_assert(!h.keep_alive);
+        cr_assert_eq(parse_req("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\r\n", &h), 0);
+        cr_assert(h.upgrade);
+        cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\nA: \x01\r\n\r\n", &h), -EBADMSG);
+        cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\nA\r\n\r\n", &h), -EBADMSG);
+        cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", &h), -EBADMSG);
+}
+
+Test(http_head, response_framing)
+{
+        static struct http_head h;
+        const char *s = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        cr_assert_eq(http_head_parse(s, strlen(s), true, false, &h), 0);
+        cr_assert_eq(h.body, HTTP_BODY_LENGTH);
+        cr_assert_eq(http_head_parse(s, strlen(s), true, true, &h), 0);
+        cr_assert_eq(h.body, HTTP_BODY_NONE, "HEAD responses have no body");
+        s = "HTTP/1.1 204 No Content\r\n\r\n";
+        cr_assert_eq(http_head_parse(s, strlen(s), true, false, &h), 0);
+        cr_assert_eq(h.body, HTTP_BODY_NONE);
+        s = "HTTP/1.1 200 OK\r\n\r\n";
+        cr_assert_eq(http_head_parse(s, strlen(s), true, false, &h), 0);
+        cr_assert_eq(h.body, HTTP_BODY_EOF);
+        cr_assert(!h.keep_alive);
+        s = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+        cr_assert_eq(http_head_parse(s, strlen(s), true, false, &h), 0);
+        cr_assert(h.upgrade);
+        s = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        cr_assert_eq(http_head_parse(s, strlen(s), true, false, &h), 0);
+        cr_assert_eq(h.body, HTTP_BODY_CHUNKED);
+}
+
+static void collect(void *ud, const char *d, size_t n)
+{
+        strbuf_add(ud, d, n);
+}
+
+Test(http_chunked, byte_by_byte_and_bounds)
+{
+        const char *s = "4;x=y\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nT: 1\r\n\r\nNEXT";
+        struct strbuf out = STRBUF_INIT;
+        struct http_chunked c;
+        size_t used = 0, i;
+        int r = 0;
+
+        http_chunked_init(&c);
+        for (i = 0; i < strlen(s) && r == 0; i++)
+                r = http_chunked_feed(&c, s + i, 1, collect, &out, &used);
+        cr_assert_eq(r, 1);
+        cr_assert_eq(i, strlen(s) - 4);
+        cr_assert_str_eq(out.buf, "Wikipedia in\r\n\r\nchunks.");
+        strbuf_release(&out);
+
+        static const char *const bad[] = { "x\r\n", "4\r\nWikiX\r\n", "4\nWiki", "1234567890abcdef0\r\n",
+                                           "\r\n", "0\r\n\n" };
+        for (i = 0; i < ELEMENTSOF(bad); i++) {
+                http_chunked_init(&c);
+                cr_assert_eq(http_chunked_feed(&c, bad[i], strlen(bad[i]), NULL, NULL, &used),
+                             -EBADMSG, "%s", bad[i]);
+        }
+}
+
+static void count_text(void *ud, const char *d, size_t n)
+{
+        (void) d;
+        *(size_t *) ud += n;
+}
+
+static int ws_feed(bool client, const uint8_t *b, size_t n, uint16_t *code)
+{
+        struct ws_parser p;
+        size_t count = 0;
+        ws_parser_init(&p, client, count_text, &count);
+        int r = ws_parser_feed(&p, b, n);
+        *code = p.error_code;
+        ws_parser_done(&p);
+        return r;
+}
+
+Test(ws_frame, valid_and_invalid_frames)
+{
+        uint16_t code;
+        /* unmasked server text "Hi", fragmented text "Hel"+"lo" with a ping between */
+        const uint8_t ok[] = { 0x81, 0x02, 'H', 'i', 0x01, 0x03, 'H', 'e', 'l', 0x89, 0x00,
+                               0x80, 0x02, 'l', 'o', 0x88, 0x02, 0x03, 0xe8 };
+        cr_assert_eq(ws_feed(false, ok, sizeof(ok), &code), 0);
+
+        static const struct {
+                uint8_t b[16];
+                size_t n;
+                bool client;
+                uint16_t code;
+        } bad[] = {
+                { { 0x81, 0x02, 'H', 'i' }, 4, true, 1002 },                    /* client unmasked */
+                { { 0x81, 0x82, 0, 0, 0, 0, 'H', 'i' }, 8, false, 1002 },       /* server masked */
+                { { 0xC1, 0x00 }, 2, false, 1002 },                             /* RSV1 */
+                { { 0x83, 0x00 }, 2, false, 1002 },                             /* opcode 3 */
+                { { 0x09, 0x00 }, 2, false, 1002 },                             /* fragmented ping */
+                { { 0x80, 0x00 }, 2, false, 1002 },                             /* stray continuation */
+                { { 0x81, 0x7e, 0x00, 0x05 }, 4, false, 1002 },                 /* non-minimal 16 */
+                { { 0x82, 0x7f, 0, 0, 0, 0, 0, 0, 0x01, 0 }, 10, false, 1002 }, /* non-minimal 64 */
+                { { 0x82, 0x7f, 0, 0, 0, 0, 0x10, 0, 0, 0 }, 10, false, 1009 }, /* too big */
+                { { 0x88, 0x01, 0x03 }, 3, false, 1002 },                       /* close len 1 */
+                { { 0x88, 0x02, 0x03, 0xed }, 4, false, 1002 },                 /* close 1005 */
+                { { 0x81, 0x02, 0xc0, 0x80 }, 4, false, 1007 },                 /* overlong */
+                { { 0x81, 0x03, 0xed, 0xa0, 0x80 }, 5, false, 1007 },           /* surrogate */
+                { { 0x81, 0x01, 0xe2 }, 3, false, 1007 },                       /* truncated */
+                { { 0x88, 0x00, 0x81, 0x00 }, 4, false, 1002 },                 /* after close */
+                { { 0x89, 0x7e, 0x00, 0x7e }, 4, false, 1002 },                 /* ping > 125 */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                cr_assert_lt(ws_feed(bad[i].client, bad[i].b, bad[i].n, &code), 0, "case %zu", i);
+                cr_assert_eq(code, bad[i].code, "case %zu: %u", i, code);
+        }
+}
+
+/* --- loop --- */
+
+static int fired[4];
+
+static int on_timer(struct loop_source *s, usec_t now, void *ud)
+{
+        (void) s;
+        (void) now;
+        fired[(intptr_t) ud] = fired[0]++ + 1;
+        if ((intptr_t) ud == 3)
+                loop_quit(s ? NULL : NULL, 0);
+        return 0;
+}
+
+static struct loop *tl;
+
+static int on_last_timer(struct loop_source *s, usec_t now, void *ud)
+{
+        (void) s;
+        (void) now;
+        (void) ud;
+        loop_quit(tl, 7);
+        return 0;
+}
+
+Test(loop, timers_fire_in_order_and_can_be_cancelled)
+{
+        struct loop_source *a, *b, *c, *d;
+        usec_t now;
+
+        cr_assert_eq(loop_new(&tl), 0);
+        now = loop_now(tl);
+        cr_assert_eq(loop_add_timer(tl, now + 3000, (loop_time_fn) on_timer, (void *) 2, &a), 0);
+        cr_assert_eq(loop_add_timer(tl, now + 1000, (loop_time_fn) on_timer, (void *) 1, &b), 0);
+        cr_assert_eq(loop_add_timer(tl, now + 2000, (loop_time_fn) on_timer, (void *) 3, &c), 0);
+        loop_source_free(c);
+        cr_assert_eq(loop_add_timer(tl, now + 5000, on_last_timer, NULL, &d), 0);
+        cr_assert_eq(loop_run(tl), 7);
+        cr_assert_eq(fired[1], 1);
+        cr_assert_eq(fired[2], 2);
+        cr_assert_eq(fired[3], 0, "cancelled timer fired");
+        loop_source_free(a);
+        loop_source_free(b);
+        loop_source_free(d);
+        loop_free(tl);
+}
+
+static int child_status = -1;
+
+static int on_child(struct loop_source *s, const siginfo_t *si, void *ud)
+{
+        (void) s;
+        (void) ud;
+        child_status = si->si_status;
+        loop_quit(tl, 0);
+        return 0;
+}
+
+static int got_signal;
+
+static int on_signal(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+        (void) s;
+        (void) ud;
+        got_signal = (int) si->ssi_signo;
+        loop_quit(tl, 0);
+        return 0;
+}
+
+Test(loop, pidfd_and_signalfd_sources)
+{
+        struct loop_source *cs, *ss;
+        pid_t pid;
+        int pidfd;
+
+        cr_assert_eq(loop_new(&tl), 0);
+        pid = fork();
+        if (pid == 0)
+                _exit(42);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        cr_assert_geq(pidfd, 0);
+        cr_assert_eq(loop_add_child(tl, pidfd, on_child, NULL, &cs), 0);
+        cr_assert_eq(loop_run(tl), 0);
+        cr_assert_eq(child_status, 42);
+        cr_assert_eq(waitpid(pid, NULL, WNOHANG), -1, "child was not reaped by the loop");
+
+        cr_assert_eq(loop_add_signal(tl, SIGUSR1, on_signal, NULL, &ss), 0);
+        kill(getpid(), SIGUSR1);
+        cr_assert_eq(loop_run(tl), 0);
+        cr_assert_eq(got_signal, SIGUSR1);
+        loop_source_free(cs);
+        loop_source_free(ss);
+        loop_free(tl);
+}
+
+/* --- splice relay --- */
+
+static int relay_error = 1;
+
+static void relay_done(struct pipe_relay *r, int error, void *ud)
+{
+        (void) r;
+        (void) ud;
+        relay_error = error;
+        loop_quit(tl, 0);
+}
+
+Test(pipe_relay, bulk_and_half_close)
+{
+        int a[2], b[2];
+        struct pipe_relay *r;
+        const size_t total = 4 * 1024 * 1024;
+        pid_t pid;
+
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
+        cr_assert_eq(loop_new(&tl), 0);
+        cr_assert_eq(pipe_relay_new(tl, a[1], b[1], 30 * USEC_PER_SEC, relay_done, NULL, &r), 0);
+        pipe_relay_prime(r, true, "PRIME", 5);
+        pid = fork();
+        if (pid == 0) {
+                /* Client side: send 4 MiB then half-close, then read the echo
+                 * of the far side until EOF. */
+                char *buf = xcalloc(1, 65536);
+                close(b[0]);
+                for (size_t sent = 0; sent < total; sent += 65536)
+                        if (write_all(a[0], buf, 65536) < 0)
+                                _exit(2);
+                shutdown(a[0], SHUT_WR);
+                size_t got = 0;
+                ssize_t n;
+                while ((n = read(a[0], buf, 65536)) > 0)
+                        got += (size_t) n;
+                _exit(got == 3 ? 0 : 3);
+        }
+        close(a[0]);
+        pid_t pid2 = fork();
+        if (pid2 == 0) {
+                /* Server side: count until EOF (the half-close), then answer. */
+                char *buf = xcalloc(1, 65536);
+                size_t got = 0;
+                ssize_t n;
+                while ((n = read(b[0], buf, 65536)) > 0)
+                        got += (size_t) n;
+                if (got != total + 5)
+                        _exit(4);
+                if (write_all(b[0], "end", 3) < 0)
+                        _exit(5);
+                _exit(0);
+        }
+        close(b[0]);
+        cr_assert_eq(loop_run(tl), 0);
+        cr_assert_eq(relay_error, 0);
+        int st;
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
+        cr_assert_eq(waitpid(pid2, &st, 0), pid2);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "server status %d", st);
+        loop_free(tl);
+}
+
+Test(pipe_relay, idle_timeout)
+{
+        int a[2], b[2];
+        struct pipe_relay *r;
+
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
+        cr_assert_eq(loop_new(&tl), 0);
+        cr_assert_eq(pipe_relay_new(tl, a[1], b[1], 50 * USEC_PER_MSEC, relay_done, NULL, &r), 0);
+        cr_assert_eq(loop_run(tl), 0);
+        cr_assert_eq(relay_error, -ETIMEDOUT);
+        char c;
+        cr_assert_eq(read(a[0], &c, 1), 0, "relay did not close its side");
+        close(a[0]);
+        close(b[0]);
+        loop_free(tl);
+}

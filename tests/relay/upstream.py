@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Byte-exact HTTP/1.1 + WebSocket upstream for the relay tests (stdlib only).
+
+usage: upstream.py unix PATH | upstream.py tcp PORTFILE REALKEY
+Prints "ready" on stdout once listening. Responses are written by hand so
+the tests see exactly what an env server (or model provider) sent.
+"""
+import asyncio, base64, hashlib, json, os, struct, sys
+
+seen = []          # (method, path) of every request but /log and /release
+release = None     # set by GET /release: lets /sse finish
+
+async def read_head(r):
+    head = await r.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = lines[0].split(" ", 2)
+    hdrs = []
+    for l in lines[1:]:
+        if l:
+            k, v = l.split(":", 1)
+            hdrs.append((k.strip().lower(), v.strip()))
+    return head, method, target, hdrs
+
+def get(hdrs, k):
+    for a, b in hdrs:
+        if a == k:
+            return b
+    return None
+
+async def read_body(r, hdrs):
+    if get(hdrs, "transfer-encoding") == "chunked":
+        body = b""
+        while True:
+            line = await r.readuntil(b"\r\n")
+            n = int(line.split(b";")[0], 16)
+            if n == 0:
+                await r.readuntil(b"\r\n")
+                return body
+            body += await r.readexactly(n)
+            await r.readexactly(2)
+    n = int(get(hdrs, "content-length") or 0)
+    return await r.readexactly(n) if n else b""
+
+def resp(status, body, ctype="application/json", extra=""):
+    return (f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+            f"{extra}\r\n").encode() + body
+
+async def ws_frame(r):
+    b0, b1 = await r.readexactly(2)
+    n = b1 & 0x7f
+    if n == 126:
+        n = struct.unpack(">H", await r.readexactly(2))[0]
+    elif n == 127:
+        n = struct.unpack(">Q", await r.readexactly(8))[0]
+    mask = await r.readexactly(4) if b1 & 0x80 else b"\0\0\0\0"
+    data = bytes(c ^ mask[i % 4] for i, c in enumerate(await r.readexactly(n)))
+    return b0 & 0x0f, data
+
+def ws_send(w, op, data):
+    n = len(data)
+    hdr = bytes([0x80 | op])
+    if n < 126:
+        hdr += bytes([n])
+    elif n < 65536:
+        hdr += bytes([126]) + struct.pack(">H", n)
+    else:
+        hdr += bytes([127]) + struct.pack(">Q", n)
+    w.write(hdr + data)
+
+async def websocket(r, w, hdrs):
+    key = get(hdrs, "sec-websocket-key")
+    acc = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+    w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Accept: " + acc + b"\r\n\r\n")
+    while True:
+        op, data = await ws_frame(r)
+        if op == 8:
+            ws_send(w, 8, data)
+            await w.drain()
+            return
+        if data == b"done":
+            ws_send(w, 1, json.dumps({"type": "observation", "data": {"done": True}}).encode())
+        elif data == b"close":
+            ws_send(w, 8, struct.pack(">H", 4001) + b"bye")
+            await w.drain()
+            return
+        elif data == b"bad":
+            w.write(b"\x81\x7e\x00\x01x")  # non-minimal length: protocol error
+        else:
+            ws_send(w, op, data)
+        await w.drain()
+
+async def handle(r, w):
+    global release
+    try:
+        while True:
+            try:
+                head, method, target, hdrs = await read_head(r)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            path = target.split("?")[0]
+            if path not in ("/log", "/release"):
+                seen.append([method, path])
+            if path == "/ws" or get(hdrs, "upgrade"):
+                await websocket(r, w, hdrs)
+                return
+            body = await read_body(r, hdrs)
+            if MODEL:
+                ok = get(hdrs, "x-api-key") == REALKEY or get(hdrs, "authorization") == "Bearer " + REALKEY
+                if path == "/stream":
+                    w.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    for ev in (b"data: one\n\n", b"data: two\n\n"):
+                        w.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+                    w.write(b"0\r\n\r\n")
+                else:
+                    w.write(resp(200, json.dumps({"key_ok": ok, "body": body.decode()}).encode()))
+            elif path == "/log":
+                w.write(resp(200, json.dumps(seen).encode()))
+            elif path == "/release":
+                release.set()
+                w.write(resp(200, b"{}"))
+            elif path == "/echo-head":
+                w.write(resp(200, head, "text/plain"))
+            elif path in ("/echo", "/mcp"):
+                w.write(resp(200, body, "application/octet-stream"))
+            elif path == "/cookies":
+                w.write(resp(200, b"cookies", "text/plain", "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Odd:  spaced \r\n"))
+            elif path == "/step":
+                done = json.loads(body or b"{}").get("done", False)
+                w.write(resp(200, json.dumps({"observation": {}, "done": done}).encode()))
+            elif path == "/chunked":
+                w.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+            elif path == "/sse":
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                ev = b"data: first\n\n"
+                w.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+                await w.drain()
+                release = asyncio.Event()
+                await release.wait()
+                ev = b"data: second\n\n"
+                w.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(ev), ev))
+            elif path == "/big":
+                n = int(target.split("=")[1])
+                w.write(resp(200, b"x" * n, "application/octet-stream"))
+            elif path == "/close":
+                w.write(b"HTTP/1.1 200 OK\r\n\r\nuntil-eof")
+                await w.drain()
+                w.close()
+                return
+            else:
+                w.write(resp(404, b'{"detail":"Not Found"}'))
+            await w.drain()
+    finally:
+        w.close()
+
+async def main():
+    if sys.argv[1] == "unix":
+        srv = await asyncio.start_unix_server(handle, sys.argv[2])
+    else:
+        srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+        with open(sys.argv[2], "w") as f:
+            f.write(str(srv.sockets[0].getsockname()[1]))
+    print("ready", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+MODEL = sys.argv[1] == "tcp"
+REALKEY = sys.argv[3] if MODEL else None
+asyncio.run(main())

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The planner decides what every container can see and reach; these tests
+ * pin the isolation-relevant parts of each plan without a kernel.
+ */
+#include <string.h>
+#include <sys/mount.h>
+
+#include "base/util.h"
+#include "manifest/manifest.h"
+#include "test-helpers.h"
+#include "unit/unit-plan.h"
+
+static const char unit_yaml[] =
+        "app: server.app:app\n"
+        "port: 8000\n"
+        "openenvd:\n"
+        "  privileged_assets:\n"
+        "    oracle: assets/oracle.json\n"
+        "  zones:\n"
+        "    agent:\n"
+        "      resources: {disk_mb: 32}\n"
+        "      containers:\n"
+        "        env: {}\n"
+        "        harness: {argv: [/usr/bin/python3, /opt/u/harness.py]}\n"
+        "    services:\n"
+        "      containers:\n"
+        "        sim:\n"
+        "          argv: [/usr/bin/python3, /opt/u/sim.py, '8080']\n"
+        "          port: 8080\n"
+        "          expose: {host: sim.local, port: 80}\n"
+        "          state: /var/lib/sim\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        runner: {argv: [/bin/true], reads: [workspace], phases: [grading], output: "
+        "/out/report.json}\n"
+        "        verdict:\n"
+        "          argv: [/bin/true]\n"
+        "          reads: [assets.oracle, runner.output, services.sim.state]\n"
+        "          after: runner\n"
+        "          phases: [grading]\n";
+
+static bool never_dir(const char *p)
+{
+        (void) p;
+        return false;
+}
+
+static struct manifest *m;
+static struct unit_plan_context ctx;
+
+static void setup(void)
+{
+        struct manifest_errors errs;
+        manifest_errors_init(&errs, "test.yaml");
+        int r = manifest_parse(unit_yaml, strlen(unit_yaml), "/srv/unit", 0, &errs, &m);
+        if (r < 0) {
+                struct strbuf sb = STRBUF_INIT;
+                manifest_errors_format(&errs, &sb);
+                cr_log_error("%s", sb.buf);
+                strbuf_release(&sb);
+        }
+        cr_assert_eq(r, 0);
+        manifest_errors_done(&errs);
+        ctx = (struct unit_plan_context){
+                .manifest = m,
+                .state_dir = "/var/lib/openenvd",
+                .episode_dir = "/var/lib/openenvd/episodes/abc",
+                .episode_id = "abc",
+                .phase = MANIFEST_PHASE_GRADING,
+                .is_dir = never_dir,
+        };
+}
+
+static void teardown(void)
+{
+        manifest_free(m);
+}
+
+static const struct mount_entry *find_mount(const struct container_spec *s, const char *target)
+{
+        for (size_t i = 0; i < s->n_mounts; i++)
+                if (streq(s->mounts[i].target, target))
+                        return &s->mounts[i];
+        return NULL;
+}
+
+static bool has_env(const struct container_spec *s, const char *kv)
+{
+        return strv_contains(s->env, kv);
+}
+
+static struct container_spec plan(const char *name)
+{
+        struct container_spec s;
+        const struct manifest_container *c = manifest_find_container(m, name);
+        cr_assert_not_null(c, "no container %s", name);
+        cr_assert_eq(unit_plan_container(&ctx, c, &s), 0);
+        return s;
+}
+
+TestSuite(plan, .init = setup, .fini = teardown);
+
+Test(plan, every_container_gets_its_own_socket_dir_and_uid_range)
+{
+        const char *names[] = { "env", "harness", "sim", "runner", "verdict" };
+        uid_t seen[5];
+        for (size_t i = 0; i < 5; i++) {
+                struct container_spec s = plan(names[i]);
+                const struct mount_entry *e = find_mount(&s, "/run/openenvd");
+                cr_assert_not_null(e);
+                char *want = xasprintf("/var/lib/openenvd/run/sock/%s", names[i]);
+                cr_assert_str_eq(e->source, want);
+                free(want);
+                cr_assert_neq(s.uid, 0, "principal must not be root inside");
+                seen[i] = s.host_uid;
+                for (size_t j = 0; j < i; j++)
+                        cr_assert_neq(seen[j], seen[i], "host uid ranges must differ");
+                cr_assert_geq(s.host_uid, UNIT_UID_BASE);
+                container_spec_done(&s);
+        }
+}
+
+Test(plan, state_dir_secrets_and_asset_sources_are_masked_everywhere)
+{
+        const char *names[] = { "env", "harness", "sim", "runner", "verdict" };
+        for (size_t i = 0; i < 5; i++) {
+                struct container_spec s = plan(names[i]);
+                cr_assert(strv_contains(s.masks, "/var/lib/openenvd"), "%s", names[i]);
+                cr_assert(strv_contains(s.masks, "/run/secrets"), "%s", names[i]);
+                cr_assert(strv_contains(s.masks, "/srv/unit/assets"), "%s", names[i]);
+                container_spec_done(&s);
+        }
+}
+
+Test(plan, only_the_verdict_sees_assets_and_never_the_workspace)
+{
+        struct container_spec v = plan("verdict");
+        const struct mount_entry *a = find_mount(&v, "/assets/oracle");
+        cr_assert_not_null(a);
+        cr_assert_str_eq(a->source, "/var/lib/openenvd/assets/oracle");
+        cr_assert_eq(a->flags & (MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC),
+                     MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC);
+        cr_assert_null(find_mount(&v, "/workspace"));
+        const struct mount_entry *in = find_mount(&v, "/inputs/runner");
+        cr_assert_not_null(in);
+        cr_assert_str_eq(in->source,
+                         "/var/lib/openenvd/episodes/abc/observers/verdict/inputs/runner");
+        cr_assert(in->flags & MS_RDONLY);
+        const struct mount_entry *sv = find_mount(&v, "/services/sim");
+        cr_assert_not_null(sv);
+        cr_assert(sv->flags & MS_RDONLY);
+        container_spec_done(&v);
+
+        const char *others[] = { "env", "harness", "sim", "runner" };
+        for (size_t i = 0; i < 4; i++) {
+                struct container_spec s = plan(others[i]);
+                for (size_t k = 0; k < s.n_mounts; k++)
+                        cr_assert_null(startswith(s.mounts[k].target, "/assets"), "%s sees %s",
+                                       others[i], s.mounts[k].target);
+                container_spec_done(&s);
+        }
+}
+
+Test(plan, runner_reads_workspace_read_only_without_links_or_exec)
+{
+        struct container_spec r = plan("runner");
+        const struct mount_entry *w = find_mount(&r, "/workspace");
+        cr_assert_not_null(w);
+        cr_assert_eq(w->flags & (MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID),
+                     MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID);
+        const struct mount_entry *o = find_mount(&r, "/out");
+        cr_assert_not_null(o);
+        cr_assert_not(o->flags & MS_RDONLY);
+        cr_assert(has_env(&r, "OPENENVD_PHASE=grading"));
+        container_spec_done(&r);
+}
+
+Test(plan, env_reaches_the_service_only_through_its_socket)
+{
+        struct container_spec e = plan("env");
+        cr_assert_eq(e.n_forwards, 2);
+        cr_assert_eq(e.forwards[0].kind, FORWARD_UNIX_TO_TCP);
+        cr_assert_str_eq(e.forwards[0].path, "/run/openenvd/env.sock");
+        cr_assert_eq(e.forwards[0].port, 8000);
+        cr_assert_eq(e.forwards[1].kind, FORWARD_TCP_TO_UNIX);
+        cr_assert_str_eq(e.forwards[1].host, "127.0.0.10");
+        cr_assert_eq(e.forwards[1].port, 80);
+        cr_assert_str_eq(e.forwards[1].path, "/run/openenvd/svc-sim.sock");
+        cr_assert(has_env(&e, "OPENENVD_SERVICE_SIM=http://sim.local:80"));
+        const struct mount_entry *h = find_mount(&e, "/etc/hosts");
+        cr_assert_not_null(h);
+        cr_assert(h->flags & MS_RDONLY);
+        const struct mount_entry *w = find_mount(&e, "/workspace");
+        cr_assert_not_null(w);
+        cr_assert_not(w->flags & MS_RDONLY);
+        cr_assert_eq(e.tmp_bytes, 32ULL * 1024 * 1024);
+        container_spec_done(&e);
+
+        /* Nobody else gets a way to the service. */
+        const char *others[] = { "harness", "runner", "verdict" };
+        for (size_t i = 0; i < 3; i++) {
+                struct container_spec s = plan(others[i]);
+                for (size_t k = 0; k < s.n_forwards; k++)
+                        cr_assert_null(strstr(s.forwards[k].path, "svc-"), "%s", others[i]);
+                cr_assert_null(find_mount(&s, "/etc/hosts"));
+                container_spec_done(&s);
+        }
+}
+
+Test(plan, harness_holds_only_the_placeholder_key)
+{
+        struct container_spec h = plan("harness");
+        cr_assert(has_env(&h, "ANTHROPIC_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+        cr_assert(has_env(&h, "OPENAI_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+        cr_assert(has_env(&h, "MCP_URL=http://127.0.0.1:8000/mcp"));
+        cr_assert_eq(h.n_forwards, 2);
+        cr_assert_str_eq(h.forwards[0].path, "/run/openenvd/mcp.sock");
+        cr_assert_str_eq(h.forwards[1].path, "/run/openenvd/model.sock");
+        container_spec_done(&h);
+}
+
+Test(plan, service_state_is_its_episode_overlay)
+{
+        struct container_spec s = plan("sim");
+        const struct mount_entry *st = find_mount(&s, "/var/lib/sim");
+        cr_assert_not_null(st);
+        cr_assert_str_eq(st->source, "/var/lib/openenvd/episodes/abc/services/sim/merged");
+        cr_assert_eq(s.n_forwards, 1);
+        cr_assert_eq(s.forwards[0].kind, FORWARD_UNIX_TO_TCP);
+        cr_assert_str_eq(s.forwards[0].path, "/run/openenvd/svc.sock");
+        cr_assert_eq(s.forwards[0].port, 8080);
+        container_spec_done(&s);
+}
+
+Test(plan, hosts_file_names_each_exposed_service)
+{
+        char *h = unit_hosts_file(m);
+        cr_assert_str_eq(h, "127.0.0.1 localhost\n::1 localhost\n127.0.0.10 sim.local\n");
+        free(h);
+}
