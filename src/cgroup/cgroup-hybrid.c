@@ -69,7 +69,8 @@ int cgroup_v1_set_limits(struct cgroup_tree *t, const char *rel, const struct cg
         int r;
 
         if ((l->memory_bytes && t->v1[CG_V1_MEMORY].root_fd < 0) ||
-            (l->pids && t->v1[CG_V1_PIDS].root_fd < 0) || (l->cpu != 0 && t->v1[CG_V1_CPU].root_fd < 0))
+            (l->pids && t->v1[CG_V1_PIDS].root_fd < 0) ||
+            (l->cpu != 0 && t->v1[CG_V1_CPU].root_fd < 0))
                 return -EOPNOTSUPP;
 
         if (t->v1[CG_V1_MEMORY].root_fd >= 0) {
@@ -103,7 +104,8 @@ int cgroup_v1_set_limits(struct cgroup_tree *t, const char *rel, const struct cg
                         if (r < 0)
                                 return r;
                 }
-                (void) snprintf(buf, sizeof(buf), "%llu", (unsigned long long) CGROUP_CPU_PERIOD_USEC);
+                (void) snprintf(buf, sizeof(buf), "%llu",
+                                (unsigned long long) CGROUP_CPU_PERIOD_USEC);
                 r = cgroup_write_at(fd, "cpu.cfs_period_us", buf);
                 if (r < 0)
                         return r;

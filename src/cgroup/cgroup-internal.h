@@ -33,10 +33,10 @@ enum {
 
 /* One hierarchy: our own cgroup in it and the subtree root below it. */
 struct cgroup_hier {
-        int own_fd;      /* the cgroup we were started in; -EBADF: hierarchy unused */
-        int root_fd;     /* subtree root (own itself when subtree_name is NULL) */
-        char *own_path;  /* owned: path of own inside the hierarchy ("/" or "/a/b") */
-        char *root_abs;  /* owned: absolute path of the subtree root */
+        int own_fd;     /* the cgroup we were started in; -EBADF: hierarchy unused */
+        int root_fd;    /* subtree root (own itself when subtree_name is NULL) */
+        char *own_path; /* owned: path of own inside the hierarchy ("/" or "/a/b") */
+        char *root_abs; /* owned: absolute path of the subtree root */
 };
 
 struct cgroup_tree {

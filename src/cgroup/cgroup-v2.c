@@ -127,13 +127,14 @@ int cgroup_v2_set_limits(int leaf_fd, const struct cgroup_limits *l)
                 return r;
         /* A limit on a controller the host did not delegate would silently
          * not exist: refuse instead of pretending. */
-        if ((l->memory_bytes && !(offered & CG_CTRL_MEMORY)) || (l->pids && !(offered & CG_CTRL_PIDS)) ||
-            (l->cpu != 0 && !(offered & CG_CTRL_CPU)))
+        if ((l->memory_bytes && !(offered & CG_CTRL_MEMORY)) ||
+            (l->pids && !(offered & CG_CTRL_PIDS)) || (l->cpu != 0 && !(offered & CG_CTRL_CPU)))
                 return -EOPNOTSUPP;
 
         if (offered & CG_CTRL_MEMORY) {
                 if (l->memory_bytes)
-                        (void) snprintf(buf, sizeof(buf), "%llu", (unsigned long long) l->memory_bytes);
+                        (void) snprintf(buf, sizeof(buf), "%llu",
+                                        (unsigned long long) l->memory_bytes);
                 else
                         (void) snprintf(buf, sizeof(buf), "max");
                 r = cgroup_write_at(leaf_fd, "memory.max", buf);

@@ -64,7 +64,7 @@ struct cgroup_stats {
         uint64_t memory_max_events; /* memory.events max (v2) / failcnt (v1) */
         uint64_t oom_kills;
         uint64_t pids_current;
-        uint64_t pids_max_events;   /* pids.events max: forks refused by pids.max */
+        uint64_t pids_max_events; /* pids.events max: forks refused by pids.max */
         uint64_t cpu_usage_usec;
 };
 

@@ -32,7 +32,8 @@ int cli_check_preflight(int argc, char **argv)
                               stdout);
                         return EXIT_ON;
                 } else {
-                        fprintf(stderr, "openenv check preflight: unknown argument '%s'\n", argv[i]);
+                        fprintf(stderr, "openenv check preflight: unknown argument '%s'\n",
+                                argv[i]);
                         return EXIT_USAGE;
                 }
         }

@@ -39,6 +39,7 @@ struct daemon {
         char *token;                       /* owned */
         char *model_key;                   /* owned, wiped on exit */
         bool end_pending;                  /* an environment "done" is being handled */
+        struct loop_source *signals[3];    /* owned by the loop */
 };
 
 /* --- control API --------------------------------------------------------- */
@@ -255,6 +256,15 @@ static void daemon_done(struct daemon *d)
                 d->cgroups = cgroup_tree_free(d->cgroups);
         }
         d->loop = loop_free(d->loop);
+        /* Episodes, sockets and the asset copy are per daemon run; the state
+         * directory itself is the operator's. */
+        if (d->opts->state_dir) {
+                static const char *const ephemeral[] = { "run", "episodes", "assets" };
+                cleanup_close int sfd = open(d->opts->state_dir,
+                                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                for (size_t i = 0; sfd >= 0 && i < ELEMENTSOF(ephemeral); i++)
+                        (void) rm_rf_at(sfd, ephemeral[i]);
+        }
         free(d->token);
         if (d->model_key) {
                 explicit_bzero(d->model_key, strlen(d->model_key));
@@ -301,9 +311,9 @@ static int daemon_setup(struct daemon *d)
         r = loop_new(&d->loop);
         if (r < 0)
                 return r;
-        if ((r = loop_add_signal(d->loop, SIGTERM, on_quit, d, NULL)) < 0 ||
-            (r = loop_add_signal(d->loop, SIGINT, on_quit, d, NULL)) < 0 ||
-            (r = loop_add_signal(d->loop, SIGCHLD, on_child, d, NULL)) < 0)
+        if ((r = loop_add_signal(d->loop, SIGTERM, on_quit, d, &d->signals[0])) < 0 ||
+            (r = loop_add_signal(d->loop, SIGINT, on_quit, d, &d->signals[1])) < 0 ||
+            (r = loop_add_signal(d->loop, SIGCHLD, on_child, d, &d->signals[2])) < 0)
                 return log_error_errno(r, "signals: %m");
         (void) signal(SIGPIPE, SIG_IGN);
 

@@ -66,7 +66,8 @@ struct manifest_ctx {
         unsigned flags;
         const struct mnode *root;
         const struct mnode **asset_keys; /* owned vector, n_assets entries: where each was named */
-        const struct mnode *zone_containers[MANIFEST_ZONE_MAX]; /* `containers:` values */
+        const struct mnode *zone_containers[MANIFEST_ZONE_MAX]; /* `containers:` keys */
+        bool app_invalid; /* an app was given but malformed (already reported) */
         const struct mnode *zone_keys[MANIFEST_ZONE_MAX];
         struct container_info *ci; /* owned, n_ci entries, all zones in order */
         size_t n_ci;

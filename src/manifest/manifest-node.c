@@ -93,8 +93,8 @@ static void report_parser_error(const yaml_parser_t *p, const char *data, size_t
         line = (unsigned) p->problem_mark.line + 1;
         column = (unsigned) p->problem_mark.column + 1;
         if (p->context)
-                manifest_errors_add(errors, line, column, "", "invalid YAML: %s %s", p->context,
-                                    problem);
+                manifest_errors_add(errors, line, column, "", "invalid YAML: %s (%s)", problem,
+                                    p->context);
         else
                 manifest_errors_add(errors, line, column, "", "invalid YAML: %s", problem);
 }

@@ -130,7 +130,9 @@ static bool map_fields(struct manifest_ctx *x, const struct mnode *n, const char
                         continue;
                 }
                 if (keys[k]) {
-                        cleanup_free char *p = path_key(path, key->value);
+                        /* Paths are relative to the openenvd block. */
+                        cleanup_free char *p =
+                                path_key(streq(path, "openenvd") ? "" : path, key->value);
                         ctx_error(x, key, p, "duplicate key '%s' (first at %u:%u)", key->value,
                                   keys[k]->line, keys[k]->column);
                         continue;
@@ -189,7 +191,9 @@ static bool get_uint(struct manifest_ctx *x, const struct mnode *n, const char *
             parse_uint64(n->value, min, max, ret) < 0) {
                 ctx_error(x, n, path, "expected an integer in %llu..%llu%s%s%s",
                           (unsigned long long) min, (unsigned long long) max,
-                          n->kind == MNODE_SCALAR ? ", got '" : "",
+                          n->kind != MNODE_SCALAR ? ""
+                          : n->plain              ? ", got '"
+                                                  : ", got the quoted string '",
                           n->kind == MNODE_SCALAR ? n->value : "",
                           n->kind == MNODE_SCALAR ? "'" : "");
                 return false;
@@ -216,7 +220,9 @@ static bool get_positive_double(struct manifest_ctx *x, const struct mnode *n, c
         if (n->kind != MNODE_SCALAR || !n->plain || parse_double(n->value, 0, max, &v) < 0 ||
             !(v > 0)) {
                 ctx_error(x, n, path, "expected a number greater than 0 and at most %g%s%s%s", max,
-                          n->kind == MNODE_SCALAR ? ", got '" : "",
+                          n->kind != MNODE_SCALAR ? ""
+                          : n->plain              ? ", got '"
+                                                  : ", got the quoted string '",
                           n->kind == MNODE_SCALAR ? n->value : "",
                           n->kind == MNODE_SCALAR ? "'" : "");
                 return false;
@@ -704,8 +710,6 @@ static void parse_container(struct manifest_ctx *x, struct manifest_zone *z,
         const char *path = ci->path;
         const struct mnode **vals = ci->vals;
 
-        c->zone = z->kind;
-        c->env = xcalloc(1, sizeof(char *));
         if (!map_fields(x, ci->node, path, container_keys, CK_MAX, false, ci->keys, ci->vals))
                 return;
         for (size_t k = 0; k < CK_MAX; k++) {
@@ -824,7 +828,7 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                                 strv_push(&c->argv, xstrdup("0.0.0.0"));
                                 strv_push(&c->argv, xstrdup("--port"));
                                 strv_push(&c->argv, xasprintf("%u", (unsigned) c->port));
-                        } else {
+                        } else if (!x->app_invalid) {
                                 ctx_error(x, at, ci->path,
                                           "the env container has no argv and the manifest sets no "
                                           "app (set the top-level app:, openenvd.app or an argv)");
@@ -876,9 +880,11 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
         NARROW(disk_mb, "%llu", unsigned long long);
 #undef NARROW
 
-        if (ci->vals[CK_EXPOSE] && !c->port)
-                ctx_error(x, ci->keys[CK_EXPOSE], ci->path,
+        if (ci->vals[CK_EXPOSE] && !c->port && !ci->vals[CK_PORT]) {
+                cleanup_free char *p = path_key(ci->path, "expose");
+                ctx_error(x, ci->keys[CK_EXPOSE], p,
                           "expose needs the service's listening port (set port:)");
+        }
         if (!c->rootfs)
                 c->rootfs = xstrdup("/");
         c->workdir = xstrdup(z->kind == MANIFEST_ZONE_AGENT ? "/workspace" : "/");
@@ -903,6 +909,8 @@ static struct container_info *ctx_add_container(struct manifest_ctx *x, struct m
                 .path = xasprintf("zones.%s.containers.%s", zone_names[z->kind], name),
         };
         ci->c->name = xstrdup(name);
+        ci->c->zone = z->kind;
+        ci->c->env = xcalloc(1, sizeof(char *));
         return ci;
 }
 
@@ -980,7 +988,7 @@ static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind, con
                 }
         } else {
                 cleanup_free char *p = path_key(path, "containers");
-                x->zone_containers[kind] = v[3];
+                x->zone_containers[kind] = k[3];
                 if (user_map(x, v[3], p, MANIFEST_MAX_CONTAINERS, "containers")) {
                         size_t nc = mnode_map_size(v[3]);
                         z->containers = xcalloc(nc ? nc : 1, sizeof(*z->containers));
@@ -1049,6 +1057,7 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
         if (ok && v[0] && get_string(x, v[0], "app", app) && !is_app_string(*app)) {
                 ctx_error(x, v[0], "app", "app '%s' must look like module:attribute", *app);
                 *app = NULL;
+                x->app_invalid = true;
         }
         if (ok && v[1] && get_port(x, v[1], "port", port))
                 *have_port = true;
@@ -1127,6 +1136,7 @@ int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned
                         ctx_error(&x, v[0], "app", "app '%s' must look like module:attribute",
                                   top_app);
                         top_app = NULL;
+                        x.app_invalid = true;
                 }
                 if (v[1] && get_port(&x, v[1], "port", &top_port)) {
                         port = top_port;

@@ -179,10 +179,10 @@ static void check_privileges(struct preflight_report *r)
                 int cap;
                 const char *name;
         } need[] = {
-                { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },   { CAP_SETUID, "CAP_SETUID" },
-                { CAP_SETGID, "CAP_SETGID" },         { CAP_SETPCAP, "CAP_SETPCAP" },
-                { CAP_NET_ADMIN, "CAP_NET_ADMIN" },   { CAP_SYS_CHROOT, "CAP_SYS_CHROOT" },
-                { CAP_KILL, "CAP_KILL" },             { CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
+                { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" }, { CAP_SETUID, "CAP_SETUID" },
+                { CAP_SETGID, "CAP_SETGID" },       { CAP_SETPCAP, "CAP_SETPCAP" },
+                { CAP_NET_ADMIN, "CAP_NET_ADMIN" }, { CAP_SYS_CHROOT, "CAP_SYS_CHROOT" },
+                { CAP_KILL, "CAP_KILL" },           { CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
         };
         struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct data[2] = { 0 };
@@ -216,7 +216,8 @@ static void check_uid_range(struct preflight_report *r)
         int k = read_full_file_at(AT_FDCWD, "/proc/self/uid_map", 64 * 1024, &map, NULL);
 
         if (k < 0) {
-                report_add(r, "uid_range", true, false, xasprintf("/proc/self/uid_map: %s", strerror(-k)));
+                report_add(r, "uid_range", true, false,
+                           xasprintf("/proc/self/uid_map: %s", strerror(-k)));
                 return;
         }
         for (char *line = map, *eol; line && *line; line = eol ? eol + 1 : NULL) {
@@ -297,7 +298,9 @@ static void check_namespaces(struct preflight_report *r, usec_t timeout)
                 { "netns", { CLONE_NEWNET, STEP_UNSHARE_NET }, "network namespace created" },
                 { "ipcns", { CLONE_NEWIPC, STEP_UNSHARE_IPC }, "ipc namespace created" },
                 { "utsns", { CLONE_NEWUTS, STEP_UNSHARE_UTS }, "uts namespace created" },
-                { "cgroupns", { CLONE_NEWCGROUP, STEP_UNSHARE_CGROUP }, "cgroup namespace created" },
+                { "cgroupns",
+                  { CLONE_NEWCGROUP, STEP_UNSHARE_CGROUP },
+                  "cgroup namespace created" },
         };
         for (size_t i = 0; i < ELEMENTSOF(list); i++)
                 add_child_check(r, list[i].check, child_unshare, &list[i].ns, timeout, list[i].ok);
@@ -350,8 +353,8 @@ static void mount_paths_init(struct mount_paths *m)
         snprintf(m->file, sizeof(m->file), "%s/m/f", d);
         snprintf(m->upper_file, sizeof(m->upper_file), "%s/u/f", d);
         snprintf(m->link, sizeof(m->link), "%s/m/link", d);
-        snprintf(m->opts, sizeof(m->opts), "lowerdir=%s,upperdir=%s,workdir=%s", m->lower,
-                 m->upper, m->work);
+        snprintf(m->opts, sizeof(m->opts), "lowerdir=%s,upperdir=%s,workdir=%s", m->lower, m->upper,
+                 m->work);
 }
 
 static int child_overlay(const void *userdata, int *err)
@@ -405,8 +408,8 @@ static int child_nosymfollow(const void *userdata, int *err)
         }
         /* Keep the flags the tmpfs was mounted with: in a user namespace they
          * are locked and a remount dropping them fails with EPERM. */
-        if (mount(NULL, m->merged, NULL, MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW | MS_NOSUID | MS_NODEV,
-                  NULL) < 0) {
+        if (mount(NULL, m->merged, NULL,
+                  MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW | MS_NOSUID | MS_NODEV, NULL) < 0) {
                 *err = errno;
                 return STEP_REMOUNT_NOSYMFOLLOW;
         }
@@ -546,7 +549,8 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
                            xstrdup("child spawned into the probe cgroup"));
         if (k < 0)
                 report_add(r, "cgroup", true, false,
-                           xasprintf("%s: controllers: %s", cgroup_mode_to_string(mode), strerror(-k)));
+                           xasprintf("%s: controllers: %s", cgroup_mode_to_string(mode),
+                                     strerror(-k)));
         else if (d < 0)
                 report_add(r, "cgroup", true, false,
                            xasprintf("%s: remove probe %s: %s", cgroup_mode_to_string(mode), name,
@@ -561,11 +565,13 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
                            xasprintf("%s: no cgroup.freeze and no v1 freezer",
                                      cgroup_mode_to_string(mode)));
         else
-                report_add(r, "cgroup", true, true,
-                           xasprintf("%s: probe created and removed; kill: %s; missing controllers: %s",
-                                     cgroup_mode_to_string(mode),
-                                     r->cgroup_kill ? "cgroup.kill" : "SIGKILL sweep",
-                                     *missing ? missing : "none"));
+                report_add(
+                        r, "cgroup", true, true,
+                        xasprintf(
+                                "%s: probe created and removed; kill: %s; missing controllers: %s",
+                                cgroup_mode_to_string(mode),
+                                r->cgroup_kill ? "cgroup.kill" : "SIGKILL sweep",
+                                *missing ? missing : "none"));
         /* Keep the fixed order: cgroup before clone_into_cgroup. */
         if (r->n_checks >= 2) {
                 struct preflight_check tmp = r->checks[r->n_checks - 1];
@@ -582,13 +588,20 @@ static const char *reason_label(const char *check)
         static const struct {
                 const char *check, *label;
         } labels[] = {
-                { "privileges", "privileges" },   { "uid_range", "uid range" },
-                { "userns", "user namespaces" },  { "mntns", "mount namespaces" },
-                { "pidns", "pid namespaces" },    { "netns", "network namespaces" },
-                { "ipcns", "ipc namespaces" },    { "utsns", "uts namespaces" },
-                { "cgroupns", "cgroup namespaces" }, { "overlayfs", "overlayfs" },
-                { "nosymfollow", "nosymfollow" }, { "seccomp", "seccomp" },
-                { "pidfd", "pidfd" },             { "cgroup", "cgroups" },
+                { "privileges", "privileges" },
+                { "uid_range", "uid range" },
+                { "userns", "user namespaces" },
+                { "mntns", "mount namespaces" },
+                { "pidns", "pid namespaces" },
+                { "netns", "network namespaces" },
+                { "ipcns", "ipc namespaces" },
+                { "utsns", "uts namespaces" },
+                { "cgroupns", "cgroup namespaces" },
+                { "overlayfs", "overlayfs" },
+                { "nosymfollow", "nosymfollow" },
+                { "seccomp", "seccomp" },
+                { "pidfd", "pidfd" },
+                { "cgroup", "cgroups" },
         };
         for (size_t i = 0; i < ELEMENTSOF(labels); i++)
                 if (streq(labels[i].check, check))
@@ -600,8 +613,8 @@ int preflight_run(const struct preflight_options *opts, struct preflight_report 
 {
         struct preflight_report *r;
         struct mount_paths m;
-        usec_t timeout = opts && opts->child_timeout ? opts->child_timeout
-                                                     : PREFLIGHT_DEFAULT_TIMEOUT;
+        usec_t timeout =
+                opts && opts->child_timeout ? opts->child_timeout : PREFLIGHT_DEFAULT_TIMEOUT;
 
         if (!ret)
                 return -EINVAL;
@@ -677,8 +690,8 @@ json_t *preflight_report_to_json(const struct preflight_report *r)
         for (size_t i = 0; i < r->n_checks; i++)
                 json_array_append_new(checks, json_pack("{s:s, s:b, s:b, s:s}", "name",
                                                         r->checks[i].name, "ok", r->checks[i].ok,
-                                                        "required", r->checks[i].required,
-                                                        "detail", r->checks[i].detail));
+                                                        "required", r->checks[i].required, "detail",
+                                                        r->checks[i].detail));
         json_object_set_new(root, "checks", checks);
         if (r->cgroup_detected) {
                 json_object_set_new(cg, "mode", json_string(cgroup_mode_to_string(r->cgroup_mode)));

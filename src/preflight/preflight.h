@@ -36,7 +36,7 @@ struct preflight_check {
 
 struct preflight_report {
         bool isolation;
-        char **reasons; /* owned, NULL-terminated */
+        char **reasons;                 /* owned, NULL-terminated */
         struct preflight_check *checks; /* owned */
         size_t n_checks;
         bool cgroup_detected;

@@ -643,7 +643,7 @@ static int process_response_head(struct http_conn *c)
         if (r == 0 && !c->u_eof)
                 return 0;
         if (r > 0)
-                r = http_head_parse(raw, end, true, c->x.req_is_head, &h);
+                r = http_head_parse(raw, end, true, c->x.req_is_head, &h) < 0 ? -EBADMSG : 1;
         if (r <= 0) {
                 /* Unreachable, dead or babbling upstream before any byte of
                  * this response reached the client: a clean 502. */

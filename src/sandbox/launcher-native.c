@@ -27,11 +27,6 @@
 #include "sandbox/syscall-filter.h"
 
 #define CHILD_FAILED_EXIT 127
-#include <sys/mman.h>
-#include <time.h>
-unsigned long long *dbg_ts;
-void dbg_mark(int i);
-void dbg_mark(int i){ struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); if(dbg_ts) dbg_ts[i]=t.tv_sec*1000000000ULL+t.tv_nsec; }
 
 
 struct container {
@@ -167,11 +162,9 @@ static noreturn_fn void child_main(const struct child_args *a)
         CHILD_CHECK(a, CONTAINER_STEP_SETGID, setresgid(0, 0, 0));
         CHILD_CHECK(a, CONTAINER_STEP_SETUID, setresuid(0, 0, 0));
 
-        dbg_mark(2);
         if (mount_setup(spec, &e) < 0)
                 child_fail(a, e);
 
-        dbg_mark(3);
         CHILD_CHECK(a, CONTAINER_STEP_HOSTNAME, sethostname(spec->name, strlen(spec->name)));
         CHILD_CHECK(a, CONTAINER_STEP_LOOPBACK, loopback_up());
 
@@ -203,6 +196,10 @@ static noreturn_fn void child_main(const struct child_args *a)
                             setresuid(spec->uid, spec->uid, spec->uid));
                 CHILD_CHECK(a, CONTAINER_STEP_CAPS, caps_clear_sets());
         }
+        /* A container never outlives the process that spawned it (a crashed
+         * daemon or test leaves nothing running). Set after the uid change,
+         * which resets it. */
+        CHILD_CHECK(a, CONTAINER_STEP_NO_NEW_PRIVS, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
         CHILD_CHECK(a, CONTAINER_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
         CHILD_CHECK(a, CONTAINER_STEP_CHDIR, chdir(spec->workdir ? spec->workdir : "/"));
 
@@ -214,7 +211,6 @@ static noreturn_fn void child_main(const struct child_args *a)
          * containers' pidfds) must not reach the container. */
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
 
-        dbg_mark(4);
         if (!(spec->weaken & WEAKEN_NO_SECCOMP)) {
                 int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
                                      : syscall_filter_load(0);
@@ -224,7 +220,6 @@ static noreturn_fn void child_main(const struct child_args *a)
 
         /* execveat of the O_PATH fd: the shim binary is not inside the
          * container's view, and nothing in the container can replace it. */
-        dbg_mark(5);
         syscall(SYS_execveat, a->shim_fd, "", a->shim_argv, spec->env ? spec->env : (char *[]){ NULL },
                 AT_EMPTY_PATH);
         child_fail(a, (struct container_error){ CONTAINER_STEP_EXEC, errno, -1 });
@@ -312,13 +307,11 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 ca.cgroup = (uint64_t) spec->placement->v2_fd;
         }
 
-        if(!dbg_ts) dbg_ts=mmap(NULL,4096,PROT_READ|PROT_WRITE,MAP_SHARED|MAP_ANONYMOUS,-1,0);
-        dbg_mark(0);
         long pid = syscall(SYS_clone3, &ca, sizeof(ca));
         if (pid < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
-        if (pid == 0) { dbg_mark(1);
-                child_main(&args); }
+        if (pid == 0)
+                child_main(&args); /* never returns */
 
         struct container *c = xcalloc(1, sizeof(*c));
         c->pid = (pid_t) pid;
@@ -361,7 +354,6 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                         *ret_err = e;
                 return -e.error;
         }
-        dbg_mark(6);
         *ret = TAKE_PTR(owned);
         return 0;
 }
@@ -408,7 +400,7 @@ static int container_reap(struct container *c, int options, int *ret_status)
 
 int container_wait(struct container *c, int *ret_status)
 {
-        int r = container_reap(c, 0, ret_status); dbg_mark(7); return r;
+        return container_reap(c, 0, ret_status);
 }
 
 int container_try_wait(struct container *c, int *ret_status)

@@ -38,7 +38,6 @@
  * (spec mount sources, devices) is opened before the attach, so covering
  * this directory hides nothing that is still needed. */
 #define ATTACH_POINT "/tmp"
-void dbg_mark(int i);
 
 #define SCAFFOLD_SIZE "1m" /* mount points and symlinks only */
 #define DEV_SIZE      "64k"
@@ -666,24 +665,19 @@ int mount_setup(const struct container_spec *spec, struct container_error *err)
         if (r < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
 
-        dbg_mark(10);
         r = setup_proc(&s);
         if (r < 0)
                 return r;
-        dbg_mark(11);
         r = setup_dev(&s);
         if (r < 0)
                 return r;
-        dbg_mark(12);
         r = setup_sys(&s);
         if (r < 0)
                 return r;
-        dbg_mark(13);
         r = setup_tmp_run(&s);
         if (r < 0)
                 return r;
 
-        dbg_mark(14);
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct mount_entry *m = &spec->mounts[i];
                 cleanup_close int t = target_open(&s, m->target, m->is_file);
@@ -712,7 +706,6 @@ int mount_setup(const struct container_spec *spec, struct container_error *err)
         /* pivot_root(".", ".") stacks the old root on top of the new one;
          * detaching "." then removes it and every host mount below it
          * (the kernel allows detaching the locked tree as a whole). */
-        dbg_mark(15);
         if (fchdir(s.root_fd) < 0)
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
         if (syscall(SYS_pivot_root, ".", ".") < 0)

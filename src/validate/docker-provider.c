@@ -22,7 +22,7 @@
 #define SUBJECT_USER       "65532:65532"
 #define FAULT_BIND_TARGET  "/mnt/openenv-fault"
 #define FAULT_VOLUME_DST   "/data"
-#define FAULT_DEV_TMPFS    "/dev/openenv-fault"
+#define FAULT_DEV_TMPFS_PATH "/dev/openenv-fault"
 #define PROBE_MAX_BINARY   (64 * 1024 * 1024)
 #define CMD_TIMEOUT        (60 * USEC_PER_SEC)
 #define HELPER_TIMEOUT     (120 * USEC_PER_SEC)
@@ -392,7 +392,7 @@ static int create_subject(struct ctx *c, const char *user, struct docker_run *re
                 push_args(&a, "--network", "none", NULL);
         /* Test-only weakenings (docs/VALIDATE.md "Fault knobs"). */
         if (o->faults & FAULT_DEV_TMPFS)
-                push_args(&a, "--tmpfs", FAULT_DEV_TMPFS ":rw,nosuid,nodev,size=1m,mode=1777", NULL);
+                push_args(&a, "--tmpfs", FAULT_DEV_TMPFS_PATH ":rw,nosuid,nodev,size=1m,mode=1777", NULL);
         if (o->faults & FAULT_WRITABLE_BIND) {
                 cleanup_free char *m = NULL;
                 char tmpl[] = "/tmp/openenv-fault-XXXXXX";

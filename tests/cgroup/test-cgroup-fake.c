@@ -112,8 +112,8 @@ TestSuite(cgroup_fake, .init = setup, .fini = teardown);
 
 Test(cgroup_fake, rel_paths_refused)
 {
-        const char *bad[] = { "..", ".", "/abs", "a//b", "a/", "a/../b", "a/./b", "../x",
-                              "zones/..", "a\nb" };
+        const char *bad[] = { "..",     ".",     "/abs", "a//b",     "a/",
+                              "a/../b", "a/./b", "../x", "zones/..", "a\nb" };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 cr_expect(!cgroup_rel_valid(bad[i], false), "accepted '%s'", bad[i]);
         cr_expect(!cgroup_rel_valid("", false));
@@ -301,7 +301,9 @@ Test(cgroup_fake, escapes_refused)
         cr_expect_str_eq(outside, "max");
 
         /* Subtree names are one component. */
-        struct cgroup_layout bad = { .v2_mount = tmp, .self_cgroup = "0::/\n", .subtree_name = ".." };
+        struct cgroup_layout bad = { .v2_mount = tmp,
+                                     .self_cgroup = "0::/\n",
+                                     .subtree_name = ".." };
         struct cgroup_tree *t2 = NULL;
         cr_expect_eq(cgroup_tree_open(&bad, &t2), -EINVAL);
         bad.subtree_name = "a/b";

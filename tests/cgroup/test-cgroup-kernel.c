@@ -216,7 +216,8 @@ Test(cgroup_kernel, limits_written)
         int r = cgroup_create(tree, "zones/a/b", &l);
         cr_assert_eq(r, 0, "create: %s", strerror(-r));
         if (cgroup_tree_mode(tree) == CGROUP_MODE_HYBRID) {
-                cleanup_free char *mem = xasprintf("%s/zones/a/b", cgroup_tree_path(tree, "memory"));
+                cleanup_free char *mem =
+                        xasprintf("%s/zones/a/b", cgroup_tree_path(tree, "memory"));
                 cleanup_free char *pids = xasprintf("%s/zones/a/b", cgroup_tree_path(tree, "pids"));
                 cleanup_free char *cpu = xasprintf("%s/zones/a/b", cgroup_tree_path(tree, "cpu"));
                 cleanup_free char *a = read_file(mem, "memory.limit_in_bytes");
@@ -342,7 +343,8 @@ static void fork_bomb_killed(void)
         cr_assert_eq(cgroup_kill(tree, "zones/bomb"), 0);
         cr_assert_eq(cgroup_wait_empty(tree, "zones/bomb", 5 * USEC_PER_SEC), 0);
         /* Informational only (never asserted): kill-to-empty latency. */
-        cr_log_info("kill-to-empty %s: %llu us", cgroup_tree_has_kill(tree) ? "cgroup.kill" : "sweep",
+        cr_log_info("kill-to-empty %s: %llu us",
+                    cgroup_tree_has_kill(tree) ? "cgroup.kill" : "sweep",
                     (unsigned long long) (now_usec(CLOCK_MONOTONIC) - t0));
         cr_expect_eq(cgroup_is_populated(tree, "zones/bomb"), 0);
         cr_expect_eq(waitpid(pid, NULL, 0), pid);

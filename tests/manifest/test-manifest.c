@@ -192,9 +192,9 @@ Test(manifest, narrowing_violations_are_errors)
                 "        s1: {argv: [x], resources: {memory_mb: 200}, network: {egress: relays-only}}\n");
 
         cr_expect_str_eq(out,
-                         "t.yaml:7:39: zones.services.containers.s1.resources.memory_mb: memory_mb "
+                         "t.yaml:7:48: zones.services.containers.s1.resources.memory_mb: memory_mb "
                          "200 exceeds the zone ceiling 100\n"
-                         "t.yaml:7:74: zones.services.containers.s1.network.egress: egress "
+                         "t.yaml:7:72: zones.services.containers.s1.network.egress: egress "
                          "'relays-only' is wider than the zone's 'none'\n");
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "base/fd-util.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 #include "relay/event-loop.h"
 #include "relay/http-chunked.h"
@@ -33,7 +34,7 @@ Test(http_head, request_fields_borrow_the_buffer)
                         "Content-Length: 12\r\n\r\n";
         cr_assert_eq(parse_req(s, &h), 0);
         cr_assert_eq(h.method, HTTP_POST);
-        cr_assert_eq(h.target_len, 13);
+        cr_assert_eq(h.target_len, 10);
         cr_assert(strncmp(h.target, "/a%20b?x=1", 10) == 0);
         cr_assert_eq(h.n_headers, 4);
         cr_assert_eq(h.headers[1].value_len, 2);
@@ -183,9 +184,7 @@ static int on_timer(struct loop_source *s, usec_t now, void *ud)
 {
         (void) s;
         (void) now;
-        fired[(intptr_t) ud] = fired[0]++ + 1;
-        if ((intptr_t) ud == 3)
-                loop_quit(s ? NULL : NULL, 0);
+        fired[(intptr_t) ud] = ++fired[0];
         return 0;
 }
 

@@ -334,7 +334,7 @@ static bool cl_wait_close(int fd)
 static char *upstream_log(void)
 {
         struct response r = request("GET /log HTTP/1.1\r\nHost: x\r\n\r\n");
-        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.status, 200, "log: %u %s", r.status, r.body.buf);
         char *s = xstrdup(r.body.buf);
         response_release(&r);
         return s;
@@ -503,11 +503,11 @@ Test(frontend, chunked_request_and_response)
 {
         struct response r = request("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                                     "3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Trailer: t\r\n\r\n");
-        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
         cr_assert_str_eq(r.body.buf, "abcdefg");
         response_release(&r);
         r = request("GET /chunked HTTP/1.1\r\nHost: x\r\n\r\n");
-        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
         cr_assert(head_has(&r, "Transfer-Encoding: chunked"));
         cr_assert_str_eq(r.body.buf, "hello world");
         response_release(&r);

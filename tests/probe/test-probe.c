@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of the probe library: mountinfo and status parsers, namespace
+ * link parsing, the JSON writer, and write checks on a private temp dir.
+ */
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "probe/json-writer.h"
+#include "probe/mountinfo.h"
+#include "probe/namespace-ids.h"
+#include "probe/proc-status.h"
+#include "probe/write-check.h"
+#include "test-helpers.h"
+
+static struct mountinfo *parse_mi(const char *s)
+{
+        struct mountinfo *m = NULL;
+        cr_assert_eq(mountinfo_parse(s, strlen(s), &m), 0);
+        return m;
+}
+
+Test(mountinfo, docker_lines_with_optional_fields)
+{
+        cleanup(mountinfo_freep) struct mountinfo *m = parse_mi(
+                "72 48 0:39 / / ro,relatime master:2 - overlay overlay rw,lowerdir=/a\n"
+                "74 72 0:43 / /dev rw,nosuid - tmpfs tmpfs rw,size=65536k,mode=755\n"
+                "89 72 254:0 /usr/bin/tini-static /sbin/docker-init ro,relatime - ext4 /dev/vda rw\n"
+                "30 1 0:5 / /x rw shared:1 master:3 propagate_from:2 - tmpfs none ro\n");
+        cr_assert_eq(m->n_entries, 4);
+        cr_assert_eq(m->n_malformed, 0);
+        cr_assert_not(m->truncated);
+        cr_assert_eq(m->entries[0].mount_id, 72);
+        cr_assert_eq(m->entries[0].parent_id, 48);
+        cr_assert_eq(m->entries[0].major, 0);
+        cr_assert_eq(m->entries[0].minor, 39);
+        cr_assert_str_eq(m->entries[0].optional, "master:2");
+        cr_assert_str_eq(m->entries[0].fstype, "overlay");
+        cr_assert_str_eq(m->entries[2].root, "/usr/bin/tini-static");
+        cr_assert_eq(m->entries[2].major, 254);
+        cr_assert_str_eq(m->entries[2].source, "/dev/vda");
+        cr_assert_str_eq(m->entries[3].optional, "shared:1 master:3 propagate_from:2");
+        cr_assert_str_eq(m->entries[1].optional, "");
+        cr_assert_str_eq(m->entries[1].super_options, "rw,size=65536k,mode=755");
+}
+
+Test(mountinfo, read_only_by_either_layer)
+{
+        cleanup(mountinfo_freep) struct mountinfo *m = parse_mi(
+                "1 0 0:1 / / ro - ext4 /dev/a rw\n"
+                "2 1 0:2 / /b rw - ext4 /dev/b ro\n"
+                "3 1 0:3 / /c rw,relatime - ext4 /dev/c rw,errors=remount-ro\n"
+                "4 1 0:4 / /d rw,nosuid - tmpfs tmpfs rw,rootcontext=ro\n");
+        cr_assert(mount_entry_is_read_only(&m->entries[0]));
+        cr_assert(mount_entry_is_read_only(&m->entries[1]));
+        /* "errors=remount-ro" and "x=ro" are not the ro flag. */
+        cr_assert_not(mount_entry_is_read_only(&m->entries[2]));
+        cr_assert_not(mount_entry_is_read_only(&m->entries[3]));
+}
+
+Test(mountinfo, octal_escapes_are_decoded)
+{
+        cleanup(mountinfo_freep) struct mountinfo *m = parse_mi(
+                "5 1 0:9 /a\\040b /mnt/with\\040space\\011tab\\012nl\\134bs rw - tmpfs my\\040src rw\n"
+                "6 1 0:9 / /bad\\000nul rw - tmpfs x rw\n"
+                "7 1 0:9 / /lit\\9x\\04 rw - tmpfs x rw\n");
+        cr_assert_eq(m->n_entries, 2);
+        cr_assert_eq(m->n_malformed, 1); /* \000 would be an embedded NUL */
+        cr_assert_str_eq(m->entries[0].root, "/a b");
+        cr_assert_str_eq(m->entries[0].mount_point, "/mnt/with space\ttab\nnl\\bs");
+        cr_assert_str_eq(m->entries[0].source, "my src");
+        cr_assert_str_eq(m->entries[1].mount_point, "/lit\\9x\\04");
+}
+
+Test(mountinfo, malformed_lines_are_counted_not_fatal)
+{
+        cleanup(mountinfo_freep) struct mountinfo *m = parse_mi(
+                "garbage\n"
+                "1 0 0:1 / / rw - ext4\n"            /* no source/options */
+                "1 0 0:1 / / rw ext4 /dev/a rw\n"    /* no separator */
+                "x 0 0:1 / / rw - ext4 /dev/a rw\n"  /* bad id */
+                "1 0 01 / / rw - ext4 /dev/a rw\n"   /* bad dev */
+                "1  0 0:1 / / rw - ext4 /dev/a rw\n" /* empty field */
+                "9 1 0:1 / /ok rw - ext4 /dev/a rw");   /* no final newline */
+        cr_assert_eq(m->n_entries, 1);
+        cr_assert_eq(m->n_malformed, 6);
+        cr_assert_str_eq(m->entries[0].mount_point, "/ok");
+}
+
+Test(mountinfo, bounds_set_truncated)
+{
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+        struct mountinfo *m = NULL;
+
+        for (int i = 0; i < MOUNTINFO_MAX_LINES + 1; i++)
+                strbuf_addf(&sb, "%d 1 0:1 / /m%d rw - tmpfs t rw\n", i + 2, i);
+        cr_assert_eq(mountinfo_parse(sb.buf, sb.len, &m), 0);
+        cr_assert(m->truncated);
+        cr_assert_eq(m->n_entries, MOUNTINFO_MAX_LINES);
+        mountinfo_free(m);
+
+        strbuf_reset(&sb);
+        strbuf_adds(&sb, "1 0 0:1 / / rw - ext4 /dev/a rw\n2 1 0:1 / /");
+        for (int i = 0; i < MOUNTINFO_MAX_LINE; i++)
+                strbuf_addch(&sb, 'a');
+        strbuf_adds(&sb, " rw - tmpfs t rw\n");
+        cr_assert_eq(mountinfo_parse(sb.buf, sb.len, &m), 0);
+        cr_assert(m->truncated);
+        cr_assert_eq(m->n_entries, 1);
+        mountinfo_free(m);
+}
+
+Test(mountinfo, find_by_path_prefers_deepest_and_latest)
+{
+        cleanup(mountinfo_freep) struct mountinfo *m = parse_mi(
+                "1 0 0:1 / / ro - ext4 a rw\n"
+                "2 1 0:2 / /dev rw - tmpfs b rw\n"
+                "3 2 0:3 / /dev/shm rw - tmpfs c rw\n"
+                "4 2 0:4 / /dev/shm rw - tmpfs d rw\n");
+        cr_assert_eq(mountinfo_find_by_path(m, "/dev/shm/x")->mount_id, 4);
+        cr_assert_eq(mountinfo_find_by_path(m, "/dev/shmx")->mount_id, 2);
+        cr_assert_eq(mountinfo_find_by_path(m, "/etc")->mount_id, 1);
+        cr_assert_eq(mountinfo_find_by_id(m, 3)->minor, 3);
+        cr_assert_null(mountinfo_find_by_id(m, 99));
+}
+
+Test(mountinfo, parses_this_machines_table)
+{
+        cleanup_free char *buf = NULL;
+        cleanup(mountinfo_freep) struct mountinfo *m = NULL;
+        size_t len;
+
+        cr_assert_eq(read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 4 << 20, &buf, &len), 0);
+        cr_assert_eq(mountinfo_parse(buf, len, &m), 0);
+        cr_assert_gt(m->n_entries, 0);
+        cr_assert_eq(m->n_malformed, 0);
+        cr_assert_not_null(mountinfo_find_by_path(m, "/"));
+}
+
+static struct proc_status parse_st(const char *s)
+{
+        struct proc_status st;
+        cr_assert_eq(proc_status_parse(s, strlen(s), &st), 0);
+        return st;
+}
+
+Test(status, docker_subject)
+{
+        struct proc_status st = parse_st("Name:\tdocker-init\nUmask:\t0022\nPPid:\t0\n"
+                                         "Uid:\t65532\t65532\t65532\t65532\n"
+                                         "Gid:\t65532\t65532\t65532\t65533\n"
+                                         "Groups:\t65532 \n"
+                                         "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+                                         "CapEff:\t0000000000000000\nCapBnd:\t0000003ffeffffff\n"
+                                         "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\n"
+                                         "Seccomp:\t2\nSeccomp_filters:\t1\n");
+        cr_assert(st.has_name);
+        cr_assert_str_eq(st.name, "docker-init");
+        cr_assert(st.has_uid && st.has_gid && st.has_groups);
+        cr_assert_eq(st.uid[3], 65532);
+        cr_assert_eq(st.gid[3], 65533);
+        cr_assert_eq(st.n_groups, 1);
+        cr_assert_eq(st.groups[0], 65532);
+        cr_assert(st.has_caps[PROC_CAP_BND]);
+        cr_assert_eq(st.caps[PROC_CAP_BND], 0x3ffeffffffULL);
+        cr_assert_eq(st.caps[PROC_CAP_EFF], 0);
+        cr_assert(st.has_no_new_privs && st.no_new_privs == 1);
+        cr_assert(st.has_seccomp && st.seccomp == 2);
+}
+
+Test(status, missing_lines_are_unknown_not_zero)
+{
+        struct proc_status st = parse_st("Name:\tx\nUid:\t0\t0\t0\n" /* 3 fields: malformed */
+                                         "CapEff:\tzz\nCapPrm:\t00000000000000000\n"
+                                         "Groups:\n");
+        cr_assert_not(st.has_uid);
+        cr_assert_not(st.has_gid);
+        cr_assert_not(st.has_caps[PROC_CAP_EFF]);
+        cr_assert_not(st.has_caps[PROC_CAP_PRM]); /* 17 digits */
+        cr_assert_not(st.has_caps[PROC_CAP_BND]);
+        cr_assert_not(st.has_no_new_privs);
+        cr_assert_not(st.has_seccomp);
+        cr_assert(st.has_groups);
+        cr_assert_eq(st.n_groups, 0);
+}
+
+Test(status, duplicates_first_wins_and_ranges)
+{
+        struct proc_status st = parse_st("NoNewPrivs:\t1\nNoNewPrivs:\t0\nSeccomp:\t3\n"
+                                         "Uid:\t1\t2\t3\t4\t5\n");
+        cr_assert(st.has_no_new_privs && st.no_new_privs == 1);
+        cr_assert_not(st.has_seccomp);
+        cr_assert_not(st.has_uid);
+}
+
+Test(status, groups_bounded)
+{
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+        struct proc_status st;
+
+        strbuf_adds(&sb, "Groups:\t");
+        for (int i = 0; i < PROC_STATUS_MAX_GROUPS + 10; i++)
+                strbuf_addf(&sb, "%d ", 1000 + i);
+        strbuf_adds(&sb, "\n");
+        cr_assert_eq(proc_status_parse(sb.buf, sb.len, &st), 0);
+        cr_assert(st.has_groups);
+        cr_assert(st.groups_truncated);
+        cr_assert_eq(st.n_groups, PROC_STATUS_MAX_GROUPS);
+}
+
+Test(status, this_process)
+{
+        cleanup_free char *buf = NULL;
+        struct proc_status st;
+        size_t len;
+
+        cr_assert_eq(read_full_file_at(AT_FDCWD, "/proc/self/status", PROC_STATUS_MAX_BYTES, &buf,
+                                       &len),
+                     0);
+        cr_assert_eq(proc_status_parse(buf, len, &st), 0);
+        cr_assert(st.has_uid && st.has_gid && st.has_groups);
+        cr_assert_eq(st.uid[1], geteuid());
+        for (int i = 0; i < _PROC_CAP_MAX; i++)
+                cr_assert(st.has_caps[i]);
+        cr_assert(st.has_no_new_privs && st.has_seccomp);
+}
+
+Test(ns, link_parse_and_read)
+{
+        struct ns_ids ids;
+        uint64_t ino;
+        int fd;
+
+        cr_assert_eq(ns_link_parse("mnt", "mnt:[4026531841]", &ino), 0);
+        cr_assert_eq(ino, 4026531841ULL);
+        cr_assert_lt(ns_link_parse("mnt", "net:[1]", &ino), 0);
+        cr_assert_lt(ns_link_parse("mnt", "mnt:[]", &ino), 0);
+        cr_assert_lt(ns_link_parse("mnt", "mnt:[12", &ino), 0);
+        cr_assert_lt(ns_link_parse("mnt", "mnt:[1x]", &ino), 0);
+        cr_assert_eq(ns_kind_from_string("cgroup"), NS_CGROUP);
+        cr_assert_lt(ns_kind_from_string("bogus"), 0);
+
+        fd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        ns_ids_read_at(fd, &ids);
+        close(fd);
+        cr_assert(ids.has[NS_MNT] && ids.has[NS_PID] && ids.has[NS_NET]);
+        cr_assert_neq(ids.ino[NS_MNT], 0);
+}
+
+Test(json_writer, escapes_and_repairs_utf8)
+{
+        struct jwriter w;
+        json_t *v;
+        const char *key;
+
+        jwriter_init(&w);
+        jwriter_object_begin(&w);
+        jwriter_kv_string(&w, "p", "/a\"b\\c\n\x01\xff\xc3\xa9");
+        jwriter_key(&w, "l");
+        jwriter_array_begin(&w);
+        jwriter_uint(&w, 18446744073709551615ULL);
+        jwriter_int(&w, -5);
+        jwriter_bool(&w, true);
+        jwriter_null(&w);
+        jwriter_array_end(&w);
+        jwriter_object_end(&w);
+        cr_assert_not(w.failed);
+        cr_assert_eq(w.depth, 0);
+        v = json_loadb(w.out.buf, w.out.len, 0, NULL);
+        cr_assert_not_null(v, "%s", w.out.buf);
+        key = json_string_value(json_object_get(v, "p"));
+        cr_assert_str_eq(key, "/a\"b\\c\n\x01\xef\xbf\xbd\xc3\xa9");
+        cr_assert_eq(json_array_size(json_object_get(v, "l")), 4);
+        json_decref(v);
+        jwriter_release(&w);
+}
+
+Test(json_writer, misuse_sets_failed)
+{
+        struct jwriter w;
+
+        jwriter_init(&w);
+        jwriter_object_end(&w);
+        cr_assert(w.failed);
+        jwriter_release(&w);
+        jwriter_init(&w);
+        for (int i = 0; i < JWRITER_MAX_DEPTH + 1; i++)
+                jwriter_array_begin(&w);
+        cr_assert(w.failed);
+        jwriter_release(&w);
+}
+
+static char tmpdir[64];
+
+static void mk_tmp(void)
+{
+        (void) snprintf(tmpdir, sizeof(tmpdir), "/tmp/openenv-probe-test-XXXXXX");
+        cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void rm_tmp(void)
+{
+        (void) rm_rf_at(AT_FDCWD, tmpdir);
+}
+
+Test(write_check, dir_file_device_and_walk, .init = mk_tmp, .fini = rm_tmp)
+{
+        cleanup_close int dfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct write_walk_bounds b = {.max_depth = 4, .max_entries = 100, .max_findings = 8};
+        struct write_walk w;
+        enum write_result r;
+        char type;
+        int err, fd;
+
+        cr_assert_geq(dfd, 0);
+        r = write_check_dir(dfd, &err);
+        cr_assert_eq(r, WRITE_WRITABLE);
+        cr_assert_eq(err, 0);
+
+        fd = openat(dfd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, "keep", 4), 4);
+        close(fd);
+        cr_assert_eq(symlinkat("/etc/passwd", dfd, "link"), 0);
+        cr_assert_eq(mkfifoat(dfd, "fifo", 0666), 0);
+        cr_assert_eq(mkdirat(dfd, "sub", 0755), 0);
+
+        r = write_check_file_at(dfd, "f", &type, &err);
+        cr_assert_eq(r, WRITE_WRITABLE);
+        cr_assert_eq(type, 'f');
+        r = write_check_file_at(dfd, "link", &type, &err);
+        cr_assert_eq(r, WRITE_NOT_STORAGE);
+        cr_assert_eq(type, 'l');
+        r = write_check_file_at(dfd, "fifo", &type, &err);
+        cr_assert_eq(r, WRITE_NOT_STORAGE);
+        cr_assert_eq(type, 'p');
+
+        /* Content untouched: no O_TRUNC, no write. */
+        cleanup_free char *content = NULL;
+        size_t len;
+        cr_assert_eq(read_full_file_at(dfd, "f", 64, &content, &len), 0);
+        cr_assert_str_eq(content, "keep");
+
+        cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
+        cr_assert_eq(w.result, WRITE_WRITABLE);
+        cr_assert_eq(w.visited, 5); /* root + 4 entries */
+        cr_assert_eq(w.not_storage, 2);
+        cr_assert_not(w.truncated);
+        cr_assert_eq(w.n_findings, 3); /* /x, /x/f, /x/sub (order of readdir) */
+        bool saw_sub = false;
+        for (unsigned i = 0; i < w.n_findings; i++)
+                if (streq(w.findings[i].path, "/x/sub"))
+                        saw_sub = true;
+        cr_assert(saw_sub);
+        write_walk_done(&w);
+
+        /* Bounds: a walk that cannot finish says so. */
+        b.max_entries = 2;
+        cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
+        cr_assert(w.truncated);
+        write_walk_done(&w);
+}
+
+Test(write_check, in_root_resolution_refuses_symlinks, .init = mk_tmp, .fini = rm_tmp)
+{
+        cleanup_close int dfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = -1;
+
+        cr_assert_eq(mkdirat(dfd, "d", 0755), 0);
+        cr_assert_eq(symlinkat("/", dfd, "esc"), 0);
+        cr_assert_eq(path_open_in_root(dfd, "/d", O_PATH | O_DIRECTORY, &fd), 0);
+        close(fd);
+        cr_assert_lt(path_open_in_root(dfd, "/esc/etc", O_PATH, &fd), 0);
+        /* ".." cannot climb out of the root. */
+        cr_assert_eq(path_open_in_root(dfd, "/../../d", O_PATH | O_DIRECTORY, &fd), 0);
+        close(fd);
+}
+
+Test(write_check, errno_mapping)
+{
+        cr_assert_eq(write_result_from_errno(EROFS), WRITE_DENIED);
+        cr_assert_eq(write_result_from_errno(EACCES), WRITE_DENIED);
+        cr_assert_eq(write_result_from_errno(EPERM), WRITE_DENIED);
+        cr_assert_eq(write_result_from_errno(ENOSPC), WRITE_WRITABLE);
+        cr_assert_eq(write_result_from_errno(EDQUOT), WRITE_WRITABLE);
+        cr_assert_eq(write_result_from_errno(EIO), WRITE_INCONCLUSIVE);
+        cr_assert_eq(write_result_from_string("not-storage"), WRITE_NOT_STORAGE);
+        cr_assert_lt(write_result_from_string("maybe"), 0);
+}

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The native launcher on the real kernel, as root: every guarantee of
+ * docs/SANDBOX.md is attacked from inside a spawned container and each
+ * expected denial is asserted (with its errno); a few positive controls run
+ * the same attack against a deliberately weakened container to show that the
+ * attack would be seen if it worked.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "sandbox-test.h"
+
+TestSuite(launcher, .fini = box_fini, .timeout = 60);
+
+static void assert_result(const char *got, const char *want)
+{
+        cr_assert(streq(got, want), "got \"%s\", want \"%s\"", got, want);
+}
+
+static void assert_denied(const char *got)
+{
+        cr_assert(startswith(got, "denied "), "got \"%s\", want a denial", got);
+}
+
+/* --- identity and privileges --- */
+
+Test(launcher, principal_is_unprivileged)
+{
+        box_init();
+        assert_result(box_attack("ids", NULL, NULL),
+                      "uid=1000 euid=1000 gid=1000 groups=0 CapInh=0000000000000000 "
+                      "CapPrm=0000000000000000 CapEff=0000000000000000 "
+                      "CapBnd=0000000000000000 CapAmb=0000000000000000 NoNewPrivs=1 Seccomp=2");
+}
+
+Test(launcher, setuid_root_denied)
+{
+        box_init();
+        assert_result(box_attack("setuid0", NULL, NULL), "denied EPERM");
+}
+
+static uid_t host_uid_of(pid_t pid)
+{
+        char path[64];
+        struct stat st;
+        (void) snprintf(path, sizeof(path), "/proc/%d", (int) pid);
+        cr_assert(stat(path, &st) == 0);
+        return st.st_uid;
+}
+
+Test(launcher, distinct_host_uid_per_container)
+{
+        box_init();
+        B.argv[1] = (char *) "wait-term";
+        box_start();
+        cr_assert(box_read_until("result: ready"));
+        uid_t first = host_uid_of(container_pid(B.c));
+        struct container *first_c = TAKE_PTR(B.c);
+        safe_close(B.out_r);
+        B.out_r = -EBADF;
+        B.out = mfree(B.out);
+        B.out_len = 0;
+
+        B.spec.host_uid = BOX_HOST_UID + 65536;
+        box_start();
+        cr_assert(box_read_until("result: ready"));
+        uid_t second = host_uid_of(container_pid(B.c));
+        container_free(first_c);
+
+        cr_assert_eq(first, BOX_HOST_UID + BOX_UID);
+        cr_assert_eq(second, BOX_HOST_UID + 65536 + BOX_UID);
+}
+
+Test(launcher, hostname_is_container_name)
+{
+        box_init();
+        assert_result(box_attack("hostname", NULL, NULL), "hostname sbx-test");
+}
+
+Test(launcher, workdir)
+{
+        box_init();
+        B.spec.workdir = (char *) "/tmp";
+        assert_result(box_attack("cwd", NULL, NULL), "cwd /tmp");
+}
+
+/* --- read-only image --- */
+
+Test(launcher, root_usr_etc_read_only)
+{
+        static const char *const paths[] = { "/oe-attack", "/usr/oe-attack", "/etc/oe-attack",
+                                             "/opt/oe-attack", "/var/oe-attack" };
+        box_init();
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                assert_result(box_attack("create", paths[i], NULL), "denied EROFS");
+                box_reset();
+        }
+        assert_result(box_attack("mkdir", "/oe-attack-dir", NULL), "denied EROFS");
+        box_reset();
+        /* /run and /dev are the launcher's own tmpfs, sealed read-only. */
+        assert_result(box_attack("create", "/run/oe-attack", NULL), "denied EROFS");
+        box_reset();
+        assert_result(box_attack("create", "/dev/oe-attack", NULL), "denied EROFS");
+}
+
+Test(launcher, socket_dir_and_tmp_writable)
+{
+        box_init();
+        assert_result(box_attack("create", "/run/openenvd/ok", NULL), "allowed");
+        box_reset();
+        assert_result(box_attack("create", "/tmp/ok", NULL), "allowed");
+        box_reset();
+        assert_result(box_attack("create", "/dev/shm/ok", NULL), "allowed");
+}
+
+/* --- masked paths --- */
+
+Test(launcher, proc_and_sys_masked)
+{
+        static const char *const paths[] = { "/proc/kcore",  "/proc/keys", "/proc/timer_list",
+                                             "/proc/sched_debug", "/proc/acpi", "/proc/scsi",
+                                             "/proc/latency_stats", "/sys/firmware" };
+        box_init();
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                const char *got = box_attack("read", paths[i], NULL);
+                /* Present on the host: must read as empty. Absent from this
+                 * kernel: must stay absent. */
+                bool on_host = access(paths[i], F_OK) == 0;
+                assert_result(got, on_host ? "empty" : "denied ENOENT");
+                box_reset();
+        }
+}
+
+Test(launcher, masks_are_real)
+{
+        /* Positive control: without masks the same read sees data, so the
+         * test above would fail if masking stopped working. */
+        box_init();
+        require_feature(access("/sys/firmware", F_OK) == 0, "/sys/firmware");
+        B.spec.weaken = WEAKEN_NO_MASKS;
+        const char *got = box_attack("read", "/sys/firmware", NULL);
+        cr_assert(startswith(got, "entries "), "got \"%s\"", got);
+}
+
+Test(launcher, spec_masks_hide_state_and_secrets)
+{
+        char dir[] = "/tmp/oe-sbx-secret-XXXXXX";
+        box_init();
+        cr_assert(mkdtemp(dir));
+        /* Traversable by the container's root: masks are resolved (and
+         * fail closed) with its credentials. */
+        cr_assert(chmod(dir, 0755) == 0);
+        cleanup_free char *file = xasprintf("%s/token", dir);
+        int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        cr_assert(fd >= 0);
+        cr_assert(write(fd, "s3cret", 6) == 6);
+        close(fd);
+        /* Host /tmp is invisible inside (a fresh tmpfs), so bring the dir
+         * in at a path and mask the dir itself and a file of another. */
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+                                            .target = (char *) "/srv/oe-secret",
+                                            .flags = MS_RDONLY });
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+                                            .target = (char *) "/srv/oe-visible",
+                                            .flags = MS_RDONLY });
+        B.masks[0] = (char *) "/srv/oe-secret";
+        B.masks[1] = (char *) "/srv/oe-visible/token";
+        B.masks[2] = (char *) "/run/secrets"; /* absent: nothing to do */
+
+        assert_result(box_attack("read", "/srv/oe-secret", NULL), "empty");
+        box_reset();
+        assert_result(box_attack("read", "/srv/oe-visible/token", NULL), "empty");
+        box_reset();
+        /* Control: unmasked, the same file has its 6 bytes. */
+        B.masks[1] = NULL;
+        assert_result(box_attack("read", "/srv/oe-visible/token", NULL), "data 6");
+        (void) rm_rf_at(AT_FDCWD, dir);
+}
+
+/* --- processes --- */
+
+Test(launcher, sees_only_its_own_pids)
+{
+        box_init();
+        /* PID 1 is the shim, 2 the attacker. */
+        assert_result(box_attack("pids", NULL, NULL), "pids 1 2");
+}
+
+Test(launcher, cannot_signal_outside)
+{
+        char pid[32];
+        box_init();
+        (void) snprintf(pid, sizeof(pid), "%d", (int) getpid());
+        assert_result(box_attack("kill", pid, NULL), "denied ESRCH");
+}
+
+/* --- the syscall filter and the user namespace --- */
+
+Test(launcher, dangerous_syscalls_denied)
+{
+        static const char *const attacks[] = { "mount",  "unshare", "setns", "ptrace", "io_uring",
+                                                "bpf",    "keyctl",  "mknod", "chroot" };
+        box_init();
+        for (size_t i = 0; i < ELEMENTSOF(attacks); i++) {
+                const char *got = box_attack(attacks[i], NULL, NULL);
+                cr_assert(streq(got, "denied EPERM"), "%s: got \"%s\"", attacks[i], got);
+                box_reset();
+        }
+}
+
+Test(launcher, unshare_control)
+{
+        /* Positive control: with the filter off and capabilities kept, the
+         * same attacker does create namespaces, so "denied" above is real. */
+        box_init();
+        B.spec.weaken = WEAKEN_NO_SECCOMP | WEAKEN_KEEP_CAPS;
+        B.spec.uid = 0;
+        B.spec.gid = 0;
+        assert_result(box_attack("unshare", NULL, NULL), "allowed");
+}
+
+/* --- network --- */
+
+Test(launcher, only_loopback)
+{
+        box_init();
+        assert_result(box_attack("netifs", NULL, NULL), "ifs lo / lo");
+}
+
+Test(launcher, host_loopback_unreachable)
+{
+        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sin);
+        char port[16];
+
+        box_init();
+        cleanup_close int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        cr_assert(l >= 0);
+        cr_assert(bind(l, (struct sockaddr *) &sin, sizeof(sin)) == 0);
+        cr_assert(listen(l, 16) == 0);
+        cr_assert(getsockname(l, (struct sockaddr *) &sin, &len) == 0);
+        (void) snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+
+        assert_result(box_attack("connect", "127.0.0.1", port), "denied ECONNREFUSED");
+        /* And the canary saw nothing. */
+        cr_assert(accept4(l, NULL, NULL, SOCK_CLOEXEC) < 0 && errno == EAGAIN);
+}
+
+/* --- resource limits --- */
+
+Test(launcher, fork_past_pids_max)
+{
+        box_init();
+        box_cgroup(0, 16);
+        const char *got = box_attack("fork", "200", NULL);
+        long forked = -1;
+        cr_assert(sscanf(got, "forked %ld", &forked) == 1, "got \"%s\"", got);
+        cr_assert(strstr(got, "denied EAGAIN"), "got \"%s\"", got);
+        /* shim + attacker + forked children <= pids.max */
+        cr_assert(forked <= 14, "forked %ld", forked);
+}
+
+Test(launcher, fork_past_rlimit_nproc)
+{
+        box_init();
+        B.spec.nproc = 8;
+        const char *got = box_attack("fork", "200", NULL);
+        long forked = -1;
+        cr_assert(sscanf(got, "forked %ld", &forked) == 1, "got \"%s\"", got);
+        cr_assert(strstr(got, "denied EAGAIN"), "got \"%s\"", got);
+        cr_assert(forked <= 8, "forked %ld", forked);
+}
+
+Test(launcher, allocate_past_memory_limit)
+{
+        box_init();
+        box_cgroup(32ULL << 20, 0);
+        B.argv[1] = (char *) "alloc";
+        B.argv[2] = (char *) "256";
+        box_start();
+        int status = box_wait();
+        /* The OOM killer takes the attacker; the shim reports SIGKILL. */
+        cr_assert_eq(status, 128 + SIGKILL, "status %d, output: %s", status, B.out);
+        cr_assert(!strstr(B.out ? B.out : "", "result: allowed"));
+}
+
+Test(launcher, fill_tmp_past_disk_limit)
+{
+        box_init();
+        B.spec.tmp_bytes = 4ULL << 20;
+        const char *got = box_attack("fill", "/tmp/fill", NULL);
+        long long bytes = -1;
+        cr_assert(sscanf(got, "denied ENOSPC after %lld", &bytes) == 1, "got \"%s\"", got);
+        cr_assert(bytes <= (long long) B.spec.tmp_bytes);
+        box_reset();
+        got = box_attack("fill", "/dev/shm/fill", NULL);
+        cr_assert(sscanf(got, "denied ENOSPC after %lld", &bytes) == 1, "got \"%s\"", got);
+        cr_assert(bytes <= (long long) B.spec.tmp_bytes);
+}
+
+/* --- kernel interfaces --- */
+
+Test(launcher, proc_sys_and_cgroupfs_not_writable)
+{
+        box_init();
+        assert_denied(box_attack("write", "/proc/sys/kernel/hostname", NULL));
+        box_reset();
+        assert_denied(box_attack("write", "/proc/sys/net/ipv4/ip_forward", NULL));
+        box_reset();
+        /* Read-only sysfs; kernfs answers ENOENT for names it does not
+         * have before the read-only check, so accept any denial here. */
+        assert_denied(box_attack("create", "/sys/fs/cgroup/oe-attack", NULL));
+        box_reset();
+        assert_denied(box_attack("mkdir", "/sys/fs/cgroup/oe-attack", NULL));
+        box_reset();
+        assert_result(box_attack("create", "/sys/oe-attack", NULL), "denied EROFS");
+        box_reset();
+        assert_result(box_attack("write", "/sys/fs/cgroup/cgroup.procs", NULL),
+                      "denied ENOENT");
+        box_reset();
+        assert_result(box_attack("read", "/sys/fs/cgroup", NULL), "empty");
+}
+
+/* --- mounts --- */
+
+Test(launcher, missing_targets_do_not_touch_image)
+{
+        char dir[] = "/tmp/oe-sbx-data-XXXXXX";
+        box_init();
+        cr_assert(mkdtemp(dir));
+        cr_assert(chmod(dir, 0755) == 0);
+        cleanup_free char *file = xasprintf("%s/f", dir);
+        int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        cr_assert(fd >= 0 && write(fd, "abc", 3) == 3);
+        close(fd);
+        cr_assert(access("/oe-sbx-missing", F_OK) < 0);
+        cr_assert(access("/opt/openenvd-test", F_OK) < 0);
+
+        /* Directly under "/" (a scaffold over the root) and deeper. */
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+                                            .target = (char *) "/oe-sbx-missing/a/b",
+                                            .flags = MS_RDONLY });
+        assert_result(box_attack("read", "/oe-sbx-missing/a/b/f", NULL), "data 3");
+        box_reset();
+        /* The scaffold keeps the rest of "/" as it was: still read-only,
+         * with its submounts (here /proc). */
+        assert_result(box_attack("create", "/usr/oe-attack", NULL), "denied EROFS");
+        box_reset();
+        assert_result(box_attack("create", "/oe-sbx-missing/new", NULL), "denied EROFS");
+        box_reset();
+        assert_result(box_attack("pids", NULL, NULL), "pids 1 2");
+
+        cr_assert(access("/oe-sbx-missing", F_OK) < 0 && errno == ENOENT);
+        cr_assert(access("/opt/openenvd-test", F_OK) < 0 && errno == ENOENT);
+        (void) rm_rf_at(AT_FDCWD, dir);
+}
+
+Test(launcher, workspace_overlay)
+{
+        char base[] = "/tmp/oe-sbx-ovl-XXXXXX";
+        box_init();
+        cr_assert(mkdtemp(base));
+        /* overlayfs checks the layers with the mounter's (container root's)
+         * credentials: the path to them must be traversable. */
+        cr_assert(chmod(base, 0755) == 0);
+        int bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cr_assert(bfd >= 0);
+        cr_assert(mkdirat(bfd, "lower", 0755) == 0 && mkdirat(bfd, "upper", 0755) == 0 &&
+                  mkdirat(bfd, "work", 0700) == 0);
+        int fd = openat(bfd, "lower/seed", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        cr_assert(fd >= 0 && write(fd, "seed", 4) == 4);
+        close(fd);
+        /* upper belongs to the principal; work to the container's root
+         * (overlayfs works in it with the mounter's credentials). */
+        cr_assert(fchownat(bfd, "upper", BOX_HOST_UID + BOX_UID, BOX_HOST_UID + BOX_UID, 0) == 0);
+        cr_assert(fchownat(bfd, "work", BOX_HOST_UID, BOX_HOST_UID, 0) == 0);
+        cleanup_free char *lower = xasprintf("%s/lower", base);
+        cleanup_free char *upper = xasprintf("%s/upper", base);
+        cleanup_free char *work = xasprintf("%s/work", base);
+        box_add_mount((struct mount_entry){ .kind = MOUNT_OVERLAY, .source = lower,
+                                            .upper = upper, .work = work,
+                                            .target = (char *) "/workspace",
+                                            .flags = MS_NOSUID | MS_NODEV });
+
+        assert_result(box_attack("read", "/workspace/seed", NULL), "data 4");
+        box_reset();
+        assert_result(box_attack("mkdir", "/workspace/made", NULL), "allowed");
+        /* The write landed in the upper layer only. */
+        cr_assert(faccessat(bfd, "upper/made", F_OK, 0) == 0);
+        cr_assert(faccessat(bfd, "lower/made", F_OK, 0) < 0);
+        close(bfd);
+        (void) rm_rf_at(AT_FDCWD, base);
+}
+
+Test(launcher, no_mount_leaks_to_host)
+{
+        cleanup_free char *before = NULL, *after = NULL;
+        box_init();
+        cr_assert(read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 22, &before, NULL) == 0);
+        assert_result(box_attack("pids", NULL, NULL), "pids 1 2");
+        cr_assert(read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 22, &after, NULL) == 0);
+        cr_assert(streq(before, after));
+}
+
+/* --- setup failures come back as {step, errno} --- */
+
+Test(launcher, missing_bind_source_reports_step)
+{
+        struct container_error e = {};
+        box_init();
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = (char *) "/nonexistent/oe-source",
+                                            .target = (char *) "/srv/x" });
+        int r = box_spawn(&e);
+        cr_assert_eq(r, -ENOENT);
+        cr_assert_eq(e.step, CONTAINER_STEP_MOUNT_SOURCE, "step %s",
+                     container_step_to_string(e.step));
+        cr_assert_eq(e.error, ENOENT);
+        cr_assert_eq(e.index, 1);
+        cr_assert_null(B.c);
+}
+
+Test(launcher, missing_shim_reports_step)
+{
+        struct container_error e = {};
+        box_init();
+        B.spec.shim_path = (char *) "/nonexistent/openenvd-shim";
+        cr_assert_eq(box_spawn(&e), -ENOENT);
+        cr_assert_eq(e.step, CONTAINER_STEP_SHIM);
+}
+
+Test(launcher, bad_workdir_reports_step)
+{
+        struct container_error e = {};
+        box_init();
+        B.spec.workdir = (char *) "/nonexistent-dir";
+        cr_assert_eq(box_spawn(&e), -ENOENT);
+        cr_assert_eq(e.step, CONTAINER_STEP_CHDIR, "step %s", container_step_to_string(e.step));
+}
+
+Test(launcher, invalid_spec_rejected)
+{
+        struct container_error e = {};
+        box_init();
+        B.spec.uid = 0; /* root principal without an explicit weakening */
+        cr_assert_eq(box_spawn(&e), -EINVAL);
+        cr_assert_eq(e.step, CONTAINER_STEP_VALIDATE);
+}

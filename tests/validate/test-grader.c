@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The runtime.host_containment grader on synthetic evidence: every rule, and
+ * the precedence (malformed FAIL, violations FAIL even with gaps, gaps SKIP,
+ * else PASS). The "good" document is shaped like a real hardened Docker
+ * subject's (docs/VALIDATE.md); each test changes one thing.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "validate/check-result.h"
+#include "validate/containment-grader.h"
+#include "test-helpers.h"
+
+#define NS_SUBJ "{\"cgroup\":11,\"ipc\":12,\"mnt\":13,\"net\":14,\"pid\":15,\"time\":1,\"user\":2,\"uts\":16}"
+#define PROC(pid, comm)                                                                      \
+        "{\"pid\":" #pid ",\"comm\":\"" comm "\",\"uid\":[65532,65532,65532,65532],"        \
+        "\"gid\":[65532,65532,65532,65532],\"groups\":[65532],\"groups_truncated\":false,"  \
+        "\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                \
+        "\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","                \
+        "\"cap_amb\":\"0000000000000000\",\"no_new_privs\":1,\"seccomp\":2,\"ns\":" NS_SUBJ "}"
+#define MNT(id, dev, root, mp, mopt, fs, sopt)                                                 \
+        "{\"mount_id\":" #id ",\"parent_id\":72,\"dev\":\"" dev "\",\"root\":\"" root         \
+        "\",\"mount_point\":\"" mp "\",\"mount_options\":\"" mopt "\",\"optional\":\"\","     \
+        "\"fstype\":\"" fs "\",\"source\":\"x\",\"super_options\":\"" sopt "\"}"
+
+static const char good[] =
+        "{\"schema\":1,\"subject_user\":{\"uid\":65532,\"gid\":65532},"
+        "\"allotted_roots\":[\"/tmp\",\"/dev/shm\"],"
+        "\"launch\":{\"read_only_rootfs\":true,\"privileged\":false,\"init\":true,"
+        "\"cap_add\":[],\"cap_drop\":[\"ALL\"],\"security_opt\":[\"no-new-privileges\"],"
+        "\"user\":\"65532:65532\",\"pid_mode\":\"\",\"ipc_mode\":\"private\",\"uts_mode\":\"\","
+        "\"network_mode\":\"none\",\"userns_mode\":\"\",\"cgroupns_mode\":\"private\","
+        "\"devices\":0,\"mounts\":[],\"tmpfs\":[\"/tmp\"],\"port_host_ips\":[]},"
+        "\"host_ns\":{\"cgroup\":1001,\"ipc\":1002,\"mnt\":1003,\"net\":1004,\"pid\":1005,"
+        "\"time\":1,\"user\":2,\"uts\":1006},"
+        "\"probe\":{\"probe_schema\":1,\"helper\":{\"uid\":65532,\"gid\":65532,\"ns\":{}},"
+        "\"anchor_pid\":1,"
+        "\"processes\":[" PROC(1, "docker-init") "," PROC(7, "busybox") "],"
+        "\"processes_truncated\":false,\"foreign_processes\":0,\"unreadable_processes\":0,"
+        "\"mounts\":["
+        MNT(72, "0:39", "/", "/", "ro,relatime", "overlay", "rw,lowerdir=/a") ","
+        MNT(73, "0:42", "/", "/proc", "rw,nosuid", "proc", "rw") ","
+        MNT(74, "0:43", "/", "/dev", "rw,nosuid", "tmpfs", "rw,size=65536k,mode=755") ","
+        MNT(75, "0:44", "/", "/dev/pts", "rw,nosuid", "devpts", "rw,gid=5") ","
+        MNT(76, "0:45", "/", "/sys", "ro,nosuid", "sysfs", "ro") ","
+        MNT(77, "0:46", "/", "/sys/fs/cgroup", "rw,nosuid", "tmpfs", "rw,mode=755") ","
+        MNT(87, "0:41", "/", "/dev/mqueue", "rw,nosuid", "mqueue", "rw") ","
+        MNT(88, "0:47", "/", "/dev/shm", "rw,nosuid", "tmpfs", "rw,size=16384k") ","
+        MNT(89, "254:0", "/usr/bin/tini-static", "/sbin/docker-init", "ro,relatime", "ext4", "rw") ","
+        MNT(90, "0:48", "/", "/tmp", "rw,nosuid", "tmpfs", "rw,size=16384k") ","
+        MNT(91, "254:0", "/c/resolv.conf", "/etc/resolv.conf", "ro,relatime", "ext4", "rw") ","
+        MNT(92, "254:0", "/c/hostname", "/etc/hostname", "ro,relatime", "ext4", "rw") ","
+        MNT(93, "254:0", "/c/hosts", "/etc/hosts", "ro,relatime", "ext4", "rw") ","
+        MNT(54, "0:43", "/null", "/proc/keys", "rw,nosuid", "tmpfs", "rw,size=65536k") "],"
+        "\"mounts_truncated\":false,\"mounts_malformed\":0,"
+        "\"write_checks\":["
+        "{\"mount_id\":74,\"path\":\"/dev\",\"kind\":\"walk\",\"result\":\"denied\",\"errno\":0,"
+        "\"visited\":15,\"not_storage\":11,\"nested_mounts\":3,\"truncated\":false,\"findings\":[]},"
+        "{\"mount_id\":75,\"path\":\"/dev/pts\",\"kind\":\"root\",\"result\":\"denied\",\"errno\":13},"
+        "{\"mount_id\":77,\"path\":\"/sys/fs/cgroup\",\"kind\":\"walk\",\"result\":\"denied\","
+        "\"errno\":0,\"visited\":10,\"truncated\":false,\"findings\":[]},"
+        "{\"mount_id\":87,\"path\":\"/dev/mqueue\",\"kind\":\"root\",\"result\":\"writable\",\"errno\":0},"
+        "{\"mount_id\":54,\"path\":\"/proc/keys\",\"kind\":\"file\",\"result\":\"not-storage\","
+        "\"errno\":0,\"type\":\"c\"}],"
+        "\"controls\":[{\"root\":\"/tmp\",\"result\":\"writable\",\"errno\":0},"
+        "{\"root\":\"/dev/shm\",\"result\":\"writable\",\"errno\":0}]}}";
+
+static json_t *ev(void)
+{
+        json_error_t e;
+        json_t *v = json_loads(good, 0, &e);
+        cr_assert_not_null(v, "fixture: %s at %d:%d", e.text, e.line, e.column);
+        return v;
+}
+
+static json_t *probe(json_t *v)
+{
+        return json_object_get(v, "probe");
+}
+
+static json_t *find_by(json_t *arr, const char *key, const char *val)
+{
+        size_t i;
+        json_t *x;
+        json_array_foreach(arr, i, x) if (streq_ptr(json_string_value(json_object_get(x, key)), val))
+                return x;
+        cr_assert_fail("no %s=%s", key, val);
+        return NULL;
+}
+
+static json_t *mount(json_t *v, const char *mp)
+{
+        return find_by(json_object_get(probe(v), "mounts"), "mount_point", mp);
+}
+
+static json_t *proc1(json_t *v)
+{
+        return json_array_get(json_object_get(probe(v), "processes"), 0);
+}
+
+static bool has_line(const struct check_result *r, const char *needle)
+{
+        for (char **l = r->evidence; *l; l++)
+                if (strstr(*l, needle))
+                        return true;
+        return false;
+}
+
+static void dump(const struct check_result *r)
+{
+        for (char **l = r->evidence; *l; l++)
+                cr_log_info("  %s", *l);
+}
+
+#define expect(v, status, needle)                                                            \
+        do {                                                                                 \
+                cleanup(check_result_freep) struct check_result *r_ = containment_grade(v); \
+                dump(r_);                                                            \
+                cr_assert_eq(r_->status, status, "status %s, want %s",                       \
+                             check_status_to_string(r_->status), check_status_to_string(status)); \
+                cr_assert(has_line(r_, needle), "no evidence line with '%s'", needle);       \
+                if ((status) == CHECK_FAIL)                                                  \
+                        cr_assert_not_null(r_->remediation);                                 \
+                else                                                                         \
+                        cr_assert_null(r_->remediation);                                     \
+                json_decref(v);                                                              \
+        } while (0)
+
+Test(grader, hardened_subject_passes)
+{
+        json_t *v = ev();
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        json_t *j;
+
+        cr_assert_eq(r->status, CHECK_PASS);
+        cr_assert_str_eq(r->check_id, "runtime.host_containment");
+        cr_assert(has_line(r, "measured containment matches the contract"));
+        cr_assert(has_line(r, "/dev/mqueue (mqueue)"));
+        cr_assert_null(r->remediation);
+        cr_assert_eq(check_result_exit_code(r), 0);
+        j = check_result_to_json(r);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "pass");
+        cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "measured"),
+                                                        "process_count")),
+                     2);
+        json_decref(j);
+        json_decref(v);
+}
+
+Test(grader, missing_evidence_skips)
+{
+        cleanup(check_result_freep) struct check_result *r = containment_grade(NULL);
+        cr_assert_eq(r->status, CHECK_SKIP);
+        cr_assert(has_line(r, "containment evidence is unavailable"));
+        cr_assert_eq(check_result_exit_code(r), 0);
+}
+
+Test(grader, malformed_evidence_fails)
+{
+        cleanup(check_result_freep) struct check_result *a = containment_grade_text("{", 1);
+        cr_assert_eq(a->status, CHECK_FAIL);
+        cr_assert(has_line(a, "malformed containment evidence"));
+        cr_assert_eq(check_result_exit_code(a), 1);
+
+        json_t *v = ev();
+        json_object_set_new(probe(v), "processes", json_string("nope"));
+        expect(v, CHECK_FAIL, "malformed containment evidence: processes");
+        v = ev();
+        json_object_set_new(v, "schema", json_integer(2));
+        expect(v, CHECK_FAIL, "malformed containment evidence: schema");
+        v = ev();
+        json_object_set_new(proc1(v), "no_new_privs", json_string("1"));
+        expect(v, CHECK_FAIL, "malformed containment evidence: no_new_privs");
+        v = json_array();
+        expect(v, CHECK_FAIL, "malformed");
+}
+
+/* ---- launch rules ---- */
+
+static void launch_set(json_t *v, const char *k, json_t *x)
+{
+        json_object_set_new(json_object_get(v, "launch"), k, x);
+}
+
+Test(grader, launch_rules_each_fail)
+{
+        json_t *v = ev();
+        launch_set(v, "read_only_rootfs", json_false());
+        expect(v, CHECK_FAIL, "image root is writable");
+        v = ev();
+        launch_set(v, "privileged", json_true());
+        expect(v, CHECK_FAIL, "privileged");
+        v = ev();
+        launch_set(v, "cap_add", json_pack("[s]", "CAP_SYS_ADMIN"));
+        expect(v, CHECK_FAIL, "capability added: CAP_SYS_ADMIN");
+        v = ev();
+        launch_set(v, "cap_drop", json_array());
+        expect(v, CHECK_FAIL, "capabilities not all dropped");
+        v = ev();
+        launch_set(v, "security_opt", json_array());
+        expect(v, CHECK_FAIL, "no-new-privileges is not set");
+        v = ev();
+        launch_set(v, "security_opt", json_pack("[s,s]", "no-new-privileges", "seccomp=unconfined"));
+        expect(v, CHECK_FAIL, "seccomp is unconfined");
+        v = ev();
+        launch_set(v, "user", json_string("0:0"));
+        expect(v, CHECK_FAIL, "subject user is root");
+        v = ev();
+        launch_set(v, "user", json_string(""));
+        expect(v, CHECK_FAIL, "subject user is root");
+        v = ev();
+        launch_set(v, "user", json_string("1000:1000"));
+        expect(v, CHECK_FAIL, "not 65532:65532");
+        v = ev();
+        launch_set(v, "pid_mode", json_string("host"));
+        expect(v, CHECK_FAIL, "host's PID namespace");
+        v = ev();
+        launch_set(v, "network_mode", json_string("host"));
+        expect(v, CHECK_FAIL, "host's network namespace");
+        v = ev();
+        launch_set(v, "ipc_mode", json_string("container:abc"));
+        expect(v, CHECK_FAIL, "another container's IPC namespace");
+        v = ev();
+        launch_set(v, "cgroupns_mode", json_string("host"));
+        expect(v, CHECK_FAIL, "cgroup namespace is not private");
+        v = ev();
+        launch_set(v, "devices", json_integer(1));
+        expect(v, CHECK_FAIL, "host devices exposed");
+        v = ev();
+        launch_set(v, "mounts", json_pack("[{s:s,s:s,s:b}]", "type", "volume", "destination",
+                                          "/data", "rw", 1));
+        expect(v, CHECK_FAIL, "volume mount at /data");
+        v = ev();
+        launch_set(v, "mounts", json_pack("[{s:s,s:s,s:b}]", "type", "bind", "destination",
+                                          "/src", "rw", 0));
+        expect(v, CHECK_FAIL, "bind mount at /src");
+        v = ev();
+        launch_set(v, "tmpfs", json_pack("[s,s]", "/tmp", "/var/cache"));
+        expect(v, CHECK_FAIL, "extra tmpfs at /var/cache");
+        v = ev();
+        launch_set(v, "port_host_ips", json_pack("[s]", "0.0.0.0"));
+        expect(v, CHECK_FAIL, "not 127.0.0.1");
+        v = ev();
+        json_object_del(v, "launch");
+        expect(v, CHECK_SKIP, "launch settings were not inspected");
+}
+
+/* ---- process rules ---- */
+
+Test(grader, process_rules_each_fail)
+{
+        json_t *v = ev();
+        json_object_set_new(proc1(v), "uid", json_pack("[i,i,i,i]", 0, 0, 0, 0));
+        expect(v, CHECK_FAIL, "runs as root (uid 0)");
+        v = ev();
+        json_object_set_new(proc1(v), "gid", json_pack("[i,i,i,i]", 65532, 65532, 65532, 1));
+        expect(v, CHECK_FAIL, "has gid 1, not 65532");
+        v = ev();
+        json_object_set_new(proc1(v), "groups", json_pack("[i,i]", 65532, 27));
+        expect(v, CHECK_FAIL, "supplementary group 27");
+        v = ev();
+        json_object_set_new(proc1(v), "cap_bnd", json_string("0000000000000400"));
+        expect(v, CHECK_FAIL, "holds capabilities: cap_bnd=0000000000000400");
+        v = ev();
+        json_object_set_new(proc1(v), "cap_amb", json_string("0000000000000001"));
+        expect(v, CHECK_FAIL, "cap_amb=");
+        v = ev();
+        json_object_set_new(proc1(v), "no_new_privs", json_integer(0));
+        expect(v, CHECK_FAIL, "lacks no_new_privs");
+        v = ev();
+        json_object_set_new(proc1(v), "seccomp", json_integer(0));
+        expect(v, CHECK_FAIL, "without seccomp");
+        v = ev();
+        json_object_set_new(json_object_get(proc1(v), "ns"), "pid", json_integer(1005));
+        expect(v, CHECK_FAIL, "shares the host's pid namespace (measured)");
+        v = ev();
+        json_object_set_new(json_object_get(v, "host_ns"), "net", json_integer(14));
+        expect(v, CHECK_FAIL, "shares the host's net namespace");
+        v = ev();
+        json_object_set_new(json_object_get(json_array_get(json_object_get(probe(v), "processes"), 1),
+                                            "ns"),
+                            "mnt", json_integer(99));
+        expect(v, CHECK_FAIL, "is in another mnt namespace");
+        v = ev();
+        json_object_set_new(probe(v), "foreign_processes", json_integer(120));
+        expect(v, CHECK_FAIL, "120 processes outside the subject");
+}
+
+Test(grader, user_and_time_namespaces_may_be_shared)
+{
+        json_t *v = ev();
+        json_object_set_new(json_object_get(v, "host_ns"), "user", json_integer(2));
+        json_object_set_new(json_object_get(v, "host_ns"), "time", json_integer(1));
+        expect(v, CHECK_PASS, "matches the contract");
+}
+
+Test(grader, unknown_process_fields_skip)
+{
+        json_t *v = ev();
+        json_object_set_new(proc1(v), "seccomp", json_null());
+        expect(v, CHECK_SKIP, "partly unknown");
+        v = ev();
+        json_object_del(proc1(v), "cap_eff");
+        expect(v, CHECK_SKIP, "partly unknown");
+        v = ev();
+        json_object_set_new(probe(v), "processes", json_array());
+        expect(v, CHECK_SKIP, "process inventory is missing");
+        v = ev();
+        json_object_set_new(probe(v), "processes_truncated", json_true());
+        expect(v, CHECK_SKIP, "process inventory is truncated");
+        v = ev();
+        json_object_set_new(probe(v), "anchor_errno", json_integer(13));
+        expect(v, CHECK_SKIP, "init could not be measured");
+        v = ev();
+        json_object_set_new(probe(v), "unreadable_processes", json_integer(3));
+        expect(v, CHECK_SKIP, "could not be attributed");
+        v = ev();
+        json_object_del(v, "host_ns");
+        expect(v, CHECK_PASS, "host namespaces not comparable");
+}
+
+/* ---- mounts and write checks ---- */
+
+static void add_mount(json_t *v, const char *mp, const char *mopt, const char *fs, int id,
+                      json_t *check)
+{
+        json_array_append_new(json_object_get(probe(v), "mounts"),
+                              json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "mount_id",
+                                        id, "parent_id", 72, "dev", "0:99", "root", "/",
+                                        "mount_point", mp, "mount_options", mopt, "optional", "",
+                                        "fstype", fs, "source", "x", "super_options", "rw"));
+        if (check)
+                json_array_append_new(json_object_get(probe(v), "write_checks"), check);
+}
+
+Test(grader, read_only_root_required_by_flags)
+{
+        json_t *v = ev();
+        json_object_set_new(mount(v, "/"), "mount_options", json_string("rw,relatime"));
+        json_array_append_new(json_object_get(probe(v), "write_checks"),
+                              json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[]}", "mount_id", 72, "path",
+                                        "/", "kind", "walk", "result", "denied", "errno", 0,
+                                        "truncated", 0, "findings"));
+        expect(v, CHECK_FAIL, "image root / is mounted read-write");
+}
+
+Test(grader, read_only_judged_by_mount_or_superblock)
+{
+        /* rw mount over an ro superblock: read-only, no check needed. */
+        json_t *v = ev();
+        add_mount(v, "/opt", "rw,relatime", "ext4", 200, NULL);
+        json_object_set_new(mount(v, "/opt"), "super_options", json_string("ro,errors=continue"));
+        expect(v, CHECK_PASS, "matches the contract");
+        /* ro mount of an rw superblock: read-only too. */
+        v = ev();
+        add_mount(v, "/opt", "ro,relatime", "ext4", 200, NULL);
+        expect(v, CHECK_PASS, "matches the contract");
+        /* rw at both layers without a check: unproven. */
+        v = ev();
+        add_mount(v, "/opt", "rw,relatime", "ext4", 200, NULL);
+        expect(v, CHECK_SKIP, "no write check for /opt");
+        /* rw at both layers, the subject is denied by DAC: fine. */
+        v = ev();
+        add_mount(v, "/opt", "rw,relatime", "ext4", 200,
+                  json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[]}", "mount_id", 200, "path", "/opt",
+                            "kind", "walk", "result", "denied", "errno", 0, "truncated", 0,
+                            "findings"));
+        expect(v, CHECK_PASS, "matches the contract");
+}
+
+Test(grader, writable_storage_outside_roots_fails)
+{
+        json_t *v = ev();
+        add_mount(v, "/data", "rw,relatime", "ext4", 201,
+                  json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[{s:s,s:s,s:s,s:i}]}", "mount_id", 201,
+                            "path", "/data", "kind", "walk", "result", "writable", "errno", 0,
+                            "truncated", 0, "findings", "path", "/data", "type", "d", "result",
+                            "writable", "errno", 0));
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        cr_assert_eq(r->status, CHECK_FAIL);
+        cr_assert(has_line(r, "subject can write directory /data (on /data, ext4)"));
+        cr_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(r->measured, "writable_outside_roots"), 0)),
+                         "/data");
+        json_decref(v);
+}
+
+Test(grader, dev_nested_writable_tmpfs_fails)
+{
+        json_t *v = ev();
+        add_mount(v, "/dev/x", "rw,nosuid", "tmpfs", 202,
+                  json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[{s:s,s:s,s:s,s:i}]}", "mount_id", 202,
+                            "path", "/dev/x", "kind", "walk", "result", "writable", "errno", 0,
+                            "truncated", 0, "findings", "path", "/dev/x", "type", "d", "result",
+                            "writable", "errno", 0));
+        expect(v, CHECK_FAIL, "subject can write directory /dev/x");
+}
+
+Test(grader, dev_writable_subdirectory_fails)
+{
+        json_t *v = ev();
+        json_t *c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "result", json_string("writable"));
+        json_object_set_new(c, "findings", json_pack("[{s:s,s:s,s:s,s:i}]", "path", "/dev/cache",
+                                                     "type", "d", "result", "writable", "errno", 0));
+        expect(v, CHECK_FAIL, "subject can write directory /dev/cache (on /dev, tmpfs)");
+}
+
+Test(grader, dev_exempt_only_after_complete_walk)
+{
+        json_t *v = ev();
+        json_object_set_new(find_by(json_object_get(probe(v), "write_checks"), "path", "/dev"),
+                            "truncated", json_true());
+        expect(v, CHECK_SKIP, "write check truncated at /dev");
+        v = ev();
+        json_array_remove(json_object_get(probe(v), "write_checks"), 0);
+        expect(v, CHECK_SKIP, "no write check for /dev (tmpfs");
+        v = ev();
+        json_object_set_new(find_by(json_object_get(probe(v), "write_checks"), "path", "/dev"),
+                            "result", json_string("inconclusive"));
+        expect(v, CHECK_SKIP, "write check inconclusive at /dev");
+}
+
+Test(grader, device_node_bind_is_not_storage)
+{
+        /* /dev/null bound over /proc/keys passes as not-storage; a regular
+         * writable file in the same place does not. */
+        json_t *v = ev();
+        json_t *c = find_by(json_object_get(probe(v), "write_checks"), "path", "/proc/keys");
+        json_object_set_new(c, "result", json_string("writable"));
+        json_object_set_new(c, "type", json_string("f"));
+        expect(v, CHECK_FAIL, "subject can write /proc/keys");
+}
+
+Test(grader, mqueue_is_exempt_by_type)
+{
+        /* The writable mqueue is accepted with a note (docs/VALIDATE.md)... */
+        json_t *v = ev();
+        expect(v, CHECK_PASS, "POSIX message queues");
+        /* ...but a tmpfs mounted at /dev/mqueue is storage. */
+        v = ev();
+        json_object_set_new(mount(v, "/dev/mqueue"), "fstype", json_string("tmpfs"));
+        expect(v, CHECK_FAIL, "subject can write /dev/mqueue (tmpfs)");
+}
+
+Test(grader, allowlisted_binds_accepted_only_if_not_writable)
+{
+        static const char *const binds[] = {"/etc/hosts",        "/etc/hostname",
+                                            "/etc/resolv.conf",  "/sbin/docker-init",
+                                            "/usr/sbin/docker-init", "/run/podman-init"};
+        for (size_t i = 0; i < ELEMENTSOF(binds); i++) {
+                json_t *v = ev();
+                /* rw flags, write-open denied: accepted. */
+                add_mount(v, binds[i], "rw,relatime", "ext4", 300,
+                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path",
+                                    binds[i], "kind", "file", "result", "denied", "errno", 13,
+                                    "type", "f"));
+                cleanup(check_result_freep) struct check_result *ok = containment_grade(v);
+                cr_assert_eq(ok->status, CHECK_PASS, "%s", binds[i]);
+                json_decref(v);
+
+                v = ev();
+                add_mount(v, binds[i], "rw,relatime", "ext4", 300,
+                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path",
+                                    binds[i], "kind", "file", "result", "writable", "errno", 0,
+                                    "type", "f"));
+                cleanup(check_result_freep) struct check_result *bad = containment_grade(v);
+                cr_assert_eq(bad->status, CHECK_FAIL, "%s", binds[i]);
+                cr_assert(has_line(bad, "allowlisted bind"), "%s", binds[i]);
+                json_decref(v);
+        }
+}
+
+Test(grader, mount_inventory_gaps_skip)
+{
+        json_t *v = ev();
+        json_object_set_new(probe(v), "mounts", json_array());
+        expect(v, CHECK_SKIP, "mount inventory is missing");
+        v = ev();
+        json_object_set_new(probe(v), "mounts_errno", json_integer(13));
+        expect(v, CHECK_SKIP, "mount inventory is missing");
+        v = ev();
+        json_object_set_new(probe(v), "mounts_truncated", json_true());
+        expect(v, CHECK_SKIP, "mount inventory is truncated");
+        v = ev();
+        json_object_set_new(probe(v), "mounts_malformed", json_integer(2));
+        expect(v, CHECK_SKIP, "unparsable lines");
+        v = ev();
+        json_object_del(v, "probe");
+        json_object_set_new(v, "probe_error", json_string("helper: exit 1"));
+        expect(v, CHECK_SKIP, "helper measurement is unavailable: helper: exit 1");
+}
+
+/* ---- controls and precedence ---- */
+
+Test(grader, failed_control_skips)
+{
+        json_t *v = ev();
+        json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"),
+                            "result", json_string("denied"));
+        expect(v, CHECK_SKIP, "positive control failed for /tmp");
+        v = ev();
+        json_array_remove(json_object_get(probe(v), "controls"), 1);
+        expect(v, CHECK_SKIP, "positive control missing for /dev/shm");
+}
+
+Test(grader, failed_control_cannot_hide_a_proven_violation)
+{
+        json_t *v = ev();
+        json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"),
+                            "result", json_string("denied"));
+        json_object_set_new(proc1(v), "cap_bnd", json_string("0000000000000400"));
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        cr_assert_eq(r->status, CHECK_FAIL);
+        cr_assert(has_line(r, "holds capabilities"));
+        cr_assert(has_line(r, "also unproven: positive control failed for /tmp"));
+        cr_assert_not_null(r->remediation);
+        json_decref(v);
+}
+
+Test(grader, violation_beats_missing_inventory)
+{
+        json_t *v = ev();
+        json_object_set_new(probe(v), "mounts", json_array());
+        launch_set(v, "privileged", json_true());
+        expect(v, CHECK_FAIL, "privileged");
+        v = ev();
+        json_object_del(v, "probe");
+        launch_set(v, "read_only_rootfs", json_false());
+        expect(v, CHECK_FAIL, "image root is writable");
+}
+
+Test(grader, allotted_roots_writable_is_fine)
+{
+        /* Even a write check reporting /tmp writable is not a violation. */
+        json_t *v = ev();
+        json_array_append_new(json_object_get(probe(v), "write_checks"),
+                              json_pack("{s:i,s:s,s:s,s:s,s:i}", "mount_id", 90, "path", "/tmp",
+                                        "kind", "walk", "result", "writable", "errno", 0));
+        expect(v, CHECK_PASS, "matches the contract");
+}
+
+Test(grader, table_and_json_report)
+{
+        json_t *v = ev();
+        launch_set(v, "privileged", json_true());
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        json_t *j;
+
+        check_result_print_table(r, "img:1", f);
+        fclose(f);
+        cr_assert(strstr(buf, "runtime.host_containment   FAIL"));
+        cr_assert(strstr(buf, "REMEDIATION"));
+        free(buf);
+        j = check_result_to_json(r);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "fail");
+        cr_assert(json_is_string(json_object_get(j, "remediation")));
+        cr_assert(json_array_size(json_object_get(j, "evidence")) >= 1);
+        json_decref(j);
+        json_decref(v);
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of the provider's building blocks that need no engine: the
+ * bounded command runner, the ustar writer, SHA-256 and the fault parser.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/util.h"
+#include "validate/command.h"
+#include "validate/docker-provider.h"
+#include "validate/sha256.h"
+#include "validate/tar-writer.h"
+#include "test-helpers.h"
+
+Test(command, captures_bounded_output_and_status)
+{
+        struct command_output o;
+        char *const argv[] = {"sh", "-c", "head -c 100000 /dev/zero; echo err >&2; exit 3", NULL};
+
+        cr_assert_eq(command_run(argv, -1, 10 * USEC_PER_SEC, 1000, -1, &o), 0);
+        cr_assert_eq(o.exit_status, 3);
+        cr_assert_eq(o.out_len, 1000);
+        cr_assert(o.out_truncated);
+        cr_assert_str_eq(o.err, "err\n");
+        cr_assert_not(o.err_truncated);
+        command_output_done(&o);
+}
+
+Test(command, timeout_kills_the_group)
+{
+        struct command_output o = {};
+        char *const argv[] = {"sh", "-c", "sleep 30 & sleep 30", NULL};
+
+        cr_assert_eq(command_run(argv, -1, 200 * USEC_PER_MSEC, 1000, -1, &o), -ETIMEDOUT);
+}
+
+Test(command, missing_binary_and_cancel)
+{
+        struct command_output o = {};
+        char *const nope[] = {"/nonexistent/openenv-nope", NULL};
+        char *const argv[] = {"sleep", "30", NULL};
+        int p[2];
+
+        cr_assert_eq(command_run(nope, -1, USEC_PER_SEC, 100, -1, &o), -ENOENT);
+        cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+        cr_assert_eq(write(p[1], "x", 1), 1);
+        cr_assert_eq(command_run(argv, -1, 30 * USEC_PER_SEC, 100, p[0], &o), -ECANCELED);
+        close(p[0]);
+        close(p[1]);
+}
+
+Test(command, stdin_is_passed)
+{
+        struct command_output o;
+        char *const argv[] = {"cat", NULL};
+        int fd = memfd_create("t", MFD_CLOEXEC);
+
+        cr_assert_eq(write(fd, "hello", 5), 5);
+        cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+        cr_assert_eq(command_run(argv, fd, 5 * USEC_PER_SEC, 100, -1, &o), 0);
+        cr_assert_str_eq(o.out, "hello");
+        command_output_done(&o);
+        close(fd);
+}
+
+Test(sha256, known_vectors)
+{
+        char hex[65];
+
+        sha256_hex("", 0, hex);
+        cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        sha256_hex("abc", 3, hex);
+        cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+        sha256_hex(m, strlen(m), hex);
+        cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+Test(tar, archive_lists_with_tar)
+{
+        char path[] = "/tmp/openenv-tar-test-XXXXXX";
+        int fd = mkstemp(path);
+        struct command_output o;
+        char *const argv[] = {"tar", "-tvf", path, NULL};
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(tar_add_dir(fd, "data/", 0755, 65532, 65532), 0);
+        cr_assert_eq(tar_add_file(fd, "bin/x", 0755, 0, 0, "hello", 5), 0);
+        cr_assert_eq(tar_finish(fd), 0);
+        close(fd);
+        cr_assert_eq(command_run(argv, -1, 10 * USEC_PER_SEC, 4096, -1, &o), 0);
+        unlink(path);
+        cr_assert_eq(o.exit_status, 0, "%s", o.err);
+        cr_assert(strstr(o.out, "65532/65532"), "%s", o.out);
+        cr_assert(strstr(o.out, "bin/x"), "%s", o.out);
+        cr_assert(strstr(o.out, " 5 "), "%s", o.out);
+        command_output_done(&o);
+        cr_assert_lt(tar_add_dir(-1, "", 0, 0, 0), 0);
+}
+
+Test(faults, parse)
+{
+        unsigned f = 0;
+
+        cr_assert_eq(docker_faults_parse("broken-control,cap-add", &f), 0);
+        cr_assert_eq(f, FAULT_BROKEN_CONTROL | FAULT_CAP_ADD);
+        cr_assert_eq(docker_faults_parse("host-pid", &f), 0);
+        cr_assert(f & FAULT_HOST_PID);
+        cr_assert_eq(docker_faults_parse("nope", &f), -EINVAL);
+        cr_assert_eq(docker_faults_parse("", &f), -EINVAL);
+}
