@@ -1,18 +1,122 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The main job: builds openenvd and runs the example unit (examples/echo).
-# Until the daemon lands (issue: the unit as PID 1), this validates the
-# example manifest and prints its effective, fully defaulted contract.
+# The main job: build openenvd and run the example unit (examples/echo)
+# isolated, end to end — start the daemon, reset, play an episode over /ws,
+# let the environment end it, print the phases and the verdict, clean up.
+# Without root (or without the kernel features) the daemon steps aside and
+# the script says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$(pwd)
 
-scripts/install-deps.sh
+if [ "$(id -u)" -eq 0 ]; then
+        scripts/install-deps.sh
+fi
 if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
 ninja -C build >/dev/null
 
-echo "== openenv manifest validate examples/echo/openenv.yaml"
-build/src/cli/openenv manifest validate examples/echo/openenv.yaml
-echo
-echo "== openenv check preflight"
+work=$(mktemp -d /tmp/openenvd-demo.XXXXXX)
+chmod 0711 "$work" # containers resolve mount sources below it from their user namespaces
+port=${OPENENVD_DEMO_PORT:-18000}
+model_port=$((port + 1))
+token=demo-$RANDOM$RANDOM
+daemon_pid=
+stub_pid=
+installed=
+cleanup() {
+        [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+        [ -n "$stub_pid" ] && kill "$stub_pid" 2>/dev/null && wait "$stub_pid" 2>/dev/null
+        [ -n "$installed" ] && rm -rf /opt/openenv-echo
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== preflight"
 build/src/cli/openenv check preflight || true
+echo
+
+# The example's argv paths are image paths: the containers' root is this
+# machine's root, so the example is installed where its manifest says.
+if [ ! -e /opt/openenv-echo ]; then
+        cp -a examples/echo /opt/openenv-echo
+        installed=1
+fi
+
+# A local stand-in for the model provider, holding the real key.
+printf 'sk-demo-real-%s\n' "$RANDOM$RANDOM" > "$work/real-key"
+cp "$work/real-key" "$work/stub-key"
+/usr/bin/python3 examples/echo/model_stub.py "$model_port" "$work/stub-key" &
+stub_pid=$!
+
+echo "== openenvd --manifest /opt/openenv-echo/openenv.yaml --port $port"
+printf '%s\n' "$token" > "$work/token"
+build/src/daemon/openenvd --manifest /opt/openenv-echo/openenv.yaml --state "$work/state" \
+        --port "$port" --listen 127.0.0.1 --token-file "$work/token" \
+        --model-url "127.0.0.1:$model_port" --model-key-file "$work/real-key" \
+        > "$work/daemon.out" 2> "$work/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 100); do
+        grep -q "openenvd ready" "$work/daemon.out" 2>/dev/null && break
+        if ! kill -0 "$daemon_pid" 2>/dev/null; then
+                cat "$work/daemon.log"
+                exit 1
+        fi
+        sleep 0.1
+done
+if grep -q "isolation disabled" "$work/daemon.log"; then
+        echo "openenvd stepped aside: $(grep 'isolation disabled' "$work/daemon.log")"
+fi
+
+status=0
+/usr/bin/python3 - "$port" "$token" <<'PY' || status=$?
+import asyncio, json, sys, time, urllib.request
+import websockets
+
+port, token = int(sys.argv[1]), sys.argv[2]
+base = "http://127.0.0.1:%d" % port
+auth = {"Authorization": "Bearer " + token}
+
+def call(method, path):
+    req = urllib.request.Request(base + path, method=method, headers=auth, data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+
+def wait_verdict(deadline=60):
+    end = time.time() + deadline
+    while time.time() < end:
+        v = call("GET", "/verdict")
+        if v["verdict"]:
+            return v
+        time.sleep(0.1)
+    return v
+
+print("== POST /reset_unit")
+info = call("POST", "/reset_unit")
+print("phase:", info["phase"], " episode:", info["episode_id"])
+
+async def episode():
+    async with websockets.connect("ws://127.0.0.1:%d/ws" % port, extra_headers=auth) as ws:
+        await ws.send(json.dumps({"type": "reset"}))
+        print("ws <-", await ws.recv())
+        for msg in ["hello", "world", "done"]:
+            await ws.send(json.dumps({"type": "step", "action": {"message": msg}}))
+            print("ws <-", await ws.recv())
+
+print("== episode over /ws")
+asyncio.run(episode())
+verdict = wait_verdict()
+print("== phases")
+for h in call("GET", "/info")["history"]:
+    print("  %-12s -> %-12s %-12s %s" % (h["from"], h["to"], h["actor"], h["reason"]))
+print("== GET /verdict")
+print(json.dumps(verdict, indent=2))
+sys.exit(0 if verdict["verdict"] == "graded" else 1)
+PY
+echo "== harness report (the agent's own view, from its log)"
+grep -h '^{"mcp_status"' "$work/daemon.log" || true
+if [ "$status" -ne 0 ]; then
+        echo "== daemon log (last 40 lines)"
+        tail -40 "$work/daemon.log"
+fi
+exit "$status"

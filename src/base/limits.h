@@ -49,10 +49,10 @@
 #define DOCKER_OUTPUT_MAX_BYTES   (4 * 1024 * 1024) /* one docker CLI stdout/stderr capture */
 
 /* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
-#define CGROUP_PATH_MAX        512         /* a relative path inside our subtree */
-#define CGROUP_FILE_MAX_BYTES  (64 * 1024) /* one interface file read (events, stat) */
-#define CGROUP_PROCS_MAX_BYTES (4 * 1024 * 1024) /* cgroup.procs of a fork-bombed group */
-#define CGROUP_KILL_PASSES     50          /* SIGKILL sweeps without cgroup.kill */
+#define CGROUP_PATH_MAX        512                 /* a relative path inside our subtree */
+#define CGROUP_FILE_MAX_BYTES  (64UL * 1024)       /* one interface file read (events, stat) */
+#define CGROUP_PROCS_MAX_BYTES (4UL * 1024 * 1024) /* cgroup.procs of a fork-bombed group */
+#define CGROUP_KILL_PASSES     50                  /* SIGKILL sweeps without cgroup.kill */
 
 /* --- sandbox (container specs come from manifests; shim traffic from the agent) --- */
 #define CONTAINER_MAX_MOUNTS       128          /* spec mounts per container */

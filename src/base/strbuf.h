@@ -34,7 +34,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, char c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) printf_fmt(2, 3);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) printf_fmt(2, 0);
 void strbuf_reset(struct strbuf *sb);
 /* Hands the buffer to the caller (always malloc'ed) and resets sb. */
 char *strbuf_detach(struct strbuf *sb, size_t *ret_len);

@@ -154,6 +154,10 @@ int cgroup_v1_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats 
                 r = cgroup_read_u64_at(fd, "pids.current", &s.pids_current);
                 if (r < 0)
                         return r;
+                /* Forks refused by pids.max: evidence of a fork bomb after the kill. */
+                r = cgroup_read_keyed_at(fd, "pids.events", "max", &s.pids_max_events);
+                if (r < 0 && r != -ENOENT && r != -ENODATA)
+                        return r;
         }
         /* CPU time from the cgroup2 tree's core cpu.stat (no cpuacct needed). */
         {

@@ -781,8 +781,11 @@ int cgroup_kill(struct cgroup_tree *t, const char *rel)
 
         if (!cgroup_rel_valid(rel, true))
                 return -EINVAL;
-        /* Never the group we sit in: cgroup.kill would include us. */
-        if (t->adopted && (streq(rel, "") || streq(rel, "control")))
+        /* Never a group we sit in: cgroup.kill would include us. Without a
+         * subtree name the root is our own cgroup. */
+        if ((t->adopted || !t->subtree_name) && streq(rel, ""))
+                return -EBUSY;
+        if (t->adopted && streq(rel, "control"))
                 return -EBUSY;
         dfd = cgroup_open_dir(t->v2.root_fd, rel);
         if (dfd < 0)

@@ -120,6 +120,8 @@ int cgroup_read_u64_at(int dirfd, const char *file, uint64_t *ret)
         int r = cgroup_read_at(dirfd, file, &s);
         if (r < 0)
                 return r;
+        if (!s)
+                return -EIO;
         s[strcspn(s, "\n")] = '\0';
         return parse_uint64(s, 0, UINT64_MAX, ret);
 }

@@ -191,6 +191,9 @@ int cgroup_v2_stats(int leaf_fd, struct cgroup_stats *ret)
         r = cgroup_read_u64_at(leaf_fd, "pids.current", &s.pids_current);
         if (r < 0 && r != -ENOENT)
                 return r;
+        r = cgroup_read_keyed_at(leaf_fd, "pids.events", "max", &s.pids_max_events);
+        if (r < 0 && r != -ENOENT)
+                return r;
         /* cpu.stat usage_usec is a core file: present even without the cpu
          * controller (and so on the controller-less cgroup2 of hybrid hosts). */
         r = cgroup_read_keyed_at(leaf_fd, "cpu.stat", "usage_usec", &s.cpu_usage_usec);

@@ -92,7 +92,8 @@ static void print_summary(const char *file, const struct manifest *m)
                         if (c->n_reads) {
                                 printf("      reads: ");
                                 for (size_t r = 0; r < c->n_reads; r++) {
-                                        cleanup_free char *s = manifest_read_to_string(&c->reads[r]);
+                                        cleanup_free char *s =
+                                                manifest_read_to_string(&c->reads[r]);
                                         printf(" %s", s);
                                 }
                                 printf("\n");
@@ -132,7 +133,8 @@ int cli_manifest_validate(int argc, char **argv)
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
                         return EXIT_VALID;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
-                        fprintf(stderr, "openenv manifest validate: unknown option '%s'\n", argv[i]);
+                        fprintf(stderr, "openenv manifest validate: unknown option '%s'\n",
+                                argv[i]);
                         return EXIT_INVALID;
                 } else if (!file)
                         file = argv[i];

@@ -67,7 +67,8 @@ static char *find_probe(void)
                         *slash = '\0';
                         cleanup_free char *a = xasprintf("%s/openenv-probe", self);
                         cleanup_free char *b = xasprintf("%s/../probe/openenv-probe", self);
-                        cleanup_free char *c = xasprintf("%s/../libexec/openenv/openenv-probe", self);
+                        cleanup_free char *c =
+                                xasprintf("%s/../libexec/openenv/openenv-probe", self);
                         if (access(a, X_OK) == 0)
                                 return TAKE_PTR(a);
                         if (access(b, X_OK) == 0)
@@ -106,21 +107,30 @@ static int report(struct check_result *r, const char *image, const char *run_id,
 
 int cli_validate(int argc, char **argv)
 {
-        enum { ARG_HOST = 0x100, ARG_DOCKER, ARG_PROBE, ARG_DISK, ARG_MEM, ARG_PIDS, ARG_CPUS,
-               ARG_NETWORK, ARG_FAULT };
+        enum {
+                ARG_HOST = 0x100,
+                ARG_DOCKER,
+                ARG_PROBE,
+                ARG_DISK,
+                ARG_MEM,
+                ARG_PIDS,
+                ARG_CPUS,
+                ARG_NETWORK,
+                ARG_FAULT
+        };
         static const struct option opts[] = {
-                {"help", no_argument, NULL, 'h'},
-                {"json", no_argument, NULL, 'j'},
-                {"host", required_argument, NULL, ARG_HOST},
-                {"docker", required_argument, NULL, ARG_DOCKER},
-                {"probe", required_argument, NULL, ARG_PROBE},
-                {"disk-mb", required_argument, NULL, ARG_DISK},
-                {"memory-mb", required_argument, NULL, ARG_MEM},
-                {"pids", required_argument, NULL, ARG_PIDS},
-                {"cpus", required_argument, NULL, ARG_CPUS},
-                {"network", required_argument, NULL, ARG_NETWORK},
+                { "help", no_argument, NULL, 'h' },
+                { "json", no_argument, NULL, 'j' },
+                { "host", required_argument, NULL, ARG_HOST },
+                { "docker", required_argument, NULL, ARG_DOCKER },
+                { "probe", required_argument, NULL, ARG_PROBE },
+                { "disk-mb", required_argument, NULL, ARG_DISK },
+                { "memory-mb", required_argument, NULL, ARG_MEM },
+                { "pids", required_argument, NULL, ARG_PIDS },
+                { "cpus", required_argument, NULL, ARG_CPUS },
+                { "network", required_argument, NULL, ARG_NETWORK },
                 /* Hidden, test-only: weakens the launch on purpose. */
-                {"fault", required_argument, NULL, ARG_FAULT},
+                { "fault", required_argument, NULL, ARG_FAULT },
                 {},
         };
         struct docker_options o = {

@@ -226,10 +226,38 @@ static int read_model_key(const char *path, char **ret)
         return 0;
 }
 
+/*
+ * Containers resolve their mount sources (socket dirs, overlays) from inside
+ * their own user namespaces, as unprivileged host uids: every ancestor of the
+ * state directory must be searchable by others.
+ */
+static int check_traversable(const char *state)
+{
+        cleanup_free char *p = xstrdup(state);
+
+        for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+                struct stat st;
+                *slash = '\0';
+                if (stat(p[0] ? p : "/", &st) < 0)
+                        return -errno;
+                if (!(st.st_mode & S_IXOTH)) {
+                        log_error("%s is not searchable by others (mode %o): containers cannot "
+                                  "reach the state directory below it",
+                                  p[0] ? p : "/", (unsigned) (st.st_mode & 07777));
+                        return -EACCES;
+                }
+        }
+        return 0;
+}
+
 static int prepare_state(const char *state)
 {
         cleanup_free char *run = xasprintf("%s/run", state);
         int r;
+
+        r = check_traversable(state);
+        if (r < 0)
+                return r;
 
         r = mkdir_p_at(AT_FDCWD, state, 0711);
         if (r < 0)

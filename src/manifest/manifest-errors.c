@@ -9,7 +9,8 @@
 
 void manifest_errors_init(struct manifest_errors *e, const char *display_name)
 {
-        *e = (struct manifest_errors){ .file = xstrdup(display_name ? display_name : "openenv.yaml") };
+        *e = (struct manifest_errors){ .file = xstrdup(display_name ? display_name
+                                                                    : "openenv.yaml") };
 }
 
 void manifest_errors_done(struct manifest_errors *e)
@@ -23,8 +24,8 @@ void manifest_errors_done(struct manifest_errors *e)
         *e = (struct manifest_errors){ 0 };
 }
 
-void manifest_errors_add(struct manifest_errors *e, unsigned line, unsigned column, const char *path,
-                         const char *fmt, ...)
+void manifest_errors_add(struct manifest_errors *e, unsigned line, unsigned column,
+                         const char *path, const char *fmt, ...)
 {
         struct strbuf sb = STRBUF_INIT;
         va_list ap;
@@ -56,8 +57,9 @@ void manifest_errors_sort(struct manifest_errors *e)
         for (size_t i = 1; i < e->n; i++) {
                 struct manifest_error x = e->items[i];
                 size_t j = i;
-                while (j > 0 && (e->items[j - 1].line > x.line ||
-                                 (e->items[j - 1].line == x.line && e->items[j - 1].column > x.column))) {
+                while (j > 0 &&
+                       (e->items[j - 1].line > x.line ||
+                        (e->items[j - 1].line == x.line && e->items[j - 1].column > x.column))) {
                         e->items[j] = e->items[j - 1];
                         j--;
                 }

@@ -27,7 +27,7 @@ struct manifest_error {
 };
 
 struct manifest_errors {
-        char *file; /* owned: the name shown in messages */
+        char *file;                   /* owned: the name shown in messages */
         struct manifest_error *items; /* owned, n entries */
         size_t n;
         size_t alloc;
@@ -37,8 +37,8 @@ struct manifest_errors {
 /* display_name is copied; NULL means "openenv.yaml". */
 void manifest_errors_init(struct manifest_errors *e, const char *display_name);
 void manifest_errors_done(struct manifest_errors *e);
-void manifest_errors_add(struct manifest_errors *e, unsigned line, unsigned column, const char *path,
-                         const char *fmt, ...) printf_fmt(5, 6);
+void manifest_errors_add(struct manifest_errors *e, unsigned line, unsigned column,
+                         const char *path, const char *fmt, ...) printf_fmt(5, 6);
 void manifest_errors_sort(struct manifest_errors *e);
 /* Appends every error, one per line (each ending in '\n'), to out. */
 void manifest_errors_format(const struct manifest_errors *e, struct strbuf *out);

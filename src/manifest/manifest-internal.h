@@ -19,7 +19,7 @@
 #define MANIFEST_NAME_MAX                63 /* DNS label */
 
 /* Phases an observer may list; services live in the same set. */
-#define MANIFEST_OBSERVER_PHASES                                                         \
+#define MANIFEST_OBSERVER_PHASES                                                                 \
         (MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING) | \
          MANIFEST_PHASE_BIT(MANIFEST_PHASE_FROZEN) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_SEALED) | \
          MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING))

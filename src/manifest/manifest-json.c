@@ -81,8 +81,8 @@ static json_t *json_container(const struct manifest_container *c)
                 c->expose.host ? json_pack("{s:s, s:i}", "host", c->expose.host, "port",
                                            (int) c->expose.port)
                                : json_null(),
-                "state", json_str_or_null(c->state), "output", json_str_or_null(c->output),
-                "after", json_strv(c->after), "rootfs", c->rootfs, "workdir", c->workdir);
+                "state", json_str_or_null(c->state), "output", json_str_or_null(c->output), "after",
+                json_strv(c->after), "rootfs", c->rootfs, "workdir", c->workdir);
 }
 
 static json_t *json_zone(const struct manifest_zone *z)
@@ -98,8 +98,9 @@ static json_t *json_zone(const struct manifest_zone *z)
                       json_resources(&z->resources), "runtime", "oci",
                       manifest_oci_to_string(z->oci), "containers", containers);
         if (z->kind == MANIFEST_ZONE_SERVICES)
-                json_object_set_new(o, "during_grading",
-                                    json_string(manifest_during_grading_to_string(z->during_grading)));
+                json_object_set_new(
+                        o, "during_grading",
+                        json_string(manifest_during_grading_to_string(z->during_grading)));
         return o;
 }
 
@@ -110,7 +111,8 @@ json_t *manifest_to_json(const struct manifest *m)
         for (size_t i = 0; i < m->n_assets; i++)
                 json_object_set_new(assets, m->assets[i].name, json_string(m->assets[i].path));
         for (unsigned z = 0; z < MANIFEST_ZONE_MAX; z++)
-                json_object_set_new(zones, manifest_zone_kind_to_string(z), json_zone(&m->zones[z]));
+                json_object_set_new(zones, manifest_zone_kind_to_string(z),
+                                    json_zone(&m->zones[z]));
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
         return json_pack("{s:o, s:i, s:f, s:s, s:o, s:o, s:o, s:o}", "app",

@@ -25,7 +25,7 @@ static struct mnode *mdoc_new_node(struct mdoc *doc, enum mnode_kind kind, const
         n->column = (unsigned) mark->column + 1;
         if (doc->n_all == doc->alloc_all) {
                 doc->alloc_all = doc->alloc_all ? doc->alloc_all * 2 : 64;
-                doc->all = xrealloc(doc->all, doc->alloc_all * sizeof(*doc->all));
+                doc->all = xrealloc(doc->all, doc->alloc_all * sizeof(struct mnode *));
         }
         doc->all[doc->n_all++] = n;
         return n;
@@ -35,7 +35,8 @@ static void mnode_append(struct mnode *parent, struct mnode *child)
 {
         if (parent->n_children == parent->alloc) {
                 parent->alloc = parent->alloc ? parent->alloc * 2 : 8;
-                parent->children = xrealloc(parent->children, parent->alloc * sizeof(*parent->children));
+                parent->children =
+                        xrealloc(parent->children, parent->alloc * sizeof(struct mnode *));
         }
         parent->children[parent->n_children++] = child;
 }
@@ -192,7 +193,8 @@ static int mdoc_handle_event(struct mdoc *doc, const yaml_event_t *ev, struct mn
 
         if (*depth > 0) {
                 struct mnode *parent = stack[*depth - 1];
-                if (parent->kind == MNODE_MAP && parent->n_children % 2 == 0 && kind != MNODE_SCALAR) {
+                if (parent->kind == MNODE_MAP && parent->n_children % 2 == 0 &&
+                    kind != MNODE_SCALAR) {
                         manifest_errors_add(errors, line, column, "",
                                             "mapping keys must be scalars");
                         return -EINVAL;

@@ -26,8 +26,7 @@ static void check_names(struct manifest_ctx *x)
                 for (size_t r = 0; r < ELEMENTSOF(reserved); r++)
                         if (streq(a->c->name, reserved[r]))
                                 ctx_error(x, at, a->path,
-                                          "'%s' is reserved (it names a read target)",
-                                          a->c->name);
+                                          "'%s' is reserved (it names a read target)", a->c->name);
                 /* Names become host names, cgroup names and read targets: one
                  * name, one container, across the whole unit. */
                 for (size_t j = 0; j < i; j++) {
@@ -59,7 +58,8 @@ static void check_expose(struct manifest_ctx *x)
                         const struct container_info *b = &x->ci[j];
                         const struct mnode *hb;
                         cleanup_free char *p = NULL;
-                        if (!b->c->expose.host || strcasecmp(a->c->expose.host, b->c->expose.host))
+                        if (!b->c->expose.host ||
+                            strcasecmp(a->c->expose.host, b->c->expose.host) != 0)
                                 continue;
                         hb = b->vals[CK_EXPOSE];
                         p = xasprintf("%s.expose.host", a->path);
@@ -180,8 +180,8 @@ static void report_cycles(struct manifest_ctx *x, struct observers *o)
                         strbuf_addf(&sb, "%s%s", k ? " -> " : "", o->ci[walk[idx]]->c->name);
                 }
                 p = xasprintf("%s.after", o->ci[walk[first]]->path);
-                ctx_error(x, o->ci[walk[first]]->vals[CK_AFTER], p,
-                          "'after' forms a cycle: %s", sb.buf);
+                ctx_error(x, o->ci[walk[first]]->vals[CK_AFTER], p, "'after' forms a cycle: %s",
+                          sb.buf);
                 strbuf_release(&sb);
         }
 }
@@ -216,8 +216,8 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                 for (size_t r = 0; r < c->n_reads; r++) {
                         const struct manifest_read *rd = &c->reads[r];
                         const struct mnode *at = ci->read_nodes[r];
-                        cleanup_free char *p =
-                                xasprintf("%s.reads[%zu]", ci->path, list_index(ci->vals[CK_READS], at));
+                        cleanup_free char *p = xasprintf("%s.reads[%zu]", ci->path,
+                                                         list_index(ci->vals[CK_READS], at));
                         const struct manifest_container *t;
                         int j;
 
@@ -241,7 +241,8 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                         case MANIFEST_READ_OUTPUT:
                                 j = observer_index(o, rd->target);
                                 if (j == (int) i) {
-                                        ctx_error(x, at, p, "an observer cannot read its own output");
+                                        ctx_error(x, at, p,
+                                                  "an observer cannot read its own output");
                                 } else if (j < 0) {
                                         ctx_error(x, at, p, "unknown observer '%s'", rd->target);
                                 } else if (!o->ci[j]->c->output) {
@@ -259,7 +260,8 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                                                   "reads %s.output but '%s' does not run in '%s'",
                                                   rd->target, rd->target,
                                                   manifest_phase_to_string(
-                                                          (enum manifest_phase) __builtin_ctz(missing)));
+                                                          (enum manifest_phase) __builtin_ctz(
+                                                                  missing)));
                                 }
                                 break;
                         }
@@ -315,7 +317,7 @@ void manifest_check_rules(struct manifest_ctx *x)
                 report_cycles(x, &o);
         check_reads(x, &o, acyclic);
 
-        m->observer_order = xcalloc(o.n_order + 1, sizeof(*m->observer_order));
+        m->observer_order = xcalloc(o.n_order + 1, sizeof(const struct manifest_container *));
         for (size_t k = 0; k < o.n_order; k++)
                 m->observer_order[k] = o.ci[o.order[k]]->c;
         m->n_observer_order = o.n_order;

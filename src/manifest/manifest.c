@@ -187,8 +187,7 @@ static bool get_string(struct manifest_ctx *x, const struct mnode *n, const char
 static bool get_uint(struct manifest_ctx *x, const struct mnode *n, const char *path, uint64_t min,
                      uint64_t max, uint64_t *ret)
 {
-        if (n->kind != MNODE_SCALAR || !n->plain ||
-            parse_uint64(n->value, min, max, ret) < 0) {
+        if (n->kind != MNODE_SCALAR || !n->plain || parse_uint64(n->value, min, max, ret) < 0) {
                 ctx_error(x, n, path, "expected an integer in %llu..%llu%s%s%s",
                           (unsigned long long) min, (unsigned long long) max,
                           n->kind != MNODE_SCALAR ? ""
@@ -270,8 +269,8 @@ static bool get_container_path(struct manifest_ctx *x, const struct mnode *n, co
                         p++;
                 l = strcspn(p, "/");
                 if ((l == 2 && p[0] == '.' && p[1] == '.') || (l == 1 && p[0] == '.')) {
-                        ctx_error(x, n, path, "%s must not contain '.' or '..' components, got '%s'",
-                                  what, s);
+                        ctx_error(x, n, path,
+                                  "%s must not contain '.' or '..' components, got '%s'", what, s);
                         return false;
                 }
                 p += l;
@@ -375,7 +374,8 @@ static bool resolve_host_path(struct manifest_ctx *x, const struct mnode *n, con
                 l = strcspn(p, "/");
                 if (l == 2 && p[0] == '.' && p[1] == '.') {
                         ctx_error(x, n, path,
-                                  "%s must not contain '..' (write an absolute path instead), got '%s'",
+                                  "%s must not contain '..' (write an absolute path instead), got "
+                                  "'%s'",
                                   what, s);
                         strbuf_release(&sb);
                         return false;
@@ -407,8 +407,7 @@ static void check_host_path_exists(struct manifest_ctx *x, const struct mnode *n
         if (want_dir && !S_ISDIR(st.st_mode))
                 ctx_error(x, n, path, "'%s' is not a directory", n->value);
         else if (!want_dir && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-                ctx_error(x, n, path, "'%s' is neither a regular file nor a directory",
-                          n->value);
+                ctx_error(x, n, path, "'%s' is neither a regular file nor a directory", n->value);
 }
 
 /* ---- resources and network ---- */
@@ -477,8 +476,8 @@ static int parse_network(struct manifest_ctx *x, const struct mnode *n, const ch
 /* ---- containers ---- */
 
 static const char *const container_keys[CK_MAX] = {
-        "argv", "env", "resources", "network", "port", "phases",
-        "reads", "expose", "state", "output", "after", "rootfs",
+        "argv",  "env",    "resources", "network", "port",  "phases",
+        "reads", "expose", "state",     "output",  "after", "rootfs",
 };
 
 static char **parse_string_list(struct manifest_ctx *x, const struct mnode *n, const char *path,
@@ -496,7 +495,7 @@ static char **parse_string_list(struct manifest_ctx *x, const struct mnode *n, c
                 return v;
         }
         if (ret_nodes)
-                *ret_nodes = xcalloc(n->n_children + 1, sizeof(**ret_nodes));
+                *ret_nodes = xcalloc(n->n_children + 1, sizeof(const struct mnode *));
         for (size_t i = 0; i < n->n_children; i++) {
                 cleanup_free char *p = path_index(path, i);
                 const char *s;
@@ -555,8 +554,8 @@ static bool parse_read(struct manifest_ctx *x, const struct mnode *n, const char
                                                        .target = xstrndup(rest, dot - rest) };
                         return true;
                 }
-                ctx_error(x, n, path, "unknown read '%s' (a service offers only services.<name>.state)",
-                          s);
+                ctx_error(x, n, path,
+                          "unknown read '%s' (a service offers only services.<name>.state)", s);
                 return false;
         }
         if (l > 7 && endswith(s, ".output") && !memchr(s, '.', l - 7)) {
@@ -586,7 +585,7 @@ static void parse_reads(struct manifest_ctx *x, const struct mnode *n, const cha
                 return;
         }
         c->reads = xcalloc(n->n_children + 1, sizeof(*c->reads));
-        ci->read_nodes = xcalloc(n->n_children + 1, sizeof(*ci->read_nodes));
+        ci->read_nodes = xcalloc(n->n_children + 1, sizeof(const struct mnode *));
         for (size_t i = 0; i < n->n_children; i++) {
                 cleanup_free char *p = path_index(path, i);
                 struct manifest_read r;
@@ -624,7 +623,7 @@ static void parse_phases(struct manifest_ctx *x, const struct mnode *n, const ch
                           MANIFEST_MAX_LIST);
                 return;
         }
-        ci->phase_nodes = xcalloc(n->n_children, sizeof(*ci->phase_nodes));
+        ci->phase_nodes = xcalloc(n->n_children, sizeof(const struct mnode *));
         for (size_t i = 0; i < n->n_children; i++) {
                 cleanup_free char *p = path_index(path, i);
                 unsigned ph;
@@ -776,7 +775,7 @@ static void parse_container(struct manifest_ctx *x, struct manifest_zone *z,
                                 c->after = xcalloc(1, sizeof(char *));
                                 if (get_string(x, vals[k], p, &s)) {
                                         strv_push(&c->after, xstrdup(s));
-                                        ci->after_nodes = xcalloc(1, sizeof(*ci->after_nodes));
+                                        ci->after_nodes = xcalloc(1, sizeof(const struct mnode *));
                                         ci->after_nodes[0] = vals[k];
                                 }
                         } else {
@@ -859,20 +858,21 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                 cleanup_free char *p = path_key(ci->path, "network.egress");
                 ctx_error(x, map_value(ci->vals[CK_NETWORK], "egress"), p,
                           "egress '%s' is wider than the zone's '%s'",
-                          manifest_egress_to_string(c->egress), manifest_egress_to_string(z->egress));
+                          manifest_egress_to_string(c->egress),
+                          manifest_egress_to_string(z->egress));
                 c->egress = z->egress;
         }
 
-#define NARROW(field, fmt, cast)                                                                \
-        do {                                                                                    \
-                eff->field = own->field ? own->field : zr->field;                               \
-                if (own->field && zr->field && own->field > zr->field) {                        \
-                        cleanup_free char *p_ = path_key(ci->path, "resources." #field);        \
-                        ctx_error(x, map_value(rnode, #field), p_,                              \
-                                  #field " " fmt " exceeds the zone ceiling " fmt,              \
-                                  (cast) own->field, (cast) zr->field);                         \
-                        eff->field = zr->field;                                                 \
-                }                                                                               \
+#define NARROW(field, fmt, cast)                                                         \
+        do {                                                                             \
+                eff->field = own->field ? own->field : zr->field;                        \
+                if (own->field && zr->field && own->field > zr->field) {                 \
+                        cleanup_free char *p_ = path_key(ci->path, "resources." #field); \
+                        ctx_error(x, map_value(rnode, #field), p_,                       \
+                                  #field " " fmt " exceeds the zone ceiling " fmt,       \
+                                  (cast) own->field, (cast) zr->field);                  \
+                        eff->field = zr->field;                                          \
+                }                                                                        \
         } while (0)
         NARROW(memory_mb, "%llu", unsigned long long);
         NARROW(pids, "%llu", unsigned long long);
@@ -923,14 +923,15 @@ static void zone_set_defaults(struct manifest_zone *z, enum manifest_zone_kind k
                 [MANIFEST_ZONE_OBSERVERS] = { .memory_mb = 512, .pids = 256, .disk_mb = 128 },
         };
         z->kind = kind;
-        z->egress = kind == MANIFEST_ZONE_AGENT ? MANIFEST_EGRESS_RELAYS_ONLY : MANIFEST_EGRESS_NONE;
+        z->egress =
+                kind == MANIFEST_ZONE_AGENT ? MANIFEST_EGRESS_RELAYS_ONLY : MANIFEST_EGRESS_NONE;
         z->resources = defaults[kind];
         z->oci = MANIFEST_OCI_NATIVE;
         z->during_grading = MANIFEST_DURING_GRADING_FROZEN;
 }
 
-static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind, const struct mnode *key,
-                       const struct mnode *n)
+static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind,
+                       const struct mnode *key, const struct mnode *n)
 {
         static const char *const keys[] = { "network", "resources", "runtime", "containers",
                                             "during_grading" };
@@ -1023,7 +1024,7 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
                 return;
         na = mnode_map_size(n);
         m->assets = xcalloc(na + 1, sizeof(*m->assets));
-        x->asset_keys = xcalloc(na + 1, sizeof(*x->asset_keys));
+        x->asset_keys = xcalloc(na + 1, sizeof(const struct mnode *));
         for (size_t i = 0; i < na; i++) {
                 const struct mnode *k = mnode_key(n, i), *v = mnode_value(n, i);
                 cleanup_free char *p = path_key("privileged_assets", k->value);
@@ -1040,16 +1041,17 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
                         continue;
                 check_host_path_exists(x, v, p, abs, false);
                 x->asset_keys[m->n_assets] = k;
-                m->assets[m->n_assets++] = (struct manifest_asset){ .name = xstrdup(k->value),
-                                                                    .path = abs };
+                m->assets[m->n_assets++] =
+                        (struct manifest_asset){ .name = xstrdup(k->value), .path = abs };
         }
 }
 
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
-        static const char *const keys[] = { "app",     "port",           "kill_deadline_s",
-                                            "workspace_seed", "privileged_assets", "zones" };
+        static const char *const keys[] = {
+                "app", "port", "kill_deadline_s", "workspace_seed", "privileged_assets", "zones"
+        };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[6], *v[6], *zk[3] = { 0 }, *zv[3] = { 0 };
         bool ok = map_fields(x, n, "openenvd", keys, 6, false, k, v);
@@ -1062,10 +1064,10 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
         if (ok && v[1] && get_port(x, v[1], "port", port))
                 *have_port = true;
         if (ok && v[2])
-                (void) get_positive_double(x, v[2], "kill_deadline_s",
-                                           MANIFEST_MAX_KILL_DEADLINE_S, &x->m->kill_deadline_s);
-        if (ok && v[3] && resolve_host_path(x, v[3], "workspace_seed", "workspace_seed",
-                                            &x->m->workspace_seed))
+                (void) get_positive_double(x, v[2], "kill_deadline_s", MANIFEST_MAX_KILL_DEADLINE_S,
+                                           &x->m->kill_deadline_s);
+        if (ok && v[3] &&
+            resolve_host_path(x, v[3], "workspace_seed", "workspace_seed", &x->m->workspace_seed))
                 check_host_path_exists(x, v[3], "workspace_seed", x->m->workspace_seed, true);
         if (ok && v[4])
                 parse_assets(x, v[4]);
@@ -1179,13 +1181,13 @@ int manifest_load(const char *path, struct manifest_errors *errors, struct manif
         /* A FIFO or device could block forever or never end. */
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
-        if (st.st_size > MANIFEST_MAX_BYTES) {
+        if (st.st_size > (off_t) MANIFEST_MAX_BYTES) {
                 manifest_errors_add(errors, 1, 1, "",
                                     "file is %lld bytes, larger than the limit of %d bytes",
                                     (long long) st.st_size, MANIFEST_MAX_BYTES);
                 return -EINVAL;
         }
-        r = read_full_fd(fd, MANIFEST_MAX_BYTES, &buf, &len);
+        r = read_full_fd(fd, (size_t) MANIFEST_MAX_BYTES, &buf, &len);
         if (r == -EFBIG) {
                 manifest_errors_add(errors, 1, 1, "", "file is larger than the limit of %d bytes",
                                     MANIFEST_MAX_BYTES);

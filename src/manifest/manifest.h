@@ -93,21 +93,21 @@ struct manifest_expose {
 struct manifest_container {
         char *name; /* owned; DNS label, unique in the unit */
         enum manifest_zone_kind zone;
-        char **argv;                        /* owned, NULL-terminated, never empty */
-        char **env;                         /* owned "KEY=VALUE", manifest order, NULL-terminated */
+        char **argv; /* owned, NULL-terminated, never empty */
+        char **env;  /* owned "KEY=VALUE", manifest order, NULL-terminated */
         struct manifest_resources resources; /* as written (0 = inherit the zone's) */
         struct manifest_resources effective; /* narrowed by the zone, computed at load */
         enum manifest_egress egress;         /* effective */
-        uint16_t port;   /* listening port in its own netns; 0 = none */
-        unsigned phases; /* MANIFEST_PHASE_BIT set: when it lives */
-        struct manifest_read *reads; /* owned, n_reads entries (observers only) */
+        uint16_t port;                       /* listening port in its own netns; 0 = none */
+        unsigned phases;                     /* MANIFEST_PHASE_BIT set: when it lives */
+        struct manifest_read *reads;         /* owned, n_reads entries (observers only) */
         size_t n_reads;
         struct manifest_expose expose; /* services only */
-        char *state;   /* owned absolute path or NULL (services only) */
-        char *output;  /* owned absolute path under /out or NULL (observers only) */
-        char **after;  /* owned observer names, NULL-terminated, may be empty */
-        char *rootfs;  /* owned absolute path, default "/" */
-        char *workdir; /* owned: /workspace in the agent zone, else "/" */
+        char *state;                   /* owned absolute path or NULL (services only) */
+        char *output;                  /* owned absolute path under /out or NULL (observers only) */
+        char **after;                  /* owned observer names, NULL-terminated, may be empty */
+        char *rootfs;                  /* owned absolute path, default "/" */
+        char *workdir;                 /* owned: /workspace in the agent zone, else "/" */
 };
 
 struct manifest_zone {
@@ -126,8 +126,8 @@ struct manifest_asset {
 };
 
 struct manifest {
-        char *app;      /* owned ASGI app ("module:attr") or NULL if none is set */
-        uint16_t port;  /* openenvd.port: the unit's external port */
+        char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
+        uint16_t port; /* openenvd.port: the unit's external port */
         double kill_deadline_s;
         char *base_dir;       /* owned: absolute directory relative paths resolved against */
         char *workspace_seed; /* owned absolute path or NULL */

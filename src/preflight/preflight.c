@@ -35,6 +35,8 @@
 #endif
 
 #define PREFLIGHT_DEFAULT_TIMEOUT (5 * USEC_PER_SEC)
+/* Our own /proc files: written by the kernel, bounded anyway. */
+#define PREFLIGHT_PROC_MAX_BYTES ((size_t) 64 * 1024)
 
 /* Steps a child can fail at; the parent turns them into text. */
 enum step {
@@ -137,7 +139,7 @@ static int child_run(child_fn fn, const void *userdata, usec_t timeout, struct c
                 (void) !write(wfd, &c, sizeof(c));
                 _exit(0);
         }
-        wfd = safe_close(wfd);
+        safe_close(TAKE_FD(wfd));
 
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
         ssize_t n = -1;
@@ -213,7 +215,8 @@ static void check_uid_range(struct preflight_report *r)
 {
         cleanup_free char *map = NULL;
         uint64_t total = 0;
-        int k = read_full_file_at(AT_FDCWD, "/proc/self/uid_map", 64 * 1024, &map, NULL);
+        int k = read_full_file_at(AT_FDCWD, "/proc/self/uid_map", PREFLIGHT_PROC_MAX_BYTES, &map,
+                                  NULL);
 
         if (k < 0) {
                 report_add(r, "uid_range", true, false,
@@ -434,7 +437,8 @@ static void check_seccomp(struct preflight_report *r)
         cleanup_free char *status = NULL;
         int mode;
 
-        if (read_full_file_at(AT_FDCWD, "/proc/self/status", 64 * 1024, &status, NULL) < 0 ||
+        if (read_full_file_at(AT_FDCWD, "/proc/self/status", PREFLIGHT_PROC_MAX_BYTES, &status,
+                              NULL) < 0 ||
             !strstr(status, "\nSeccomp:")) {
                 report_add(r, "seccomp", true, false, xstrdup("kernel built without seccomp"));
                 return;
@@ -517,7 +521,8 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
         r->cgroup_v2_mount = xstrdup(l.v2_mount);
         r->cgroup_v1_mount = l.v1_mount ? xstrdup(l.v1_mount) : NULL;
         if (!l.self_cgroup &&
-            read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &self, NULL) >= 0 &&
+            read_full_file_at(AT_FDCWD, "/proc/self/cgroup", PREFLIGHT_PROC_MAX_BYTES, &self,
+                              NULL) >= 0 &&
             cgroup_self_path_parse(self, NULL, &own) >= 0)
                 r->cgroup_own = TAKE_PTR(own);
         else if (l.self_cgroup && cgroup_self_path_parse(l.self_cgroup, NULL, &own) >= 0)

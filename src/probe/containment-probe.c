@@ -20,8 +20,8 @@
  * storage: probing their root is cheap and recorded, walking them is not
  * (procfs alone has thousands of writable-looking control files). */
 static const char *const no_walk_fstypes[] = {
-        "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs",
-        "tracefs", "bpf", "binfmt_misc", "fusectl", "configfs", "pstore", "nsfs",
+        "proc",    "sysfs", "cgroup",      "cgroup2", "devpts",   "mqueue", "securityfs", "debugfs",
+        "tracefs", "bpf",   "binfmt_misc", "fusectl", "configfs", "pstore", "nsfs",
 };
 
 int read_bounded_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
@@ -286,7 +286,7 @@ static void probe_mount(const struct containment_probe_options *o, int root_fd,
         if (!S_ISDIR(st.st_mode)) {
                 /* A file bind mount (/etc/hosts, the init binary, /dev/null
                  * over masked /proc files). Devices are not storage. */
-                char t[2] = {file_type_char(st.st_mode), '\0'};
+                char t[2] = { file_type_char(st.st_mode), '\0' };
                 enum write_result wr = WRITE_NOT_STORAGE;
                 int err = 0;
                 if (S_ISREG(st.st_mode)) {
@@ -329,7 +329,7 @@ static void probe_mount(const struct containment_probe_options *o, int root_fd,
         jwriter_key(w, "findings");
         jwriter_array_begin(w);
         for (unsigned i = 0; i < ww.n_findings; i++) {
-                char t[2] = {ww.findings[i].type, '\0'};
+                char t[2] = { ww.findings[i].type, '\0' };
                 jwriter_object_begin(w);
                 jwriter_kv_string(w, "path", ww.findings[i].path);
                 jwriter_kv_string(w, "type", t);

@@ -23,9 +23,9 @@
 #define CONTAINMENT_PROBE_SCHEMA 1
 
 struct containment_probe_options {
-        pid_t anchor_pid;       /* the subject's init as seen here; usually 1 */
-        const char *proc_path;  /* borrowed; "/proc" */
-        char *const *allotted;  /* borrowed, NULL-terminated: positive-control roots */
+        pid_t anchor_pid;      /* the subject's init as seen here; usually 1 */
+        const char *proc_path; /* borrowed; "/proc" */
+        char *const *allotted; /* borrowed, NULL-terminated: positive-control roots */
         struct write_walk_bounds walk;
 };
 

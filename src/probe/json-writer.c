@@ -6,7 +6,7 @@
 
 void jwriter_init(struct jwriter *w)
 {
-        *w = (struct jwriter) {.out = STRBUF_INIT};
+        *w = (struct jwriter){ .out = STRBUF_INIT };
         w->first[0] = true;
 }
 

@@ -19,8 +19,8 @@ static int unescape(const char *s, size_t n, char **ret)
         size_t j = 0;
 
         for (size_t i = 0; i < n; i++) {
-                if (s[i] == '\\' && n - i >= 4 && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-                    s[i + 3] >= '0' && s[i + 3] <= '7') {
+                if (s[i] == '\\' && n - i >= 4 && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+                    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
                         unsigned v = (unsigned) (s[i + 1] - '0') * 64 +
                                      (unsigned) (s[i + 2] - '0') * 8 + (unsigned) (s[i + 3] - '0');
                         if (v == 0)
@@ -44,7 +44,7 @@ static void entry_done(struct mount_entry *e)
         free(e->fstype);
         free(e->source);
         free(e->super_options);
-        *e = (struct mount_entry) {};
+        *e = (struct mount_entry){};
 }
 
 struct field {
@@ -66,7 +66,8 @@ static int parse_dev(const struct field *f, unsigned *ret_major, unsigned *ret_m
         if (!colon)
                 return -EINVAL;
         *colon = '\0';
-        if (parse_uint(buf, 0, UINT32_MAX, &ma) < 0 || parse_uint(colon + 1, 0, UINT32_MAX, &mi) < 0)
+        if (parse_uint(buf, 0, UINT32_MAX, &ma) < 0 ||
+            parse_uint(colon + 1, 0, UINT32_MAX, &mi) < 0)
                 return -EINVAL;
         *ret_major = ma;
         *ret_minor = mi;
@@ -102,7 +103,7 @@ static int parse_line(const char *line, size_t len, struct mount_entry *ret)
                 sp = memchr(p, ' ', (size_t) (end - p));
                 if (!sp)
                         return -EINVAL;
-                fields[i] = (struct field) {p, (size_t) (sp - p)};
+                fields[i] = (struct field){ p, (size_t) (sp - p) };
                 if (fields[i].n == 0)
                         return -EINVAL;
                 p = sp + 1;
@@ -130,7 +131,7 @@ static int parse_line(const char *line, size_t len, struct mount_entry *ret)
                 const char *sp = i < 2 ? memchr(p, ' ', (size_t) (end - p)) : NULL;
                 if (p > end || (i < 2 && !sp))
                         return -EINVAL;
-                tail[i] = (struct field) {p, (size_t) ((sp ? sp : end) - p)};
+                tail[i] = (struct field){ p, (size_t) ((sp ? sp : end) - p) };
                 if (tail[i].n == 0 && i != 1)
                         return -EINVAL;
                 if (sp)
@@ -150,7 +151,8 @@ static int parse_line(const char *line, size_t len, struct mount_entry *ret)
                 return r;
         }
         e.mount_options = xstrndup(fields[5].p, fields[5].n);
-        e.optional = xstrndup(opt_start, opt_end > opt_start ? (size_t) (opt_end - opt_start - 1) : 0);
+        e.optional =
+                xstrndup(opt_start, opt_end > opt_start ? (size_t) (opt_end - opt_start - 1) : 0);
         e.fstype = xstrndup(tail[0].p, tail[0].n);
         e.super_options = xstrndup(tail[2].p, tail[2].n);
         *ret = e;
@@ -183,7 +185,8 @@ int mountinfo_parse(const char *buf, size_t len, struct mountinfo **ret)
                         else {
                                 if (m->n_entries == alloc) {
                                         alloc = alloc ? alloc * 2 : 32;
-                                        m->entries = xrealloc(m->entries, alloc * sizeof(*m->entries));
+                                        m->entries =
+                                                xrealloc(m->entries, alloc * sizeof(*m->entries));
                                 }
                                 m->entries[m->n_entries++] = e;
                         }
@@ -226,7 +229,8 @@ bool mount_options_has(const char *options, const char *opt)
 
 bool mount_entry_is_read_only(const struct mount_entry *e)
 {
-        return mount_options_has(e->mount_options, "ro") || mount_options_has(e->super_options, "ro");
+        return mount_options_has(e->mount_options, "ro") ||
+               mount_options_has(e->super_options, "ro");
 }
 
 static bool path_has_prefix(const char *path, const char *prefix)

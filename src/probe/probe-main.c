@@ -25,9 +25,9 @@ int main(int argc, char **argv)
         struct containment_probe_options o = {
                 .anchor_pid = 1,
                 .proc_path = "/proc",
-                .walk = {.max_depth = PROBE_WALK_MAX_DEPTH,
-                         .max_entries = PROBE_WALK_MAX_ENTRIES,
-                         .max_findings = PROBE_WALK_MAX_FINDINGS},
+                .walk = { .max_depth = PROBE_WALK_MAX_DEPTH,
+                          .max_entries = PROBE_WALK_MAX_ENTRIES,
+                          .max_findings = PROBE_WALK_MAX_FINDINGS },
         };
         struct jwriter w;
         int r;

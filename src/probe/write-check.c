@@ -159,8 +159,7 @@ char file_type_char(mode_t m)
         }
 }
 
-enum write_result write_check_file_at(int dir_fd, const char *name, char *ret_type,
-                                      int *ret_errno)
+enum write_result write_check_file_at(int dir_fd, const char *name, char *ret_type, int *ret_errno)
 {
         struct stat st;
         int fd;
@@ -237,8 +236,9 @@ static void walk_note(struct write_walk *w, const struct write_walk_bounds *b, c
                 w->err = err;
         if (w->n_findings < b->max_findings) {
                 w->findings = xrealloc(w->findings, (w->n_findings + 1) * sizeof(*w->findings));
-                w->findings[w->n_findings++] = (struct write_finding) {
-                        .path = xstrdup(path), .type = type, .result = r, .err = err};
+                w->findings[w->n_findings++] = (struct write_finding){
+                        .path = xstrdup(path), .type = type, .result = r, .err = err
+                };
         }
 }
 
@@ -262,7 +262,7 @@ static bool same_mount(int fd, uint64_t root_mnt, dev_t root_dev)
 int write_walk_run(int dir_fd, const char *display_prefix, const struct write_walk_bounds *b,
                    struct write_walk *ret)
 {
-        struct write_walk w = {.result = WRITE_DENIED};
+        struct write_walk w = { .result = WRITE_DENIED };
         struct walk_level stack[64];
         unsigned depth = 0, max_depth = MIN(b->max_depth, (unsigned) ELEMENTSOF(stack) - 1);
         cleanup_strbuf struct strbuf path = STRBUF_INIT;
@@ -290,7 +290,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                 *ret = w;
                 return 0;
         }
-        stack[0] = (struct walk_level) {.dir = fdopendir(fd), .path_len = path.len};
+        stack[0] = (struct walk_level){ .dir = fdopendir(fd), .path_len = path.len };
         if (!stack[0].dir) {
                 safe_close(fd);
                 return -errno;
@@ -379,7 +379,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                         continue;
                 }
                 depth++;
-                stack[depth] = (struct walk_level) {.dir = d, .path_len = path.len};
+                stack[depth] = (struct walk_level){ .dir = d, .path_len = path.len };
         }
         /* Unwind after an early exit; the normal exit closed everything. */
         for (unsigned i = depth + 1; i-- > 0;)
@@ -394,5 +394,5 @@ void write_walk_done(struct write_walk *w)
         for (unsigned i = 0; i < w->n_findings; i++)
                 free(w->findings[i].path);
         free(w->findings);
-        *w = (struct write_walk) {};
+        *w = (struct write_walk){};
 }

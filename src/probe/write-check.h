@@ -50,8 +50,7 @@ enum write_result write_check_dir(int dir_fd, int *ret_errno);
 /* Write-opens the regular file name in dir_fd (no O_TRUNC); other file types
  * are WRITE_NOT_STORAGE. *ret_type gets a one-letter type ('f','d','c','b',
  * 'p','s','l','?'). */
-enum write_result write_check_file_at(int dir_fd, const char *name, char *ret_type,
-                                      int *ret_errno);
+enum write_result write_check_file_at(int dir_fd, const char *name, char *ret_type, int *ret_errno);
 
 struct write_walk_bounds {
         unsigned max_depth;    /* directories below the walk root */
@@ -67,12 +66,12 @@ struct write_finding {
 };
 
 struct write_walk {
-        enum write_result result; /* worst over the walk: WRITABLE > INCONCLUSIVE > DENIED */
-        unsigned visited;         /* entries examined */
-        unsigned not_storage;     /* device nodes, FIFOs, sockets, symlinks seen */
-        unsigned nested_mounts;   /* directories on another mount, not entered */
-        bool truncated;           /* a bound was hit: the subtree is unproven */
-        int err;                  /* first errno that made an entry inconclusive */
+        enum write_result result;       /* worst over the walk: WRITABLE > INCONCLUSIVE > DENIED */
+        unsigned visited;               /* entries examined */
+        unsigned not_storage;           /* device nodes, FIFOs, sockets, symlinks seen */
+        unsigned nested_mounts;         /* directories on another mount, not entered */
+        bool truncated;                 /* a bound was hit: the subtree is unproven */
+        int err;                        /* first errno that made an entry inconclusive */
         struct write_finding *findings; /* owned */
         unsigned n_findings;
 };

@@ -16,13 +16,13 @@
 enum source_type { SOURCE_IO, SOURCE_TIMER, SOURCE_SIGNAL, SOURCE_CHILD };
 
 struct loop_source {
-        struct loop *loop;  /* borrowed: the loop outlives its sources */
+        struct loop *loop; /* borrowed: the loop outlives its sources */
         enum source_type type;
-        bool dead;          /* freed during dispatch; reclaimed after the round */
-        int fd;             /* watched fd (owned for SIGNAL and CHILD) */
+        bool dead; /* freed during dispatch; reclaimed after the round */
+        int fd;    /* watched fd (owned for SIGNAL and CHILD) */
         uint32_t events;
-        usec_t when;        /* TIMER: USEC_INFINITY when disarmed */
-        size_t heap_idx;    /* TIMER: position in loop->heap, SIZE_MAX if not queued */
+        usec_t when;     /* TIMER: USEC_INFINITY when disarmed */
+        size_t heap_idx; /* TIMER: position in loop->heap, SIZE_MAX if not queued */
         void *userdata;
         union {
                 loop_io_fn io;
@@ -46,7 +46,7 @@ struct loop {
         int quit_code;
         struct loop_source **heap; /* min-heap on ->when */
         size_t heap_len, heap_alloc;
-        struct loop_source *dead;  /* freed sources awaiting reclaim */
+        struct loop_source *dead; /* freed sources awaiting reclaim */
         struct loop_defer_item *defer_head, *defer_tail;
 };
 

@@ -22,7 +22,7 @@ enum route {
 };
 
 struct frontend {
-        struct http_proxy *proxy; /* owned */
+        struct http_proxy *proxy;       /* owned */
         const struct frontend_ops *ops; /* borrowed */
         void *userdata;                 /* borrowed */
         char *token;                    /* owned */
@@ -37,8 +37,8 @@ static const struct control_route {
         const char *path;
         unsigned method;
 } control_routes[] = {
-        { "/info", HTTP_GET },        { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
-        { "/resume", HTTP_POST },     { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
+        { "/info", HTTP_GET },    { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
+        { "/resume", HTTP_POST }, { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
 };
 
 static const char *const token_paths[] = { "/reset", "/step", "/state", "/ws" };
@@ -77,8 +77,8 @@ static int path_normalize(const char *p, size_t n, char *out, size_t out_size)
                 out[k++] = ch;
         }
         out[k] = 0;
-        if (strstr(out, "//") || strstr(out, "/./") || strstr(out, "/../") ||
-            endswith(out, "/.") || endswith(out, "/.."))
+        if (strstr(out, "//") || strstr(out, "/./") || strstr(out, "/../") || endswith(out, "/.") ||
+            endswith(out, "/.."))
                 return -EBADMSG;
         if (k > 1 && out[k - 1] == '/')
                 out[--k] = 0;
@@ -185,8 +185,8 @@ static void fe_on_request_body(void *userdata, struct http_exchange *x, const ch
         const struct control_route *cr = &control_routes[x->tag];
         struct frontend_reply reply = {};
 
-        f->ops->control(f->userdata, http_method_str((enum http_method) cr->method), cr->path,
-                        body, len, &reply);
+        f->ops->control(f->userdata, http_method_str((enum http_method) cr->method), cr->path, body,
+                        len, &reply);
         reply_from(x, &reply);
 }
 

@@ -33,8 +33,8 @@
 #include "relay/event-loop.h"
 
 struct frontend_reply {
-        unsigned status; /* 200...; errors are turned into {"error":{"code":...}} */
-        char *json;      /* owned: success body (NULL: "{}") */
+        unsigned status;        /* 200...; errors are turned into {"error":{"code":...}} */
+        char *json;             /* owned: success body (NULL: "{}") */
         const char *error_code; /* static: for status >= 400 */
 };
 
@@ -49,8 +49,8 @@ struct frontend_ops {
 };
 
 struct frontend_config {
-        const char *env_socket; /* unix path of the env server */
-        const char *token;      /* orchestrator token */
+        const char *env_socket;            /* unix path of the env server */
+        const char *token;                 /* orchestrator token */
         usec_t head_timeout, idle_timeout; /* 0: defaults (10 s, 600 s) */
         unsigned max_connections;          /* 0: HTTP_MAX_CONNECTIONS */
 };

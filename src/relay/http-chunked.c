@@ -7,9 +7,9 @@
 #include "base/macro.h"
 
 enum {
-        CH_SIZE,        /* hex digits */
-        CH_EXT,         /* after ';' up to CR */
-        CH_SIZE_LF,     /* CR seen after size line */
+        CH_SIZE,    /* hex digits */
+        CH_EXT,     /* after ';' up to CR */
+        CH_SIZE_LF, /* CR seen after size line */
         CH_DATA,
         CH_DATA_CR,
         CH_DATA_LF,
@@ -56,7 +56,7 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                 i++;
                 if (c->state == CH_SIZE || c->state == CH_EXT || c->state == CH_TRAILER) {
                         if (++c->line_len > (c->state == CH_TRAILER ? (size_t) HTTP_MAX_HEAD_BYTES
-                                                                     : (size_t) HTTP_MAX_CHUNK_LINE))
+                                                                    : (size_t) HTTP_MAX_CHUNK_LINE))
                                 return -EBADMSG;
                 }
                 switch (c->state) {

@@ -18,7 +18,7 @@ struct http_chunked {
         int state;
         uint64_t remaining; /* bytes left in the current chunk */
         unsigned digits;
-        size_t line_len;    /* size line or trailer section so far */
+        size_t line_len; /* size line or trailer section so far */
 };
 
 void http_chunked_init(struct http_chunked *c);

@@ -128,8 +128,7 @@ bool http_value_has_token(const char *value, size_t len, const char *token)
         return false;
 }
 
-const struct http_header *http_head_next(const struct http_head *h, const char *name,
-                                         size_t *from)
+const struct http_header *http_head_next(const struct http_head *h, const char *name, size_t *from)
 {
         for (size_t i = *from; i < h->n_headers; i++)
                 if (name_is(&h->headers[i], name)) {
@@ -170,8 +169,8 @@ static int finish_headers(struct http_head *h, const char *buf)
                                 return -EBADMSG;
                 if (!hd->value)
                         hd->value = hd->name + hd->name_len; /* empty value */
-                while (hd->value_len > 0 &&
-                       (hd->value[hd->value_len - 1] == ' ' || hd->value[hd->value_len - 1] == '\t'))
+                while (hd->value_len > 0 && (hd->value[hd->value_len - 1] == ' ' ||
+                                             hd->value[hd->value_len - 1] == '\t'))
                         hd->value_len--;
                 /* The line ends at the CRLF after the value (find_end made sure
                  * every LF has its CR and there are no folded lines). */

@@ -35,10 +35,10 @@ struct http_header {
 
 struct http_head {
         bool response;
-        unsigned method;  /* enum http_method (requests) */
-        unsigned status;  /* responses */
+        unsigned method;        /* enum http_method (requests) */
+        unsigned status;        /* responses */
         unsigned version_minor; /* HTTP/1.x */
-        const char *target; /* borrowed: raw request target, byte for byte */
+        const char *target;     /* borrowed: raw request target, byte for byte */
         size_t target_len;
         struct http_header headers[HTTP_MAX_HEADERS];
         size_t n_headers;
@@ -63,8 +63,7 @@ int http_head_parse(const char *buf, size_t len, bool response, bool request_was
 
 /* First header with that (case-insensitive) name, or NULL; *from lets callers
  * iterate duplicates (start with 0). */
-const struct http_header *http_head_next(const struct http_head *h, const char *name,
-                                         size_t *from);
+const struct http_header *http_head_next(const struct http_head *h, const char *name, size_t *from);
 const struct http_header *http_head_get(const struct http_head *h, const char *name);
 /* Method name ("GET") of a request. */
 const char *http_head_method(const struct http_head *h);

@@ -28,6 +28,7 @@ enum req_state {
         REQ_HEAD,      /* waiting for / parsing a request head */
         REQ_BODY,      /* forwarding a request body */
         REQ_READ_BODY, /* collecting a body for a local answer */
+        REQ_DISCARD,   /* skipping the body of a request answered locally */
         REQ_WAIT,      /* request sent, response not finished */
         REQ_TUNNEL,    /* watched WebSocket: client→upstream frames */
 };
@@ -102,21 +103,36 @@ static void conn_pump(struct http_conn *c);
 static const char *status_reason(unsigned status)
 {
         switch (status) {
-        case 200: return "OK";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 403: return "Forbidden";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 408: return "Request Timeout";
-        case 409: return "Conflict";
-        case 411: return "Length Required";
-        case 413: return "Content Too Large";
-        case 431: return "Request Header Fields Too Large";
-        case 500: return "Internal Server Error";
-        case 502: return "Bad Gateway";
-        case 503: return "Service Unavailable";
-        default: return "Status";
+        case 200:
+                return "OK";
+        case 400:
+                return "Bad Request";
+        case 401:
+                return "Unauthorized";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 408:
+                return "Request Timeout";
+        case 409:
+                return "Conflict";
+        case 411:
+                return "Length Required";
+        case 413:
+                return "Content Too Large";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 500:
+                return "Internal Server Error";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        default:
+                return "Status";
         }
 }
 
@@ -421,13 +437,20 @@ static void build_request_head(struct http_conn *c, const struct http_head *h, c
 
 static void request_done_locally(struct http_conn *c, bool had_body)
 {
-        /* A body the policy did not read cannot be skipped safely; closing
-         * is the only framing-proof answer. */
-        bool close = !c->req_keep_alive || had_body || c->c_eof;
+        bool close = !c->req_keep_alive || c->c_eof;
         conn_answer(c, close);
-        c->rstate = close ? REQ_WAIT : REQ_HEAD;
-        if (!close)
+        if (close)
+                c->rstate = REQ_WAIT;
+        else if (had_body) {
+                /* The body of a refused request is read and dropped by its
+                 * own framing (already validated), so keep-alive survives
+                 * and the bytes can never be taken for a request. */
+                http_chunked_init(&c->req_chunked);
+                c->rstate = REQ_DISCARD;
+        } else {
+                c->rstate = REQ_HEAD;
                 conn_arm_head_timer(c);
+        }
 }
 
 static int process_head(struct http_conn *c)
@@ -458,7 +481,8 @@ static int process_head(struct http_conn *c)
         }
         r = http_head_parse(raw, end, false, false, &h);
         if (r < 0) {
-                conn_fail(c, r == -E2BIG ? 431 : 400, r == -E2BIG ? "head_too_large" : "bad_request");
+                conn_fail(c, r == -E2BIG ? 431 : 400,
+                          r == -E2BIG ? "head_too_large" : "bad_request");
                 c->rstate = REQ_WAIT;
                 return 1;
         }
@@ -575,6 +599,32 @@ static int process_client(struct http_conn *c)
                         c->rstate = REQ_WAIT;
                 return 1;
         }
+        case REQ_DISCARD: {
+                size_t n = 0;
+                int r;
+                if (avail == 0) {
+                        if (c->c_eof)
+                                c->close_after_flush = true;
+                        return 0;
+                }
+                if (c->req_body == HTTP_BODY_LENGTH) {
+                        n = (size_t) MIN((uint64_t) avail, c->req_left);
+                        c->req_left -= n;
+                        r = c->req_left == 0;
+                } else {
+                        r = http_chunked_feed(&c->req_chunked, data, avail, NULL, NULL, &n);
+                        if (r < 0) {
+                                c->close_after_flush = true;
+                                return 1;
+                        }
+                }
+                buf_consume(&c->cin, n);
+                if (r > 0) {
+                        c->rstate = REQ_HEAD;
+                        conn_arm_head_timer(c);
+                }
+                return 1;
+        }
         case REQ_TUNNEL:
                 if (c->c_fwd > 0 || avail == 0)
                         return 0;
@@ -583,7 +633,8 @@ static int process_client(struct http_conn *c)
                         /* Answer with a close frame only if the client side
                          * of the stream is between frames. */
                         if (ws_parser_at_boundary(&c->ws_u) && c->u_fwd == 0)
-                                strbuf_add(&c->cout, frame, ws_close_frame(c->ws_c.error_code, frame));
+                                strbuf_add(&c->cout, frame,
+                                           ws_close_frame(c->ws_c.error_code, frame));
                         c->close_after_flush = true;
                         c->cin.start = c->cin.end = 0;
                         conn_close_upstream(c);
@@ -862,11 +913,13 @@ static void conn_pump(struct http_conn *c)
 
                 /* Half-close inside a tunnel: forward EOF once drained. */
                 if (c->rstate == REQ_TUNNEL) {
-                        if (c->c_eof && !c->u_shut && upstream_flushed(c) && buf_avail(&c->cin) == 0) {
+                        if (c->c_eof && !c->u_shut && upstream_flushed(c) &&
+                            buf_avail(&c->cin) == 0) {
                                 (void) shutdown(c->ufd, SHUT_WR);
                                 c->u_shut = true;
                         }
-                        if (c->u_eof && !c->c_shut && client_flushed(c) && buf_avail(&c->uin) == 0) {
+                        if (c->u_eof && !c->c_shut && client_flushed(c) &&
+                            buf_avail(&c->uin) == 0) {
                                 (void) shutdown(c->cfd, SHUT_WR);
                                 c->c_shut = true;
                         }
@@ -961,7 +1014,8 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *user
                 struct http_conn *c;
 
                 if (cfd < 0)
-                        return 0; /* EAGAIN, or transient (EMFILE, ECONNABORTED): retry on next event */
+                        return 0; /* EAGAIN, or transient (EMFILE, ECONNABORTED): retry on next
+                                     event */
                 if (p->n_conns + p->n_tunnels >= p->cfg.max_connections) {
                         /* Over the limit: refuse by closing, before any byte is read. */
                         safe_close(cfd);
@@ -979,8 +1033,8 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *user
                 c->rstate = REQ_HEAD;
                 c->sstate = RESP_IDLE;
                 c->last_activity = loop_now(p->loop);
-                if (loop_add_io(p->loop, cfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, on_client_io,
-                                c, &c->csrc) < 0) {
+                if (loop_add_io(p->loop, cfd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                on_client_io, c, &c->csrc) < 0) {
                         safe_close(cfd);
                         free(c);
                         continue;

@@ -34,7 +34,7 @@ enum http_action {
 struct http_exchange {
         /* Valid during on_request only: borrowed from the connection buffer. */
         const struct http_head *req;
-        const char *path;           /* target up to '?' (not NUL-terminated) */
+        const char *path; /* target up to '?' (not NUL-terminated) */
         size_t path_len;
 
         /* Policy decisions. */
@@ -48,7 +48,7 @@ struct http_exchange {
         /* Local answer. */
         unsigned status;
         struct strbuf body;
-        struct strbuf headers;      /* extra raw header lines of the local answer */
+        struct strbuf headers; /* extra raw header lines of the local answer */
 
         bool req_is_head;
 };
@@ -69,8 +69,8 @@ struct http_proxy_ops {
 struct http_proxy_config {
         struct sockaddr_storage upstream; /* AF_UNIX or AF_INET/AF_INET6 */
         socklen_t upstream_len;
-        usec_t head_timeout;  /* a request head must be complete within this */
-        usec_t idle_timeout;  /* no byte moved for this long: close */
+        usec_t head_timeout; /* a request head must be complete within this */
+        usec_t idle_timeout; /* no byte moved for this long: close */
         unsigned max_connections;
 };
 

@@ -54,7 +54,8 @@ int socket_listen_unix(const char *path, mode_t mode, int *ret_fd)
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
-        if (bind(fd, (struct sockaddr *) &sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0)
+        if (bind(fd, (struct sockaddr *) &sa,
+                 (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0)
                 return negative_errno();
         /* fchmod() on a socket fd does not change the path's mode. */
         if (chmod(path, mode) < 0)

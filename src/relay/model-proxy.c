@@ -11,7 +11,7 @@
 #include "base/util.h"
 #include "relay/http-proxy.h"
 
-#define MODEL_KEY_MAX_BYTES  4096
+#define MODEL_KEY_MAX_BYTES 4096
 #define DEFAULT_PLACEHOLDER "openenvd-placeholder"
 
 struct model_proxy {
@@ -23,8 +23,8 @@ struct model_proxy {
         unsigned long forwarded;
 };
 
-static const char *const strip_model[] = { "authorization", "x-api-key", "host",
-                                           "accept-encoding", NULL };
+static const char *const strip_model[] = { "authorization", "x-api-key", "host", "accept-encoding",
+                                           NULL };
 
 static bool credential_ok(const struct model_proxy *m, const struct http_head *h)
 {

@@ -15,21 +15,21 @@
 #define RELAY_SPLICE_CHUNK   (64 * 1024)
 
 struct relay_dir {
-        int src, dst;       /* borrowed: pipe_relay.fd[] */
-        int pipe[2];        /* owned; -EBADF when using buf */
-        size_t pending;     /* bytes in the pipe (or buf) not yet written */
-        char *buf;          /* owned: fallback buffer, or NULL */
-        size_t buf_off;     /* start of pending bytes in buf */
-        char *prime;        /* owned: bytes to send before anything else */
+        int src, dst;   /* borrowed: pipe_relay.fd[] */
+        int pipe[2];    /* owned; -EBADF when using buf */
+        size_t pending; /* bytes in the pipe (or buf) not yet written */
+        char *buf;      /* owned: fallback buffer, or NULL */
+        size_t buf_off; /* start of pending bytes in buf */
+        char *prime;    /* owned: bytes to send before anything else */
         size_t prime_len, prime_off;
-        bool eof;           /* src reached EOF */
-        bool shut;          /* dst shut down for writing */
+        bool eof;  /* src reached EOF */
+        bool shut; /* dst shut down for writing */
         uint64_t moved;
 };
 
 struct pipe_relay {
-        struct loop *loop;  /* borrowed */
-        int fd[2];          /* owned */
+        struct loop *loop; /* borrowed */
+        int fd[2];         /* owned */
         struct loop_source *src[2];
         struct loop_source *timer;
         struct relay_dir dir[2]; /* [0]: a→b, [1]: b→a */
@@ -105,8 +105,7 @@ static int dir_pump(struct relay_dir *d)
                                 n = splice(d->pipe[0], NULL, d->dst, NULL, d->pending,
                                            SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                         else
-                                n = send(d->dst, d->buf + d->buf_off, d->pending,
-                                         MSG_NOSIGNAL);
+                                n = send(d->dst, d->buf + d->buf_off, d->pending, MSG_NOSIGNAL);
                         if (n < 0)
                                 return is_again(errno) ? progress : negative_errno();
                         d->pending -= (size_t) n;
@@ -204,8 +203,8 @@ static int set_nonblock(int fd)
         return 0;
 }
 
-int pipe_relay_new(struct loop *l, int fd_a, int fd_b, usec_t idle_timeout,
-                   pipe_relay_done_fn done, void *userdata, struct pipe_relay **ret)
+int pipe_relay_new(struct loop *l, int fd_a, int fd_b, usec_t idle_timeout, pipe_relay_done_fn done,
+                   void *userdata, struct pipe_relay **ret)
 {
         cleanup(pipe_relay_freep) struct pipe_relay *r = NULL;
         int k;

@@ -27,8 +27,8 @@ struct pipe_relay;
 /* error: 0 for a clean end (both sides EOF), -ETIMEDOUT, or the socket error. */
 typedef void (*pipe_relay_done_fn)(struct pipe_relay *r, int error, void *userdata);
 
-int pipe_relay_new(struct loop *l, int fd_a, int fd_b, usec_t idle_timeout,
-                   pipe_relay_done_fn done, void *userdata, struct pipe_relay **ret);
+int pipe_relay_new(struct loop *l, int fd_a, int fd_b, usec_t idle_timeout, pipe_relay_done_fn done,
+                   void *userdata, struct pipe_relay **ret);
 /* Bytes already read from one side (e.g. after an HTTP upgrade) to deliver
  * before anything else: to_b=true sends them to fd_b. Copied. Call before the
  * first loop round. */

@@ -21,8 +21,8 @@ static const struct http_proxy_ops service_relay_ops = {
         .on_request = sr_on_request,
 };
 
-int service_relay_new(struct loop *l, int listen_fd, const char *upstream_path,
-                      usec_t idle_timeout, struct service_relay **ret)
+int service_relay_new(struct loop *l, int listen_fd, const char *upstream_path, usec_t idle_timeout,
+                      struct service_relay **ret)
 {
         struct http_proxy_config pc = { .idle_timeout = idle_timeout };
         struct service_relay *s;

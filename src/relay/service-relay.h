@@ -15,7 +15,7 @@
 struct service_relay;
 
 /* Takes ownership of listen_fd (also on failure). */
-int service_relay_new(struct loop *l, int listen_fd, const char *upstream_path,
-                      usec_t idle_timeout, struct service_relay **ret);
+int service_relay_new(struct loop *l, int listen_fd, const char *upstream_path, usec_t idle_timeout,
+                      struct service_relay **ret);
 struct service_relay *service_relay_free(struct service_relay *s);
 DEFINE_CLEANUP_FUNC(struct service_relay, service_relay_free);

@@ -38,8 +38,9 @@ size_t ws_close_frame(uint16_t code, uint8_t out[4])
 static int fail(struct ws_parser *p, uint16_t code)
 {
         p->error_code = code;
-        return code == WS_CLOSE_TOO_BIG ? -EMSGSIZE : code == WS_CLOSE_INVALID_DATA ? -EILSEQ
-                                                                                    : -EPROTO;
+        return code == WS_CLOSE_TOO_BIG        ? -EMSGSIZE
+               : code == WS_CLOSE_INVALID_DATA ? -EILSEQ
+                                               : -EPROTO;
 }
 
 /* Incremental UTF-8 check (RFC 3629 table 3-7 ranges: no overlongs, no

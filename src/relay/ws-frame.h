@@ -40,8 +40,8 @@ enum {
 typedef void (*ws_message_fn)(void *userdata, const char *data, size_t len);
 
 struct ws_parser {
-        bool from_client;        /* client→server: frames must be masked */
-        ws_message_fn on_text;   /* NULL: do not collect messages */
+        bool from_client;      /* client→server: frames must be masked */
+        ws_message_fn on_text; /* NULL: do not collect messages */
         void *userdata;
 
         uint8_t hdr[14];
@@ -53,23 +53,22 @@ struct ws_parser {
         uint8_t mask[4];
         uint64_t payload_len, payload_pos;
 
-        bool in_message;         /* a fragmented data message is open */
+        bool in_message; /* a fragmented data message is open */
         uint8_t msg_opcode;
         uint8_t utf8_need, utf8_lo, utf8_hi;
-        uint8_t ctrl[125];       /* control frame payload (close code check) */
+        uint8_t ctrl[125]; /* control frame payload (close code check) */
         size_t ctrl_len;
-        char *msg;               /* owned: collected text message */
+        char *msg; /* owned: collected text message */
         size_t msg_len;
         bool msg_overflow;
-        bool closed;             /* a close frame was seen */
+        bool closed; /* a close frame was seen */
 
-        uint16_t error_code;     /* close code to answer with after an error */
-        uint16_t peer_close;     /* code of the close frame seen (1005: none given) */
+        uint16_t error_code; /* close code to answer with after an error */
+        uint16_t peer_close; /* code of the close frame seen (1005: none given) */
         uint64_t frames;
 };
 
-void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text,
-                    void *userdata);
+void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text, void *userdata);
 void ws_parser_done(struct ws_parser *p);
 /* Validates buf. 0: all consumed; -EPROTO/-EMSGSIZE/-EILSEQ: invalid, with
  * p->error_code set (1002/1009/1007); the parser is then unusable. */

@@ -62,11 +62,11 @@ enum container_weaken {
 };
 
 struct container_spec {
-        char *name;    /* unique, e.g. "agent-env"; also the hostname */
-        char **argv;   /* the principal's argv, NULL-terminated */
-        char **env;    /* "K=V", NULL-terminated; the principal's whole environment */
-        char *workdir; /* inside; NULL means "/" */
-        char *rootfs;  /* host path of the image root, bound read-only ("/" usually) */
+        char *name;       /* unique, e.g. "agent-env"; also the hostname */
+        char **argv;      /* the principal's argv, NULL-terminated */
+        char **env;       /* "K=V", NULL-terminated; the principal's whole environment */
+        char *workdir;    /* inside; NULL means "/" */
+        char *rootfs;     /* host path of the image root, bound read-only ("/" usually) */
         char *shim_path;  /* host path of the openenvd-shim executable (PID 1 inside) */
         char *socket_dir; /* host dir bound at /run/openenvd (nosuid,nodev,noexec); NULL: none */
 

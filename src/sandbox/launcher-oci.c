@@ -299,11 +299,21 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
         if (!root_path)
                 return -EINVAL;
 
-        /* Shim + principal argv. The shim is PID 1 and execs what follows
-         * "--" as the principal. */
+        /* The shim's command line (src/sandbox/shim/shim.c), as the native
+         * launcher builds it: forwarders, "--", then the principal's argv. */
         args = json_array();
         if (shim_host) {
                 json_array_append_new(args, json_string(SHIM_INSIDE));
+                for (size_t i = 0; i < spec->n_forwards; i++) {
+                        const struct forward *f = &spec->forwards[i];
+                        bool tcp = f->kind == FORWARD_TCP_TO_UNIX;
+                        json_array_append_new(args,
+                                              json_string(tcp ? "--tcp-to-unix" : "--unix-to-tcp"));
+                        json_array_append_new(args, tcp ? json_sprintf("%s:%u=%s", f->host,
+                                                                       (unsigned) f->port, f->path)
+                                                        : json_sprintf("%s=%s:%u", f->path, f->host,
+                                                                       (unsigned) f->port));
+                }
                 json_array_append_new(args, json_string("--"));
         }
         for (char **a = spec->argv; *a; a++)

@@ -64,7 +64,8 @@ void oci_error_done(struct oci_error *e);
  * Renders config.json for spec. root_path is the host path the runtime will
  * use as the root (the prepared read-only bind); shim_host is the host path
  * of the shim, bound read-only at /run/openenvd-shim and run as
- * `/run/openenvd-shim -- <argv...>`, or NULL to run argv directly; cgroups_path
+ * `/run/openenvd-shim [--tcp-to-unix|--unix-to-tcp FWD]... -- <argv...>`,
+ * or NULL to run argv directly (then spec->forwards are not served); cgroups_path
  * and limits as in struct oci_options (cgroups_path NULL: none rendered).
  * The seccomp object comes from syscall_filter_to_oci(). *ret is a new
  * reference. Returns 0 or -errno (-EINVAL for a spec no launcher accepts).

@@ -37,7 +37,7 @@
  * into a less privileged user namespace). Every host path the setup needs
  * (spec mount sources, devices) is opened before the attach, so covering
  * this directory hides nothing that is still needed. */
-#define ATTACH_POINT "/tmp"
+#define ATTACH_POINT  "/tmp"
 
 #define SCAFFOLD_SIZE "1m" /* mount points and symlinks only */
 #define DEV_SIZE      "64k"
@@ -47,8 +47,8 @@ static const char *const host_devices[] = { "null", "zero", "full", "random", "u
 
 /* Docker's maskedPaths and readonlyPaths (moby oci/defaults.go). */
 static const char *const proc_masked[] = {
-        "acpi",      "asound",     "interrupts", "kcore",       "keys", "latency_stats",
-        "timer_list", "timer_stats", "sched_debug", "scsi",
+        "acpi",          "asound",     "interrupts",  "kcore",       "keys",
+        "latency_stats", "timer_list", "timer_stats", "sched_debug", "scsi",
 };
 static const char *const proc_readonly[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
 static const char *const sys_masked[] = { "firmware", "devices/virtual/powercap" };
@@ -56,12 +56,12 @@ static const char *const sys_masked[] = { "firmware", "devices/virtual/powercap"
 struct setup {
         const struct container_spec *spec;
         struct container_error *err;
-        int root_fd;                          /* top mount of the new root (attached) */
-        int null_fd;                          /* O_PATH: host /dev/null, for file masks */
-        int empty_fd;                         /* first attached empty ro tmpfs, for dir masks */
-        int dev_fds[ELEMENTSOF(host_devices)];  /* O_PATH: host device nodes */
-        int mount_fds[CONTAINER_MAX_MOUNTS];  /* detached, prepared spec mounts */
-        int socket_fd;                        /* detached clone of spec->socket_dir */
+        int root_fd;                           /* top mount of the new root (attached) */
+        int null_fd;                           /* O_PATH: host /dev/null, for file masks */
+        int empty_fd;                          /* first attached empty ro tmpfs, for dir masks */
+        int dev_fds[ELEMENTSOF(host_devices)]; /* O_PATH: host device nodes */
+        int mount_fds[CONTAINER_MAX_MOUNTS];   /* detached, prepared spec mounts */
+        int socket_fd;                         /* detached clone of spec->socket_dir */
         int seal_fds[CONTAINER_MAX_SCAFFOLDS + 2]; /* tmpfs made read-only before pivot */
         size_t n_seal;
         unsigned n_scaffolds;
@@ -99,16 +99,16 @@ static int mount_set(int fd, unsigned long long attr, bool recursive)
                 .attr_set = attr,
                 .propagation = MS_PRIVATE,
         };
-        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma,
-                          sizeof(ma)) < 0)
+        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) <
+            0)
                 return -errno;
         return 0;
 }
 
 static int mount_attach(int mnt_fd, int target_fd)
 {
-        if (move_mount(mnt_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
-            0)
+        if (move_mount(mnt_fd, "", target_fd, "",
+                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return -errno;
         return 0;
 }
@@ -117,8 +117,8 @@ static int mount_attach(int mnt_fd, int target_fd)
 static int clone_at(int dir_fd, const char *path, unsigned long long attr)
 {
         int fd = open_tree(dir_fd, path,
-                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
-                                   (path[0] ? 0 : AT_EMPTY_PATH));
+                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+                                   AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
         if (fd < 0)
                 return -errno;
         int r = mount_set(fd, attr, true);
@@ -130,8 +130,7 @@ static int clone_at(int dir_fd, const char *path, unsigned long long attr)
 }
 
 /* A fresh detached tmpfs (or any fs without a source) with string options. */
-static int fs_new(const char *type, const char *const *opts, size_t n_opts,
-                  unsigned long long attr)
+static int fs_new(const char *type, const char *const *opts, size_t n_opts, unsigned long long attr)
 {
         cleanup_close int fs = fsopen(type, FSOPEN_CLOEXEC);
         if (fs < 0)
@@ -170,8 +169,8 @@ static int resolve_in(int dir_fd, const char *path)
          * lookup is relative to (and confined in) the new root. */
         while (*path == '/')
                 path++;
-        return openat2_flags(dir_fd, *path ? path : ".", O_PATH,
-                             0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        return openat2_flags(dir_fd, *path ? path : ".", O_PATH, 0,
+                             RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 static int reopen_root(struct setup *s)
@@ -262,8 +261,7 @@ static int scaffold(struct setup *s, int dir_fd)
                         cleanup_close int src = clone_at(orig, name, 0);
                         if (src < 0)
                                 return src;
-                        cleanup_close int dst =
-                                openat(mnt, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        cleanup_close int dst = openat(mnt, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                         if (dst < 0)
                                 return -errno;
                         r = mount_attach(src, dst);
@@ -383,8 +381,8 @@ static int mask_one(struct setup *s, int dir_fd, const char *path)
                 if (s->empty_fd < 0) {
                         cleanup_close int e =
                                 tmpfs_new("4k", 0555,
-                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                  MOUNT_ATTR_NOEXEC);
                         if (e < 0)
                                 return e;
                         r = mount_attach(e, t);
@@ -399,8 +397,8 @@ static int mask_one(struct setup *s, int dir_fd, const char *path)
                         return c;
                 return mount_attach(c, t);
         }
-        cleanup_close int c = clone_at(s->null_fd, "",
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        cleanup_close int c =
+                clone_at(s->null_fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (c < 0)
                 return c;
         return mount_attach(c, t);
@@ -408,8 +406,8 @@ static int mask_one(struct setup *s, int dir_fd, const char *path)
 
 static int setup_proc(struct setup *s)
 {
-        cleanup_close int proc = fs_new("proc", NULL, 0,
-                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int proc =
+                fs_new("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (proc < 0)
                 return fail(s, CONTAINER_STEP_PROC, -1, proc);
         int r = attach_at(s, proc, "/proc", false);
@@ -435,10 +433,9 @@ static int setup_proc(struct setup *s)
                         continue;
                 if (t < 0)
                         return fail(s, CONTAINER_STEP_PROC, (int) i, t);
-                cleanup_close int c =
-                        clone_at(t, "",
-                                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                         MOUNT_ATTR_NOEXEC);
+                cleanup_close int c = clone_at(t, "",
+                                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                       MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
                         return fail(s, CONTAINER_STEP_PROC, (int) i, c);
                 r = mount_attach(c, t);
@@ -453,8 +450,8 @@ static int setup_dev(struct setup *s)
         static const struct {
                 const char *name, *target;
         } links[] = {
-                { "ptmx", "pts/ptmx" },         { "fd", "/proc/self/fd" },
-                { "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
+                { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
+                { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
                 { "stderr", "/proc/self/fd/2" },
         };
         char shm_size[32];
@@ -477,8 +474,7 @@ static int setup_dev(struct setup *s)
                         clone_at(s->dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
                         return fail(s, CONTAINER_STEP_DEV, (int) i, c);
-                cleanup_close int t =
-                        openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (t < 0)
                         return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
                 r = mount_attach(c, t);
@@ -503,8 +499,7 @@ static int setup_dev(struct setup *s)
         (void) snprintf(shm_size, sizeof(shm_size), "%llu",
                         (unsigned long long) s->spec->tmp_bytes);
         cleanup_close int shm = tmpfs_new(shm_size, 01777,
-                                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                  MOUNT_ATTR_NOEXEC);
+                                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (shm < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, shm);
         cleanup_close int shm_t = openat(dev, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -553,8 +548,8 @@ static int setup_tmp_run(struct setup *s)
 
         /* A fresh /run hides the host's runtime sockets (a read-only mount
          * does not stop connect() on a unix socket) and holds the socket dir. */
-        int run = tmpfs_new(RUN_SIZE, 0755,
-                            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        int run =
+                tmpfs_new(RUN_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (run < 0)
                 return fail(s, CONTAINER_STEP_RUN, -1, run);
         s->seal_fds[s->n_seal++] = run;
@@ -600,7 +595,7 @@ static int prepare_mount(const struct mount_entry *m)
         case MOUNT_OVERLAY: {
                 /* userxattr: trusted.* xattrs are out of reach in a user
                  * namespace; overlayfs keeps its metadata in user.* then. */
-                const char *opts[] = { "lowerdir", m->source, "upperdir", m->upper,
+                const char *opts[] = { "lowerdir", m->source, "upperdir",  m->upper,
                                        "workdir",  m->work,   "userxattr", NULL };
                 return fs_new("overlay", opts, ELEMENTSOF(opts), attr);
         }
@@ -644,8 +639,8 @@ int mount_setup(const struct container_spec *spec, struct container_error *err)
                         open(spec->socket_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (src < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, -errno);
-                s.socket_fd = clone_at(src, "",
-                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                s.socket_fd =
+                        clone_at(src, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
         }

@@ -15,7 +15,7 @@
 #include "base/macro.h"
 #include "base/util.h"
 
-#define COPY_CHUNK (128 * 1024)
+#define COPY_CHUNK ((size_t) 128 * 1024)
 
 /* One open directory of the walk: the source dir, its copy, and the sorted
  * names still to visit. */

@@ -707,8 +707,9 @@ int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size)
 
 /*
  * Evidence of agent misbehaviour that the kill itself would hide: a
- * container that hit its pids or memory limit. Checked per leaf, so blame
- * names the subtree.
+ * container whose forks were refused by pids.max, or that was OOM-killed.
+ * (Hitting memory.max alone is just reclaim, not misbehaviour.) Checked per
+ * leaf, so blame names the subtree.
  */
 static void check_agent_limits(struct unit *u)
 {
@@ -722,7 +723,7 @@ static void check_agent_limits(struct unit *u)
                 if (st.pids_max_events > 0)
                         verdict_set(u, UNIT_VERDICT_AGENT_MISBEHAVIOR, mb->cgroup,
                                     "%s hit its pids limit", mb->mc->name);
-                else if (st.oom_kills > 0 || st.memory_max_events > 0)
+                else if (st.oom_kills > 0)
                         verdict_set(u, UNIT_VERDICT_AGENT_MISBEHAVIOR, mb->cgroup,
                                     "%s exhausted its memory", mb->mc->name);
         }

@@ -20,11 +20,11 @@ enum check_status {
 };
 
 struct check_result {
-        char *check_id;     /* owned */
+        char *check_id; /* owned */
         enum check_status status;
-        char **evidence;    /* owned strv, never NULL after check_result_new() */
-        char *remediation;  /* owned, NULL unless FAIL */
-        json_t *measured;   /* owned reference, an object */
+        char **evidence;   /* owned strv, never NULL after check_result_new() */
+        char *remediation; /* owned, NULL unless FAIL */
+        json_t *measured;  /* owned reference, an object */
         double duration_s;
 };
 

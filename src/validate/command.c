@@ -93,7 +93,7 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                 return -errno;
         if (pid == 0) {
                 sigset_t none;
-                rep = (struct exec_report) {1, 0};
+                rep = (struct exec_report){ 1, 0 };
                 /* dup2 clears O_CLOEXEC on the targets only. */
                 if (dup2(stdin_fd, STDIN_FILENO) < 0 || dup2(out_w, STDOUT_FILENO) < 0 ||
                     dup2(err_w, STDERR_FILENO) < 0)
@@ -119,9 +119,9 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
         /* Drain both pipes until EOF, bounded in memory and time. */
         while (out_r >= 0 || err_r >= 0) {
                 struct pollfd p[3] = {
-                        {.fd = out_r, .events = POLLIN},
-                        {.fd = err_r, .events = POLLIN},
-                        {.fd = cancel_fd, .events = POLLIN},
+                        { .fd = out_r, .events = POLLIN },
+                        { .fd = err_r, .events = POLLIN },
+                        { .fd = cancel_fd, .events = POLLIN },
                 };
                 usec_t now = now_usec(CLOCK_MONOTONIC);
                 int ms, n;
@@ -172,7 +172,7 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
         if (read(rep_r, &rep, sizeof(rep)) == (ssize_t) sizeof(rep))
                 return rep.err > 0 ? -rep.err : -EIO;
 
-        *ret = (struct command_output) {
+        *ret = (struct command_output){
                 .out_truncated = out_trunc,
                 .err_truncated = err_trunc,
                 .exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
@@ -186,5 +186,5 @@ void command_output_done(struct command_output *o)
 {
         free(o->out);
         free(o->err);
-        *o = (struct command_output) {};
+        *o = (struct command_output){};
 }

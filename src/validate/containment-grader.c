@@ -35,7 +35,7 @@ static const char *const allowlisted_binds[] = {
 
 /* Namespaces that must differ from the host's. user and time are shared
  * with the host by rootful Docker without userns-remap, by design. */
-static const char *const separate_ns[] = {"pid", "mnt", "net", "ipc", "uts", "cgroup"};
+static const char *const separate_ns[] = { "pid", "mnt", "net", "ipc", "uts", "cgroup" };
 
 struct grading {
         char **violations; /* proven: FAIL */
@@ -43,7 +43,7 @@ struct grading {
         char **notes;      /* PASS-side evidence */
         char *malformed;   /* first shape error */
         uint64_t uid, gid;
-        json_t *allotted; /* borrowed */
+        json_t *allotted;         /* borrowed */
         json_t *writable_outside; /* owned array */
         json_t *controls;         /* owned object */
 };
@@ -145,8 +145,8 @@ static bool strings_contain(const json_t *arr, const char *s)
         size_t i;
         json_t *v;
 
-        json_array_foreach(arr, i, v) if (json_is_string(v) && streq(json_string_value(v), s)) return
-                true;
+        json_array_foreach(arr, i,
+                           v) if (json_is_string(v) && streq(json_string_value(v), s)) return true;
         return false;
 }
 
@@ -212,8 +212,8 @@ static void grade_launch(struct grading *g, const json_t *launch)
         static const struct {
                 const char *key, *what;
         } modes[] = {
-                {"pid_mode", "PID"}, {"ipc_mode", "IPC"},         {"uts_mode", "UTS"},
-                {"network_mode", "network"}, {"userns_mode", "user"},
+                { "pid_mode", "PID" },         { "ipc_mode", "IPC" },     { "uts_mode", "UTS" },
+                { "network_mode", "network" }, { "userns_mode", "user" },
         };
         for (size_t k = 0; k < ELEMENTSOF(modes); k++) {
                 s = get_str(g, launch, modes[k].key);
@@ -301,8 +301,9 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
         if (!comm)
                 comm = "?";
         if (get_int(g, p, "status_errno", &x)) {
-                add(&g->unproven, "status of subject process %" JSON_INTEGER_FORMAT " unreadable (%s)",
-                    pid, strerror((int) x));
+                add(&g->unproven,
+                    "status of subject process %" JSON_INTEGER_FORMAT " unreadable (%s)", pid,
+                    strerror((int) x));
                 return;
         }
         for (int k = 0; k < 2; k++) {
@@ -316,7 +317,8 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
                         if (ids[j] != want) {
                                 if (ids[j] == 0)
                                         add(&g->violations,
-                                            "process %" JSON_INTEGER_FORMAT " (%s) runs as root (%s 0)",
+                                            "process %" JSON_INTEGER_FORMAT
+                                            " (%s) runs as root (%s 0)",
                                             pid, comm, key);
                                 else
                                         add(&g->violations,
@@ -338,14 +340,16 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
                         }
                         if ((uint64_t) json_integer_value(v) != g->gid)
                                 add(&g->violations,
-                                    "process %" JSON_INTEGER_FORMAT " (%s) holds supplementary group %" JSON_INTEGER_FORMAT,
+                                    "process %" JSON_INTEGER_FORMAT
+                                    " (%s) holds supplementary group %" JSON_INTEGER_FORMAT,
                                     pid, comm, json_integer_value(v));
                 }
         bool b;
         if (get_bool(g, p, "groups_truncated", &b) && b)
-                add(&g->unproven, "supplementary groups of process %" JSON_INTEGER_FORMAT " truncated", pid);
+                add(&g->unproven,
+                    "supplementary groups of process %" JSON_INTEGER_FORMAT " truncated", pid);
 
-        static const char *const caps[] = {"cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb"};
+        static const char *const caps[] = { "cap_inh", "cap_prm", "cap_eff", "cap_bnd", "cap_amb" };
         for (size_t c = 0; c < ELEMENTSOF(caps); c++) {
                 const char *hex = get_str(g, p, caps[c]);
                 if (!hex) {
@@ -365,7 +369,8 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
                 unknown = true;
         else if (x != 1)
                 add(&g->violations,
-                    "process %" JSON_INTEGER_FORMAT " (%s) lacks no_new_privs (NoNewPrivs=%" JSON_INTEGER_FORMAT ")",
+                    "process %" JSON_INTEGER_FORMAT
+                    " (%s) lacks no_new_privs (NoNewPrivs=%" JSON_INTEGER_FORMAT ")",
                     pid, comm, x);
         if (!get_int(g, p, "seccomp", &x))
                 unknown = true;
@@ -374,8 +379,9 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
                     "process %" JSON_INTEGER_FORMAT " (%s) runs without seccomp (Seccomp=0)", pid,
                     comm);
         if (unknown)
-                add(&g->unproven, "confinement of process %" JSON_INTEGER_FORMAT " (%s) partly unknown",
-                    pid, comm);
+                add(&g->unproven,
+                    "confinement of process %" JSON_INTEGER_FORMAT " (%s) partly unknown", pid,
+                    comm);
 
         ns = get_object(g, p, "ns");
         if (!ns) {
@@ -392,13 +398,15 @@ static void grade_process(struct grading *g, const json_t *p, const json_t *firs
                             separate_ns[k], pid);
                         continue;
                 }
-                if (host && json_is_integer(host) && json_integer_value(host) == json_integer_value(mine))
+                if (host && json_is_integer(host) &&
+                    json_integer_value(host) == json_integer_value(mine))
                         add(&g->violations, "subject shares the host's %s namespace (measured)",
                             separate_ns[k]);
                 if (first && json_is_integer(first) &&
                     json_integer_value(first) != json_integer_value(mine))
                         add(&g->violations,
-                            "process %" JSON_INTEGER_FORMAT " (%s) is in another %s namespace than the subject's init",
+                            "process %" JSON_INTEGER_FORMAT
+                            " (%s) is in another %s namespace than the subject's init",
                             pid, comm, separate_ns[k]);
         }
 }
@@ -422,11 +430,13 @@ static void grade_processes(struct grading *g, const json_t *probe, const json_t
                 add(&g->unproven, "process inventory is truncated");
         if (get_int(g, probe, "foreign_processes", &x) && x > 0)
                 add(&g->violations,
-                    "%" JSON_INTEGER_FORMAT " processes outside the subject are visible in its PID namespace",
+                    "%" JSON_INTEGER_FORMAT
+                    " processes outside the subject are visible in its PID namespace",
                     x);
         if (get_int(g, probe, "unreadable_processes", &x) && x > 0)
                 add(&g->unproven,
-                    "%" JSON_INTEGER_FORMAT " processes in the subject's PID namespace could not be attributed",
+                    "%" JSON_INTEGER_FORMAT
+                    " processes in the subject's PID namespace could not be attributed",
                     x);
         p = json_array_get(procs, 0);
         if (json_is_object(p))
@@ -494,14 +504,15 @@ static void grade_check(struct grading *g, const char *mp, const char *fstype, c
                                         continue;
                                 any = true;
                                 add(&g->violations,
-                                    "subject can write %s %s (on %s, %s): storage outside the allotted roots",
+                                    "subject can write %s %s (on %s, %s): storage outside the "
+                                    "allotted roots",
                                     ft && streq(ft, "f") ? "file" : "directory", fp, mp, fstype);
                                 record_writable(g, fp);
                         }
                 if (!any) {
                         if (allowlisted)
-                                add(&g->violations, "allowlisted bind %s is writable by the subject",
-                                    mp);
+                                add(&g->violations,
+                                    "allowlisted bind %s is writable by the subject", mp);
                         else
                                 add(&g->violations,
                                     "subject can write %s (%s): storage outside the allotted roots",
@@ -544,9 +555,11 @@ static void grade_mounts(struct grading *g, const json_t *probe)
         if (get_bool(g, probe, "mounts_truncated", &b) && b)
                 add(&g->unproven, "mount inventory is truncated");
         if (get_int(g, probe, "mounts_malformed", &x) && x > 0)
-                add(&g->unproven, "mount inventory has %" JSON_INTEGER_FORMAT " unparsable lines", x);
+                add(&g->unproven, "mount inventory has %" JSON_INTEGER_FORMAT " unparsable lines",
+                    x);
         if (get_int(g, probe, "root_errno", &x))
-                add(&g->unproven, "the subject's root could not be entered (%s)", strerror((int) x));
+                add(&g->unproven, "the subject's root could not be entered (%s)",
+                    strerror((int) x));
 
         json_array_foreach(mounts, i, m)
         {
@@ -571,8 +584,8 @@ static void grade_mounts(struct grading *g, const json_t *probe)
                 if (streq(mp, "/")) {
                         root_seen = true;
                         if (!ro)
-                                add(&g->violations,
-                                    "image root / is mounted read-write (%s, %s)", fstype, mopt);
+                                add(&g->violations, "image root / is mounted read-write (%s, %s)",
+                                    fstype, mopt);
                 }
                 if (is_allotted(g, mp) || ro)
                         continue;
@@ -580,7 +593,8 @@ static void grade_mounts(struct grading *g, const json_t *probe)
                         n_exempt++;
                         if (streq(fstype, "mqueue"))
                                 add(&g->notes,
-                                    "%s (mqueue) holds POSIX message queues of the private IPC namespace, not file storage",
+                                    "%s (mqueue) holds POSIX message queues of the private IPC "
+                                    "namespace, not file storage",
                                     mp);
                         continue;
                 }
@@ -638,8 +652,8 @@ static struct check_result *result_from(struct grading *g)
         struct check_result *r;
 
         if (g->malformed) {
-                cleanup_free char *line = xasprintf("malformed containment evidence: %s",
-                                                    g->malformed);
+                cleanup_free char *line =
+                        xasprintf("malformed containment evidence: %s", g->malformed);
                 r = check_result_new(CONTAINMENT_CHECK_ID, CHECK_FAIL);
                 check_result_add_evidence(r, line);
                 r->remediation = xstrdup("Report this: the helper and the grader disagree on "
@@ -684,7 +698,7 @@ static void grading_done(struct grading *g)
 
 struct check_result *containment_grade(const json_t *ev)
 {
-        struct grading g = {.uid = 65532, .gid = 65532};
+        struct grading g = { .uid = 65532, .gid = 65532 };
         struct check_result *r;
         json_t *user, *probe = NULL, *host_ns, *launch, *v;
         json_int_t x;
@@ -762,8 +776,8 @@ struct check_result *containment_grade_text(const char *text, size_t len)
         struct check_result *r;
 
         if (!ev) {
-                cleanup_free char *line =
-                        xasprintf("malformed containment evidence: %s (line %d)", err.text, err.line);
+                cleanup_free char *line = xasprintf("malformed containment evidence: %s (line %d)",
+                                                    err.text, err.line);
                 r = check_result_new(CONTAINMENT_CHECK_ID, CHECK_FAIL);
                 check_result_add_evidence(r, line);
                 r->remediation = xstrdup("Report this: the helper and the grader disagree on "

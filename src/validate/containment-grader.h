@@ -25,7 +25,7 @@
 
 #define CONTAINMENT_CHECK_ID "runtime.host_containment"
 #define CONTAINMENT_REMEDIATION                                                              \
-        "Run the subject with a read-only image root, as a non-root user, with all "        \
+        "Run the subject with a read-only image root, as a non-root user, with all "         \
         "capabilities dropped, no-new-privileges, a seccomp filter and private namespaces, " \
         "and let it write only under /tmp and /dev/shm (no volumes, binds or extra tmpfs)."
 

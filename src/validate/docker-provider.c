@@ -18,25 +18,29 @@
 #include "validate/sha256.h"
 #include "validate/tar-writer.h"
 
-#define RUN_LABEL          "org.openenv.validation.run"
-#define SUBJECT_USER       "65532:65532"
-#define FAULT_BIND_TARGET  "/mnt/openenv-fault"
-#define FAULT_VOLUME_DST   "/data"
+#define RUN_LABEL            "org.openenv.validation.run"
+#define SUBJECT_USER         "65532:65532"
+#define FAULT_BIND_TARGET    "/mnt/openenv-fault"
+#define FAULT_VOLUME_DST     "/data"
 #define FAULT_DEV_TMPFS_PATH "/dev/openenv-fault"
-#define PROBE_MAX_BINARY   (64 * 1024 * 1024)
-#define CMD_TIMEOUT        (60 * USEC_PER_SEC)
-#define HELPER_TIMEOUT     (120 * USEC_PER_SEC)
-#define CLEANUP_TIMEOUT    (30 * USEC_PER_SEC)
+#define PROBE_MAX_BINARY     (64 * 1024 * 1024)
+#define CMD_TIMEOUT          (60 * USEC_PER_SEC)
+#define HELPER_TIMEOUT       (120 * USEC_PER_SEC)
+#define CLEANUP_TIMEOUT      (30 * USEC_PER_SEC)
 
 static const struct {
         const char *name;
         enum docker_fault fault;
 } fault_names[] = {
-        {"no-read-only", FAULT_NO_READ_ONLY}, {"dev-tmpfs", FAULT_DEV_TMPFS},
-        {"writable-bind", FAULT_WRITABLE_BIND}, {"volume", FAULT_VOLUME},
-        {"privileged", FAULT_PRIVILEGED},     {"cap-add", FAULT_CAP_ADD},
-        {"root", FAULT_ROOT},                 {"host-pid", FAULT_HOST_PID},
-        {"broken-control", FAULT_BROKEN_CONTROL},
+        { "no-read-only", FAULT_NO_READ_ONLY },
+        { "dev-tmpfs", FAULT_DEV_TMPFS },
+        { "writable-bind", FAULT_WRITABLE_BIND },
+        { "volume", FAULT_VOLUME },
+        { "privileged", FAULT_PRIVILEGED },
+        { "cap-add", FAULT_CAP_ADD },
+        { "root", FAULT_ROOT },
+        { "host-pid", FAULT_HOST_PID },
+        { "broken-control", FAULT_BROKEN_CONTROL },
 };
 
 int docker_faults_parse(const char *s, unsigned *faults)
@@ -63,12 +67,12 @@ int docker_faults_parse(const char *s, unsigned *faults)
 
 struct ctx {
         const struct docker_options *o;
-        char *run_id;         /* owned */
-        char *subject;        /* owned: container name */
-        char *helper;         /* owned: container name */
-        char *helper_image;   /* owned: tag */
-        char *bind_dir;       /* owned: host dir for FAULT_WRITABLE_BIND */
-        char **volumes;       /* owned: anonymous volumes to remove */
+        char *run_id;       /* owned */
+        char *subject;      /* owned: container name */
+        char *helper;       /* owned: container name */
+        char *helper_image; /* owned: tag */
+        char *bind_dir;     /* owned: host dir for FAULT_WRITABLE_BIND */
+        char **volumes;     /* owned: anonymous volumes to remove */
         bool interrupted;
         bool cleaning;
 };
@@ -121,7 +125,7 @@ static char *cmd_error(const char *what, int r, const struct command_output *out
         return xasprintf("%s: exit %d: %s", what, out->exit_status, line);
 }
 
-#define ARGS(...) ((char *const[]) {__VA_ARGS__, NULL})
+#define ARGS(...) ((char *const[]){ __VA_ARGS__, NULL })
 
 static int set_error(struct docker_run *ret, enum docker_outcome oc, char *msg)
 {
@@ -134,8 +138,8 @@ static int set_error(struct docker_run *ret, enum docker_outcome oc, char *msg)
 static int check_engine(struct ctx *c, struct docker_run *ret)
 {
         struct command_output out = {};
-        int r = docker(c, ARGS("version", "--format", "{{.Server.Version}}"), -1, CMD_TIMEOUT,
-                       4096, &out);
+        int r = docker(c, ARGS("version", "--format", "{{.Server.Version}}"), -1, CMD_TIMEOUT, 4096,
+                       &out);
 
         if (r < 0 || out.exit_status != 0) {
                 char *m = cmd_error("docker engine unreachable", r, &out);
@@ -226,8 +230,8 @@ static int ensure_helper_image(struct ctx *c, struct docker_run *ret)
                 return set_error(ret, DOCKER_FAILED,
                                  xasprintf("helper archive: %s", strerror(r < 0 ? -r : errno)));
         cleanup_free char *label = xasprintf("LABEL org.openenv.probe.sha256=%s", hex);
-        r = docker(c, ARGS("import", "--change", label, "-", c->helper_image), tar_fd,
-                   CMD_TIMEOUT, 4096, &out);
+        r = docker(c, ARGS("import", "--change", label, "-", c->helper_image), tar_fd, CMD_TIMEOUT,
+                   4096, &out);
         if (r < 0 || out.exit_status != 0) {
                 char *m = cmd_error("helper image import", r, &out);
                 command_output_done(&out);
@@ -297,7 +301,8 @@ static json_t *launch_from_inspect(json_t *ins)
         json_object_set_new(l, "init", json_boolean(json_is_true(json_object_get(hc, "Init"))));
         json_object_set_new(l, "cap_add", strings_or_empty(json_object_get(hc, "CapAdd")));
         json_object_set_new(l, "cap_drop", strings_or_empty(json_object_get(hc, "CapDrop")));
-        json_object_set_new(l, "security_opt", strings_or_empty(json_object_get(hc, "SecurityOpt")));
+        json_object_set_new(l, "security_opt",
+                            strings_or_empty(json_object_get(hc, "SecurityOpt")));
         json_object_set_new(l, "user", json_string(jstr(cfg, "User")));
         json_object_set_new(l, "pid_mode", json_string(jstr(hc, "PidMode")));
         json_object_set_new(l, "ipc_mode", json_string(jstr(hc, "IpcMode")));
@@ -317,13 +322,15 @@ static json_t *launch_from_inspect(json_t *ins)
                 json_array_append_new(mounts, m);
         }
         json_object_set_new(l, "mounts", mounts);
-        json_object_foreach(json_object_get(hc, "Tmpfs"), k, v) json_array_append_new(tmpfs, json_string(k));
+        json_object_foreach(json_object_get(hc, "Tmpfs"), k, v)
+                json_array_append_new(tmpfs, json_string(k));
         json_object_set_new(l, "tmpfs", tmpfs);
         json_object_foreach(json_object_get(hc, "PortBindings"), k, v)
         {
                 size_t j;
                 json_t *b;
-                json_array_foreach(v, j, b) json_array_append_new(ips, json_string(jstr(b, "HostIp")));
+                json_array_foreach(v, j, b)
+                        json_array_append_new(ips, json_string(jstr(b, "HostIp")));
         }
         json_object_set_new(l, "port_host_ips", ips);
         return l;
@@ -347,7 +354,8 @@ static json_t *host_namespaces(void)
         ns_ids_read_at(fd, &ids);
         for (int k = 0; k < _NS_KIND_MAX; k++)
                 if (ids.has[k])
-                        json_object_set_new(o, ns_kind_to_string(k), json_integer((json_int_t) ids.ino[k]));
+                        json_object_set_new(o, ns_kind_to_string(k),
+                                            json_integer((json_int_t) ids.ino[k]));
         return o;
 }
 
@@ -374,8 +382,11 @@ static int create_subject(struct ctx *c, const char *user, struct docker_run *re
         cleanup_free char *mem = xasprintf("%" PRIu64 "m", o->memory_mb);
         cleanup_free char *cpus = xasprintf("%.3f", o->cpus);
         cleanup_free char *shm_s = xasprintf("%" PRIu64, shm);
-        cleanup_free char *tmpfs = xasprintf("/tmp:rw,nosuid,nodev,size=%" PRIu64 ",mode=%s", tmp,
-                                             o->faults & FAULT_BROKEN_CONTROL ? "0755" : "1777");
+        /* The broken-control fault mounts /tmp read-only: the positive
+         * control must then fail (EROFS), whatever the image's /tmp mode
+         * that Docker's tmpcopyup would carry over. */
+        cleanup_free char *tmpfs = xasprintf("/tmp:%s,nosuid,nodev,size=%" PRIu64 ",mode=1777",
+                                             o->faults & FAULT_BROKEN_CONTROL ? "ro" : "rw", tmp);
         int r;
 
         push_args(&a, "create", "--name", c->subject, "--label", label, "--stop-timeout", "0",
@@ -392,7 +403,8 @@ static int create_subject(struct ctx *c, const char *user, struct docker_run *re
                 push_args(&a, "--network", "none", NULL);
         /* Test-only weakenings (docs/VALIDATE.md "Fault knobs"). */
         if (o->faults & FAULT_DEV_TMPFS)
-                push_args(&a, "--tmpfs", FAULT_DEV_TMPFS_PATH ":rw,nosuid,nodev,size=1m,mode=1777", NULL);
+                push_args(&a, "--tmpfs", FAULT_DEV_TMPFS_PATH ":rw,nosuid,nodev,size=1m,mode=1777",
+                          NULL);
         if (o->faults & FAULT_WRITABLE_BIND) {
                 cleanup_free char *m = NULL;
                 char tmpl[] = "/tmp/openenv-fault-XXXXXX";
@@ -463,12 +475,12 @@ static json_t *run_helper(struct ctx *c, const char *user, long anchor, char **r
         /* Only the PID namespace is shared; same uid/gid as the subject so
          * the kernel's ptrace-read checks let us into /proc/<pid>/root and
          * every write attempt is decided exactly as for the subject. */
-        push_args(&a, "create", "--name", c->helper, "--label", label, "--pid", pidns,
-                  "--network", "none", "--cgroupns", "private", "--read-only", "--cap-drop",
-                  "ALL", "--security-opt", "no-new-privileges", "--user", user, "--pids-limit",
-                  "64", "--memory", "64m", "--memory-swap", "64m", "--stop-timeout", "0",
-                  "--log-driver", "none", "--", c->helper_image, "/openenv-probe", "containment",
-                  "--anchor-pid", anchor_s, "--allotted", "/tmp", "--allotted", "/dev/shm", NULL);
+        push_args(&a, "create", "--name", c->helper, "--label", label, "--pid", pidns, "--network",
+                  "none", "--cgroupns", "private", "--read-only", "--cap-drop", "ALL",
+                  "--security-opt", "no-new-privileges", "--user", user, "--pids-limit", "64",
+                  "--memory", "64m", "--memory-swap", "64m", "--stop-timeout", "0", "--log-driver",
+                  "none", "--", c->helper_image, "/openenv-probe", "containment", "--anchor-pid",
+                  anchor_s, "--allotted", "/tmp", "--allotted", "/dev/shm", NULL);
         r = docker(c, a, -1, CMD_TIMEOUT, DOCKER_OUTPUT_MAX_BYTES, &out);
         if (r < 0 || out.exit_status != 0) {
                 *ret_error = cmd_error("create helper", r, &out);
@@ -499,9 +511,9 @@ static char **list_owned(struct ctx *c, int *ret_r)
         struct command_output out = {};
         cleanup_free char *filter = xasprintf("label=%s=%s", RUN_LABEL, c->run_id);
         char **names = NULL;
-        int r = docker(c, ARGS("ps", "--all", "--no-trunc", "--filter", filter, "--format",
-                               "{{.Names}}"),
-                       -1, CLEANUP_TIMEOUT, DOCKER_OUTPUT_MAX_BYTES, &out);
+        int r = docker(
+                c, ARGS("ps", "--all", "--no-trunc", "--filter", filter, "--format", "{{.Names}}"),
+                -1, CLEANUP_TIMEOUT, DOCKER_OUTPUT_MAX_BYTES, &out);
 
         if (r < 0 || out.exit_status != 0) {
                 *ret_r = r < 0 ? r : -EIO;
@@ -564,7 +576,8 @@ static int cleanup_run(struct ctx *c, char **ret_error)
         if (c->bind_dir) {
                 r = rm_rf_at(AT_FDCWD, c->bind_dir);
                 if (r < 0 && r != -ENOENT) {
-                        *ret_error = xasprintf("could not remove %s: %s", c->bind_dir, strerror(-r));
+                        *ret_error =
+                                xasprintf("could not remove %s: %s", c->bind_dir, strerror(-r));
                         return -EIO;
                 }
         }
@@ -661,8 +674,8 @@ static int measure(struct ctx *c, struct docker_run *ret)
 
 int docker_measure_containment(const struct docker_options *o, struct docker_run *ret)
 {
-        struct ctx c = {.o = o};
-        struct docker_run run = {.outcome = DOCKER_MEASURED};
+        struct ctx c = { .o = o };
+        struct docker_run run = { .outcome = DOCKER_MEASURED };
         cleanup_free char *hex = NULL;
         char *cerr = NULL;
         int r;
@@ -708,5 +721,5 @@ void docker_run_done(struct docker_run *r)
         json_decref(r->evidence);
         free(r->message);
         free(r->run_id);
-        *r = (struct docker_run) {};
+        *r = (struct docker_run){};
 }

@@ -43,8 +43,8 @@ static void block(uint32_t h[8], const unsigned char *p)
 
 void sha256_hex(const void *data, size_t len, char hex[65])
 {
-        uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+        uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
         const unsigned char *p = data;
         unsigned char tail[128] = {};
         size_t full = len / 64 * 64, rest = len - full, tl;

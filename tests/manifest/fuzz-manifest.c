@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct strbuf out = STRBUF_INIT;
 
         /* manifest_load() refuses larger files before parsing. */
-        if (size > MANIFEST_MAX_BYTES)
+        if (size > (size_t) MANIFEST_MAX_BYTES)
                 return 0;
         manifest_errors_init(&errors, "fuzz.yaml");
         if (manifest_parse((const char *) data, size, "/fuzz/base", 0, &errors, &m) == 0) {

@@ -125,16 +125,15 @@ Test(manifest, top_level_app_and_port_feed_openenvd)
 Test(manifest, partial_blocks_merge_field_by_field)
 {
         /* The prototype lost relays-only and the other limits this way. */
-        cleanup(manifest_freep) struct manifest *m = parse_ok(
-                "app: s:a\n"
-                "openenvd:\n"
-                "  zones:\n"
-                "    agent:\n"
-                "      network: {}\n"
-                "      resources: {cpu: 2}\n"
-                "    services:\n"
-                "      resources: {pids: 100}\n"
-                "      runtime: {}\n");
+        cleanup(manifest_freep) struct manifest *m = parse_ok("app: s:a\n"
+                                                              "openenvd:\n"
+                                                              "  zones:\n"
+                                                              "    agent:\n"
+                                                              "      network: {}\n"
+                                                              "      resources: {cpu: 2}\n"
+                                                              "    services:\n"
+                                                              "      resources: {pids: 100}\n"
+                                                              "      runtime: {}\n");
         const struct manifest_zone *ag = manifest_zone(m, MANIFEST_ZONE_AGENT);
         const struct manifest_zone *sv = manifest_zone(m, MANIFEST_ZONE_SERVICES);
 
@@ -153,16 +152,16 @@ Test(manifest, partial_blocks_merge_field_by_field)
 
 Test(manifest, effective_resources_are_narrowed_by_the_zone)
 {
-        cleanup(manifest_freep) struct manifest *m = parse_ok(
-                "app: s:a\n"
-                "openenvd:\n"
-                "  zones:\n"
-                "    agent:\n"
-                "      resources: {memory_mb: 1000, cpu: 1.5}\n"
-                "      containers:\n"
-                "        env: {resources: {memory_mb: 600}}\n"
-                "        harness: {argv: [h], resources: {cpu: 0.5, pids: 10},\n"
-                "                  network: {egress: none}}\n");
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: s:a\n"
+                         "openenvd:\n"
+                         "  zones:\n"
+                         "    agent:\n"
+                         "      resources: {memory_mb: 1000, cpu: 1.5}\n"
+                         "      containers:\n"
+                         "        env: {resources: {memory_mb: 600}}\n"
+                         "        harness: {argv: [h], resources: {cpu: 0.5, pids: 10},\n"
+                         "                  network: {egress: none}}\n");
         const struct manifest_container *env = find(m, "env"), *h = find(m, "harness");
 
         cr_expect_eq(env->resources.memory_mb, 600);
@@ -182,14 +181,14 @@ Test(manifest, effective_resources_are_narrowed_by_the_zone)
 
 Test(manifest, narrowing_violations_are_errors)
 {
-        cleanup_free char *out = parse_errors(
-                "app: s:a\n"
-                "openenvd:\n"
-                "  zones:\n"
-                "    services:\n"
-                "      resources: {memory_mb: 100}\n"
-                "      containers:\n"
-                "        s1: {argv: [x], resources: {memory_mb: 200}, network: {egress: relays-only}}\n");
+        cleanup_free char *out = parse_errors("app: s:a\n"
+                                              "openenvd:\n"
+                                              "  zones:\n"
+                                              "    services:\n"
+                                              "      resources: {memory_mb: 100}\n"
+                                              "      containers:\n"
+                                              "        s1: {argv: [x], resources: {memory_mb: "
+                                              "200}, network: {egress: relays-only}}\n");
 
         cr_expect_str_eq(out,
                          "t.yaml:7:48: zones.services.containers.s1.resources.memory_mb: memory_mb "
@@ -220,13 +219,12 @@ Test(manifest, env_argv_and_order_preserving_env)
 
 Test(manifest, paths_resolve_against_base_dir)
 {
-        cleanup(manifest_freep) struct manifest *m =
-                parse_ok("app: s:a\n"
-                         "openenvd:\n"
-                         "  workspace_seed: ./seed//sub/\n"
-                         "  privileged_assets:\n"
-                         "    oracle: assets/oracle.json\n"
-                         "    abs: /srv/answers\n");
+        cleanup(manifest_freep) struct manifest *m = parse_ok("app: s:a\n"
+                                                              "openenvd:\n"
+                                                              "  workspace_seed: ./seed//sub/\n"
+                                                              "  privileged_assets:\n"
+                                                              "    oracle: assets/oracle.json\n"
+                                                              "    abs: /srv/answers\n");
 
         cr_expect_str_eq(m->base_dir, "/base");
         cr_expect_str_eq(m->workspace_seed, "/base/seed/sub");
@@ -293,17 +291,17 @@ Test(manifest, example_is_a_full_unit)
 Test(manifest, observer_order_is_topological)
 {
         /* Declared in reverse; c -> b -> a by `after`, d independent. */
-        cleanup(manifest_freep) struct manifest *m =
-                parse_ok("app: s:a\n"
-                         "openenvd:\n"
-                         "  zones:\n"
-                         "    observers:\n"
-                         "      containers:\n"
-                         "        a: {argv: [x], phases: [grading], after: [b, d]}\n"
-                         "        b: {argv: [x], phases: [grading], after: c}\n"
-                         "        c: {argv: [x], phases: [grading], output: /out/r.json}\n"
-                         "        d: {argv: [x], phases: [grading]}\n"
-                         "        e: {argv: [x], phases: [grading], reads: [c.output], after: a}\n");
+        cleanup(manifest_freep) struct manifest *m = parse_ok(
+                "app: s:a\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    observers:\n"
+                "      containers:\n"
+                "        a: {argv: [x], phases: [grading], after: [b, d]}\n"
+                "        b: {argv: [x], phases: [grading], after: c}\n"
+                "        c: {argv: [x], phases: [grading], output: /out/r.json}\n"
+                "        d: {argv: [x], phases: [grading]}\n"
+                "        e: {argv: [x], phases: [grading], reads: [c.output], after: a}\n");
         const struct manifest_container *const *order;
 
         cr_assert_eq(manifest_observer_order(m, &order), 5);
@@ -342,41 +340,41 @@ Test(manifest, json_renders_the_defaulted_contract)
         cr_expect_str_eq(json_string_value(json_object_get(
                                  json_object_get(back, "privileged_assets"), "oracle")),
                          "/base/o.json");
-        env = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
-                                                              "agent"),
-                                              "containers"),
-                              "env");
+        env = json_object_get(
+                json_object_get(json_object_get(json_object_get(back, "zones"), "agent"),
+                                "containers"),
+                "env");
         cr_assert_not_null(env);
         cr_expect_str_eq(json_string_value(json_array_get(json_object_get(env, "argv"), 0)),
                          "uvicorn");
-        cr_expect_eq(json_integer_value(json_object_get(
-                             json_object_get(env, "effective_resources"), "memory_mb")),
+        cr_expect_eq(json_integer_value(json_object_get(json_object_get(env, "effective_resources"),
+                                                        "memory_mb")),
                      1024);
         cr_expect(json_is_null(json_object_get(json_object_get(env, "resources"), "memory_mb")));
-        cr_expect_str_eq(json_string_value(
-                                 json_object_get(json_object_get(env, "network"), "egress")),
-                         "relays-only");
-        sim = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
-                                                              "services"),
-                                              "containers"),
-                              "sim");
+        cr_expect_str_eq(
+                json_string_value(json_object_get(json_object_get(env, "network"), "egress")),
+                "relays-only");
+        sim = json_object_get(
+                json_object_get(json_object_get(json_object_get(back, "zones"), "services"),
+                                "containers"),
+                "sim");
         cr_expect_str_eq(json_string_value(json_object_get(json_object_get(sim, "expose"), "host")),
                          "sim.local");
         cr_expect_str_eq(json_string_value(json_object_get(
                                  json_object_get(json_object_get(back, "zones"), "services"),
                                  "during_grading")),
                          "frozen");
-        v = json_object_get(json_object_get(json_object_get(json_object_get(back, "zones"),
-                                                            "observers"),
-                                            "containers"),
-                            "v");
+        v = json_object_get(
+                json_object_get(json_object_get(json_object_get(back, "zones"), "observers"),
+                                "containers"),
+                "v");
         cr_expect_str_eq(json_string_value(json_object_get(
                                  json_array_get(json_object_get(v, "reads"), 1), "kind")),
                          "service_state");
         cr_expect_str_eq(json_string_value(json_array_get(json_object_get(v, "phases"), 0)),
                          "grading");
-        cr_expect_str_eq(json_string_value(json_array_get(json_object_get(back, "observer_order"), 0)),
-                         "v");
+        cr_expect_str_eq(
+                json_string_value(json_array_get(json_object_get(back, "observer_order"), 0)), "v");
         json_decref(back);
         free(s);
         json_decref(j);

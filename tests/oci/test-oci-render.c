@@ -74,14 +74,35 @@ Test(oci_render, process)
 
 Test(oci_render, shim_runs_principal_after_double_dash)
 {
+        struct forward fw[] = {
+                { .kind = FORWARD_TCP_TO_UNIX,
+                  .host = (char *) "127.0.0.1",
+                  .port = 8000,
+                  .path = (char *) "/run/openenvd/mcp.sock" },
+                { .kind = FORWARD_UNIX_TO_TCP,
+                  .host = (char *) "127.0.0.1",
+                  .port = 8080,
+                  .path = (char *) "/run/openenvd/svc.sock" },
+        };
+        const char *want[] = { "/run/openenvd-shim",
+                               "--tcp-to-unix",
+                               "127.0.0.1:8000=/run/openenvd/mcp.sock",
+                               "--unix-to-tcp",
+                               "/run/openenvd/svc.sock=127.0.0.1:8080",
+                               "--",
+                               "/bin/sh",
+                               "-c",
+                               "exit 3" };
         struct container_spec s;
         spec_init(&s, argv_sh);
+        s.forwards = fw;
+        s.n_forwards = ELEMENTSOF(fw);
         json_t *cfg = render(&s, "/usr/libexec/openenvd/openenvd-shim", NULL);
 
-        cr_assert_eq(json_array_size(jget(cfg, "process.args")), 5);
-        cr_assert_str_eq(json_string_value(jget(cfg, "process.args.0")), "/run/openenvd-shim");
-        cr_assert_str_eq(json_string_value(jget(cfg, "process.args.1")), "--");
-        cr_assert_str_eq(json_string_value(jget(cfg, "process.args.2")), "/bin/sh");
+        cr_assert_eq(json_array_size(jget(cfg, "process.args")), ELEMENTSOF(want));
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                cr_assert_str_eq(json_string_value(json_array_get(jget(cfg, "process.args"), i)),
+                                 want[i]);
         json_t *m = jmount(cfg, "/run/openenvd-shim");
         cr_assert_not_null(m);
         cr_assert_str_eq(json_string_value(json_object_get(m, "source")),

@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         const struct http_header *hd = &h->headers[i];
                                         if (hd->line_end > end || hd->line_start >= hd->line_end)
                                                 abort();
-                                        (void) http_value_has_token(hd->value, hd->value_len, "upgrade");
+                                        (void) http_value_has_token(hd->value, hd->value_len,
+                                                                    "upgrade");
                                 }
                                 if (!mode && h->target_len > end)
                                         abort();

@@ -30,8 +30,9 @@ static int parse_req(const char *s, struct http_head *h)
 Test(http_head, request_fields_borrow_the_buffer)
 {
         static struct http_head h;
-        const char *s = "POST /a%20b?x=1 HTTP/1.1\r\nHost: h\r\nSet-Thing:  v1 \r\nset-thing: v2\r\n"
-                        "Content-Length: 12\r\n\r\n";
+        const char *s =
+                "POST /a%20b?x=1 HTTP/1.1\r\nHost: h\r\nSet-Thing:  v1 \r\nset-thing: v2\r\n"
+                "Content-Length: 12\r\n\r\n";
         cr_assert_eq(parse_req(s, &h), 0);
         cr_assert_eq(h.method, HTTP_POST);
         cr_assert_eq(h.target_len, 10);
@@ -62,7 +63,10 @@ Test(http_head, incomplete_and_limits)
         cr_assert(!h.keep_alive);
         cr_assert_eq(parse_req("GET / HTTP/1.0\r\n\r\n", &h), 0);
         cr_assert(!h.keep_alive);
-        cr_assert_eq(parse_req("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\r\n", &h), 0);
+        cr_assert_eq(parse_req("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: "
+                               "keep-alive, Upgrade\r\n\r\n",
+                               &h),
+                     0);
         cr_assert(h.upgrade);
         cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\nA: \x01\r\n\r\n", &h), -EBADMSG);
         cr_assert_eq(parse_req("GET / HTTP/1.1\r\nHost: x\r\nA\r\n\r\n", &h), -EBADMSG);
@@ -99,7 +103,8 @@ static void collect(void *ud, const char *d, size_t n)
 
 Test(http_chunked, byte_by_byte_and_bounds)
 {
-        const char *s = "4;x=y\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nT: 1\r\n\r\nNEXT";
+        const char *s =
+                "4;x=y\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nT: 1\r\n\r\nNEXT";
         struct strbuf out = STRBUF_INIT;
         struct http_chunked c;
         size_t used = 0, i;
@@ -113,8 +118,9 @@ Test(http_chunked, byte_by_byte_and_bounds)
         cr_assert_str_eq(out.buf, "Wikipedia in\r\n\r\nchunks.");
         strbuf_release(&out);
 
-        static const char *const bad[] = { "x\r\n", "4\r\nWikiX\r\n", "4\nWiki", "1234567890abcdef0\r\n",
-                                           "\r\n", "0\r\n\n" };
+        static const char *const bad[] = { "x\r\n",   "4\r\nWikiX\r\n",
+                                           "4\nWiki", "1234567890abcdef0\r\n",
+                                           "\r\n",    "0\r\n\n" };
         for (i = 0; i < ELEMENTSOF(bad); i++) {
                 http_chunked_init(&c);
                 cr_assert_eq(http_chunked_feed(&c, bad[i], strlen(bad[i]), NULL, NULL, &used),
@@ -143,8 +149,8 @@ Test(ws_frame, valid_and_invalid_frames)
 {
         uint16_t code;
         /* unmasked server text "Hi", fragmented text "Hel"+"lo" with a ping between */
-        const uint8_t ok[] = { 0x81, 0x02, 'H', 'i', 0x01, 0x03, 'H', 'e', 'l', 0x89, 0x00,
-                               0x80, 0x02, 'l', 'o', 0x88, 0x02, 0x03, 0xe8 };
+        const uint8_t ok[] = { 0x81, 0x02, 'H',  'i', 0x01, 0x03, 'H',  'e',  'l', 0x89,
+                               0x00, 0x80, 0x02, 'l', 'o',  0x88, 0x02, 0x03, 0xe8 };
         cr_assert_eq(ws_feed(false, ok, sizeof(ok), &code), 0);
 
         static const struct {
@@ -153,13 +159,13 @@ Test(ws_frame, valid_and_invalid_frames)
                 bool client;
                 uint16_t code;
         } bad[] = {
-                { { 0x81, 0x02, 'H', 'i' }, 4, true, 1002 },                    /* client unmasked */
-                { { 0x81, 0x82, 0, 0, 0, 0, 'H', 'i' }, 8, false, 1002 },       /* server masked */
-                { { 0xC1, 0x00 }, 2, false, 1002 },                             /* RSV1 */
-                { { 0x83, 0x00 }, 2, false, 1002 },                             /* opcode 3 */
-                { { 0x09, 0x00 }, 2, false, 1002 },                             /* fragmented ping */
-                { { 0x80, 0x00 }, 2, false, 1002 },                             /* stray continuation */
-                { { 0x81, 0x7e, 0x00, 0x05 }, 4, false, 1002 },                 /* non-minimal 16 */
+                { { 0x81, 0x02, 'H', 'i' }, 4, true, 1002 },              /* client unmasked */
+                { { 0x81, 0x82, 0, 0, 0, 0, 'H', 'i' }, 8, false, 1002 }, /* server masked */
+                { { 0xC1, 0x00 }, 2, false, 1002 },                       /* RSV1 */
+                { { 0x83, 0x00 }, 2, false, 1002 },                       /* opcode 3 */
+                { { 0x09, 0x00 }, 2, false, 1002 },                       /* fragmented ping */
+                { { 0x80, 0x00 }, 2, false, 1002 },                       /* stray continuation */
+                { { 0x81, 0x7e, 0x00, 0x05 }, 4, false, 1002 },           /* non-minimal 16 */
                 { { 0x82, 0x7f, 0, 0, 0, 0, 0, 0, 0x01, 0 }, 10, false, 1002 }, /* non-minimal 64 */
                 { { 0x82, 0x7f, 0, 0, 0, 0, 0x10, 0, 0, 0 }, 10, false, 1009 }, /* too big */
                 { { 0x88, 0x01, 0x03 }, 3, false, 1002 },                       /* close len 1 */

@@ -90,26 +90,34 @@ static const struct frontend_ops stub_ops = {
 
 /* --- processes and the loop thread --- */
 
-static pid_t spawn_upstream(char *const argv[])
+/* The test creates the upstream's listening socket and hands it over as
+ * fd 3: connections queue in the backlog until the script accepts them, so
+ * there is nothing to wait for. */
+static pid_t spawn_upstream(char *const argv[], int listen_fd)
 {
-        int p[2];
-        char buf[16] = {};
-        pid_t pid;
+        pid_t pid = fork();
 
-        cr_assert(pipe2(p, O_CLOEXEC) == 0);
-        pid = fork();
         cr_assert(pid >= 0);
         if (pid == 0) {
-                dup2(p[1], STDOUT_FILENO);
+                if (dup2(listen_fd, 3) < 0)
+                        _exit(126);
+                /* dup2() onto itself keeps CLOEXEC: clear it explicitly. */
+                (void) fcntl(3, F_SETFD, 0);
+                (void) fcntl(3, F_SETFL, 0);
                 execv(argv[0], argv);
                 _exit(127);
         }
-        close(p[1]);
-        /* "ready" means listening: no sleeps needed. */
-        cr_assert(read(p[0], buf, sizeof(buf) - 1) > 0, "upstream did not start");
-        cr_assert(startswith(buf, "ready"));
-        close(p[0]);
+        close(listen_fd);
         return pid;
+}
+
+static pid_t spawn_unix_upstream(const char *path)
+{
+        char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
+                         (char *) "unix", NULL };
+        int fd;
+        cr_assert(socket_listen_unix(path, 0600, &fd) == 0);
+        return spawn_upstream(argv, fd);
 }
 
 static int on_quit(struct loop_source *s, int fd, uint32_t ev, void *ud)
@@ -139,16 +147,15 @@ static void start_loop(void)
 
 static void setup_frontend(usec_t head_timeout)
 {
-        char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
-                         (char *) "unix", env_sock, NULL };
-        struct frontend_config cfg = { .env_socket = env_sock, .token = TOKEN,
+        struct frontend_config cfg = { .env_socket = env_sock,
+                                       .token = TOKEN,
                                        .head_timeout = head_timeout };
         int lfd;
 
         signal(SIGPIPE, SIG_IGN);
         cr_assert(mkdtemp(tmpdir));
         snprintf(env_sock, sizeof(env_sock), "%s/env.sock", tmpdir);
-        upstream_pid = spawn_upstream(argv);
+        upstream_pid = spawn_unix_upstream(env_sock);
         cr_assert(loop_new(&loop) == 0);
         quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
@@ -269,7 +276,8 @@ static bool cl_response(struct cl *c, bool req_was_head, struct response *ret)
         while (http_head_find_end(c->in.buf, c->in.len, &end) <= 0)
                 if (!cl_fill(c))
                         return false;
-        cr_assert(http_head_parse(c->in.buf, end, true, req_was_head, &h) == 0, "bad response head");
+        cr_assert(http_head_parse(c->in.buf, end, true, req_was_head, &h) == 0,
+                  "bad response head");
         ret->status = h.status;
         strbuf_add(&ret->head, c->in.buf, end);
         cl_take(c, end);
@@ -283,7 +291,8 @@ static bool cl_response(struct cl *c, bool req_was_head, struct response *ret)
                 http_chunked_init(&ch);
                 for (;;) {
                         size_t used = 0;
-                        int r = http_chunked_feed(&ch, c->in.buf, c->in.len, chunk_data, &ret->body, &used);
+                        int r = http_chunked_feed(&ch, c->in.buf, c->in.len, chunk_data, &ret->body,
+                                                  &used);
                         cr_assert(r >= 0);
                         cl_take(c, used);
                         if (r > 0)
@@ -366,8 +375,8 @@ Test(frontend, control_needs_token)
 
 Test(frontend, control_routes_answered_locally)
 {
-        struct response r = request("GET /info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN
-                                    "\r\n\r\n");
+        struct response r =
+                request("GET /info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\n\r\n");
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(r.body.buf, "{\"method\":\"GET\",\"path\":\"/info\"}");
         response_release(&r);
@@ -389,7 +398,8 @@ Test(frontend, control_routes_answered_locally)
 Test(frontend, wrong_method_is_405_never_relayed)
 {
         static const char *const reqs[] = {
-                "POST /info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\nContent-Length: 2\r\n\r\n{}",
+                "POST /info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN
+                "\r\nContent-Length: 2\r\n\r\n{}",
                 "GET /reset_unit HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\n\r\n",
                 "DELETE /verdict/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\n\r\n",
                 "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
@@ -412,12 +422,15 @@ Test(frontend, relays_byte_faithfully)
 {
         struct response r = request("GET /cookies?a=%20b HTTP/1.1\r\nHost: x\r\n\r\n");
         cr_assert_eq(r.status, 200);
-        cr_assert_str_eq(r.head.buf, "HTTP/1.1 200 X\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n"
-                                     "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Odd:  spaced \r\n\r\n");
+        cr_assert_str_eq(r.head.buf,
+                         "HTTP/1.1 200 X\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n"
+                         "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Odd:  spaced \r\n\r\n");
         cr_assert_str_eq(r.body.buf, "cookies");
         response_release(&r);
         r = request("GET /echo-head?q=1&q=2 HTTP/1.1\r\nHost: x\r\nX-Dup: 1\r\nX-Dup: 2\r\n\r\n");
-        cr_assert_str_eq(r.body.buf, "GET /echo-head?q=1&q=2 HTTP/1.1\r\nHost: x\r\nX-Dup: 1\r\nX-Dup: 2\r\n\r\n");
+        cr_assert_str_eq(
+                r.body.buf,
+                "GET /echo-head?q=1&q=2 HTTP/1.1\r\nHost: x\r\nX-Dup: 1\r\nX-Dup: 2\r\n\r\n");
         response_release(&r);
         /* An unframed response runs until the server closes. */
         r = request("GET /close HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -427,8 +440,8 @@ Test(frontend, relays_byte_faithfully)
 
 Test(frontend, token_paths_need_token_which_is_stripped)
 {
-        static const char *const paths[] = { "/reset", "/step", "/state", "/ws", "/state/",
-                                             "/st%61te", "/%73tep" };
+        static const char *const paths[] = { "/reset",  "/step",    "/state", "/ws",
+                                             "/state/", "/st%61te", "/%73tep" };
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 char *req = xasprintf("GET %s HTTP/1.1\r\nHost: x\r\n\r\n", paths[i]);
                 struct response r = request(req);
@@ -458,7 +471,8 @@ Test(frontend, token_paths_need_token_which_is_stripped)
 
 Test(frontend, mcp_needs_no_token)
 {
-        struct response r = request("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+        struct response r =
+                request("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(r.body.buf, "hello");
         response_release(&r);
@@ -501,8 +515,9 @@ Test(frontend, keep_alive_authorizes_every_request)
 
 Test(frontend, chunked_request_and_response)
 {
-        struct response r = request("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                    "3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Trailer: t\r\n\r\n");
+        struct response r =
+                request("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Trailer: t\r\n\r\n");
         cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
         cr_assert_str_eq(r.body.buf, "abcdefg");
         response_release(&r);
@@ -597,10 +612,11 @@ static struct cl ws_open(const char *auth)
 {
         struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
         struct response r;
-        char *req = xasprintf("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                              "Sec-WebSocket-Extensions: permessage-deflate\r\n%s\r\n",
-                              auth);
+        char *req = xasprintf(
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                "Sec-WebSocket-Extensions: permessage-deflate\r\n%s\r\n",
+                auth);
         cl_send(c.fd, req);
         free(req);
         cr_assert(cl_response(&c, false, &r));
@@ -639,8 +655,9 @@ Test(frontend, websocket_frames_both_ways_and_close_code)
 
 Test(frontend, websocket_needs_token)
 {
-        struct response r = request("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        struct response r = request(
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
         cr_assert_eq(r.status, 401);
         response_release(&r);
 }
@@ -688,11 +705,16 @@ Test(frontend, malformed_and_smuggling_requests_are_400)
                 "GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
                 "GET http://evil/ HTTP/1.1\r\nHost: x\r\n\r\n",
                 "GET / HTTP/1.1\r\nHo st: x\r\n\r\n",
-                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
-                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
-                "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
-                "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: "
+                "chunked\r\n\r\n0\r\n\r\n",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: "
+                "4\r\n\r\nabcd",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: "
+                "3\r\n\r\nabc",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, "
+                "chunked\r\n\r\n0\r\n\r\n",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+                "chunked\r\n\r\n0\r\n\r\n",
                 "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
                 "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1 2\r\n\r\n",
                 "\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -784,6 +806,18 @@ Test(frontend, ten_thousand_connections_dropped, .timeout = 240)
         cr_assert_eq(r.status, 200);
         response_release(&r);
         after = vmrss_kib();
+#if defined(__SANITIZE_ADDRESS__)
+        /* ASan's quarantine keeps freed memory resident: no bound to check. */
+        (void) before;
+        (void) after;
+        return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        (void) before;
+        (void) after;
+        return;
+#endif
+#endif
         /* Generous: a leak of ~1 KiB per connection would show as 10 MiB. */
         cr_assert_lt(after - before, 8 * 1024, "RSS grew from %ld to %ld KiB", before, after);
 }
@@ -821,21 +855,19 @@ static char model_sock[300], key_file[300];
 
 static void setup_model(const char *provider)
 {
-        char portfile[300], *port = NULL;
-        size_t len;
         char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
-                         (char *) "tcp", portfile, (char *) REAL_KEY, NULL };
-        int lfd;
+                         (char *) "tcp", (char *) REAL_KEY, NULL };
+        int lfd, ufd;
+        uint16_t port;
 
         signal(SIGPIPE, SIG_IGN);
         cr_assert(mkdtemp(tmpdir));
-        snprintf(portfile, sizeof(portfile), "%s/port", tmpdir);
         snprintf(model_sock, sizeof(model_sock), "%s/model.sock", tmpdir);
         snprintf(key_file, sizeof(key_file), "%s/key", tmpdir);
-        upstream_pid = spawn_upstream(argv);
-        cr_assert(read_full_file_at(AT_FDCWD, portfile, 64, &port, &len) == 0);
-        char *up = xasprintf("127.0.0.1:%s", port);
-        free(port);
+        cr_assert(socket_listen_tcp("127.0.0.1", 0, &ufd) == 0);
+        cr_assert(socket_local_port(ufd, &port) == 0);
+        upstream_pid = spawn_upstream(argv, ufd);
+        char *up = xasprintf("127.0.0.1:%u", port);
         cr_assert(write_string_file_at(AT_FDCWD, key_file, REAL_KEY "\n") >= 0 ||
                   (close(open(key_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)),
                    write_string_file_at(AT_FDCWD, key_file, REAL_KEY "\n") >= 0));
@@ -843,7 +875,9 @@ static void setup_model(const char *provider)
         quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
         cr_assert(socket_listen_unix(model_sock, 0666, &lfd) == 0);
-        struct model_proxy_config cfg = { .upstream = up, .provider = provider, .key_file = key_file };
+        struct model_proxy_config cfg = { .upstream = up,
+                                          .provider = provider,
+                                          .key_file = key_file };
         cr_assert(model_proxy_new(loop, lfd, &cfg, &mp) == 0);
         free(up);
         start_loop();
@@ -877,11 +911,14 @@ Test(model, wrong_or_missing_key_is_401_and_not_forwarded, .init = setup_anthrop
 {
         static const char *const reqs[] = {
                 "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: wrong\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: " REAL_KEY "\r\nContent-Length: 2\r\n\r\n{}",
+                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: wrong\r\nContent-Length: "
+                "2\r\n\r\n{}",
+                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: " REAL_KEY
+                "\r\nContent-Length: 2\r\n\r\n{}",
                 "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: openenvd-placeholder\r\n"
                 "Authorization: Bearer " REAL_KEY "\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: openenvd-placeholderX\r\nContent-Length: 2\r\n\r\n{}",
+                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: "
+                "openenvd-placeholderX\r\nContent-Length: 2\r\n\r\n{}",
         };
         struct stat st;
 
@@ -898,15 +935,17 @@ Test(model, wrong_or_missing_key_is_401_and_not_forwarded, .init = setup_anthrop
 
 Test(model, placeholder_swapped_for_real_key, .init = setup_anthropic)
 {
-        struct response r = model_request("POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
-                                          "x-api-key: openenvd-placeholder\r\nContent-Length: 5\r\n\r\nhello");
+        struct response r =
+                model_request("POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
+                              "x-api-key: openenvd-placeholder\r\nContent-Length: 5\r\n\r\nhello");
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(r.body.buf, "{\"key_ok\": true, \"body\": \"hello\"}");
         cr_assert(head_has(&r, "x-openenvd-request-id: "));
         cr_assert_null(strstr(r.head.buf, REAL_KEY));
         response_release(&r);
-        r = model_request("POST /stream HTTP/1.1\r\nHost: x\r\n"
-                          "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
+        r = model_request(
+                "POST /stream HTTP/1.1\r\nHost: x\r\n"
+                "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(r.body.buf, "data: one\n\ndata: two\n\n");
         cr_assert(head_has(&r, "x-openenvd-request-id: "));
@@ -916,8 +955,9 @@ Test(model, placeholder_swapped_for_real_key, .init = setup_anthropic)
 
 Test(model, openai_uses_bearer, .init = setup_openai)
 {
-        struct response r = model_request("POST /v1/chat HTTP/1.1\r\nHost: x\r\n"
-                                          "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
+        struct response r = model_request(
+                "POST /v1/chat HTTP/1.1\r\nHost: x\r\n"
+                "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(r.body.buf, "{\"key_ok\": true, \"body\": \"\"}");
         response_release(&r);
@@ -927,15 +967,13 @@ static char svc_sock[300];
 
 static void setup_service(void)
 {
-        char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
-                         (char *) "unix", env_sock, NULL };
         int lfd;
 
         signal(SIGPIPE, SIG_IGN);
         cr_assert(mkdtemp(tmpdir));
         snprintf(env_sock, sizeof(env_sock), "%s/svc.sock", tmpdir);
         snprintf(svc_sock, sizeof(svc_sock), "%s/svc-db.sock", tmpdir);
-        upstream_pid = spawn_upstream(argv);
+        upstream_pid = spawn_unix_upstream(env_sock);
         cr_assert(loop_new(&loop) == 0);
         quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);

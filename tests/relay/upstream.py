@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Byte-exact HTTP/1.1 + WebSocket upstream for the relay tests (stdlib only).
 
-usage: upstream.py unix PATH | upstream.py tcp PORTFILE REALKEY
-Prints "ready" on stdout once listening. Responses are written by hand so
+usage: upstream.py unix | upstream.py tcp REALKEY
+The listening socket is inherited as fd 3 (created by the test, so it accepts
+connections before this script even starts: no readiness race). Responses are written by hand so
 the tests see exactly what an env server (or model provider) sent.
 """
 import asyncio, base64, hashlib, json, os, struct, sys
@@ -155,16 +156,15 @@ async def handle(r, w):
         w.close()
 
 async def main():
+    import socket
+    sock = socket.socket(fileno=3)
     if sys.argv[1] == "unix":
-        srv = await asyncio.start_unix_server(handle, sys.argv[2])
+        srv = await asyncio.start_unix_server(handle, sock=sock)
     else:
-        srv = await asyncio.start_server(handle, "127.0.0.1", 0)
-        with open(sys.argv[2], "w") as f:
-            f.write(str(srv.sockets[0].getsockname()[1]))
-    print("ready", flush=True)
+        srv = await asyncio.start_server(handle, sock=sock)
     async with srv:
         await srv.serve_forever()
 
 MODEL = sys.argv[1] == "tcp"
-REALKEY = sys.argv[3] if MODEL else None
+REALKEY = sys.argv[2] if MODEL else None
 asyncio.run(main())

@@ -117,8 +117,7 @@ static int do_pids(void)
         /* Sorted by the kernel for /proc's pid entries. */
         while ((de = readdir(d)))
                 if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
-                        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s",
-                                                 de->d_name);
+                        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s", de->d_name);
         closedir(d);
         result("pids%s", line);
         return 0;
@@ -135,9 +134,8 @@ static int do_ids(void)
         close(fd);
         buf[n] = '\0';
         o += (size_t) snprintf(out + o, sizeof(out) - o, "uid=%d euid=%d gid=%d groups=%d",
-                               (int) getuid(), (int) geteuid(), (int) getgid(),
-                               getgroups(0, NULL));
-        static const char *const keys[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
+                               (int) getuid(), (int) geteuid(), (int) getgid(), getgroups(0, NULL));
+        static const char *const keys[] = { "CapInh:", "CapPrm:",     "CapEff:", "CapBnd:",
                                             "CapAmb:", "NoNewPrivs:", "Seccomp:" };
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
                 char *p = strstr(buf, keys[i]);
@@ -169,8 +167,7 @@ static int do_netifs(void)
         len += (size_t) snprintf(line + len, sizeof(line) - len, " /");
         while (d && (de = readdir(d)))
                 if (de->d_name[0] != '.')
-                        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s",
-                                                 de->d_name);
+                        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s", de->d_name);
         if (d)
                 closedir(d);
         result("ifs%s", line);
@@ -231,6 +228,8 @@ static int do_alloc(long mb)
                 if (!p)
                         return verdict(-1);
                 memset(p, 0x5a, 1 << 20);
+                /* Keep the compiler from eliding the unused allocation. */
+                __asm__ volatile("" : : "r"(p) : "memory");
         }
         result("allowed");
         return 0;

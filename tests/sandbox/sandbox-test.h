@@ -60,6 +60,7 @@ struct box {
         struct cgroup_placement placement;
         char *out; /* everything read so far */
         size_t out_len;
+        char tmpdirs[4][64]; /* host dirs made by box_tmpdir(), removed by box_fini() */
 };
 
 static struct box B = { .out_r = -EBADF };
@@ -79,6 +80,27 @@ static inline void box_fini(void)
         }
         B.filter = syscall_filter_free(B.filter);
         B.out = mfree(B.out);
+        for (size_t i = 0; i < ELEMENTSOF(B.tmpdirs); i++)
+                if (B.tmpdirs[i][0]) {
+                        (void) rm_rf_at(AT_FDCWD, B.tmpdirs[i]);
+                        B.tmpdirs[i][0] = '\0';
+                }
+}
+
+/* A host scratch dir (0755: traversable by the container's root, which
+ * resolves masks and overlay layers), removed by box_fini(). */
+static inline const char *box_tmpdir(void)
+{
+        for (size_t i = 0; i < ELEMENTSOF(B.tmpdirs); i++)
+                if (!B.tmpdirs[i][0]) {
+                        memcpy(B.tmpdirs[i], "/tmp/oe-sbx-dir-XXXXXX",
+                               sizeof("/tmp/oe-sbx-dir-XXXXXX"));
+                        cr_assert(mkdtemp(B.tmpdirs[i]));
+                        cr_assert(chmod(B.tmpdirs[i], 0755) == 0);
+                        return B.tmpdirs[i];
+                }
+        cr_assert_fail("too many tmpdirs");
+        return NULL;
 }
 
 /* A box with the production confinement and the attacker bound in. */
@@ -100,7 +122,10 @@ static inline void box_init(void)
                 .is_file = true,
         };
         B.argv[0] = (char *) ATTACKER_IN;
-        static char *env[] = { (char *) "PATH=/usr/bin:/bin", (char *) "HOME=/tmp", NULL };
+        /* LeakSanitizer needs ptrace, which the syscall filter denies: in
+         * sanitizer builds the shim and attacker run without it. */
+        static char *env[] = { (char *) "PATH=/usr/bin:/bin", (char *) "HOME=/tmp",
+                               (char *) "ASAN_OPTIONS=detect_leaks=0", NULL };
         B.spec = (struct container_spec){
                 .name = (char *) "sbx-test",
                 .argv = B.argv,

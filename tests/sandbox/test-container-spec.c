@@ -60,14 +60,16 @@ Test(container_spec, mount_targets_normalised)
 {
         static const char *const bad[] = { "relative", "/a/../b", "/a/./b", "/..", "/a//b", "/" };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                struct mount_entry m = { .kind = MOUNT_BIND, .source = (char *) "/x",
+                struct mount_entry m = { .kind = MOUNT_BIND,
+                                         .source = (char *) "/x",
                                          .target = (char *) bad[i] };
                 struct container_spec s = good();
                 s.mounts = &m;
                 s.n_mounts = 1;
                 cr_assert_eq(container_spec_validate(&s), -EINVAL, "%s", bad[i]);
         }
-        struct mount_entry m = { .kind = MOUNT_BIND, .source = (char *) "/x",
+        struct mount_entry m = { .kind = MOUNT_BIND,
+                                 .source = (char *) "/x",
                                  .target = (char *) "/workspace/" };
         struct container_spec s = good();
         s.mounts = &m;
@@ -83,8 +85,10 @@ Test(container_spec, mount_targets_normalised)
 
 Test(container_spec, forwards_checked)
 {
-        struct forward f = { .kind = FORWARD_TCP_TO_UNIX, .host = (char *) "127.0.0.1",
-                             .port = 8000, .path = (char *) "/run/openenvd/a.sock" };
+        struct forward f = { .kind = FORWARD_TCP_TO_UNIX,
+                             .host = (char *) "127.0.0.1",
+                             .port = 8000,
+                             .path = (char *) "/run/openenvd/a.sock" };
         struct container_spec s = good();
         s.forwards = &f;
         s.n_forwards = 1;

@@ -119,8 +119,9 @@ Test(launcher, socket_dir_and_tmp_writable)
 
 Test(launcher, proc_and_sys_masked)
 {
-        static const char *const paths[] = { "/proc/kcore",  "/proc/keys", "/proc/timer_list",
-                                             "/proc/sched_debug", "/proc/acpi", "/proc/scsi",
+        static const char *const paths[] = { "/proc/kcore",         "/proc/keys",
+                                             "/proc/timer_list",    "/proc/sched_debug",
+                                             "/proc/acpi",          "/proc/scsi",
                                              "/proc/latency_stats", "/sys/firmware" };
         box_init();
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
@@ -146,12 +147,10 @@ Test(launcher, masks_are_real)
 
 Test(launcher, spec_masks_hide_state_and_secrets)
 {
-        char dir[] = "/tmp/oe-sbx-secret-XXXXXX";
         box_init();
-        cr_assert(mkdtemp(dir));
         /* Traversable by the container's root: masks are resolved (and
          * fail closed) with its credentials. */
-        cr_assert(chmod(dir, 0755) == 0);
+        char *dir = (char *) box_tmpdir();
         cleanup_free char *file = xasprintf("%s/token", dir);
         int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         cr_assert(fd >= 0);
@@ -159,10 +158,12 @@ Test(launcher, spec_masks_hide_state_and_secrets)
         close(fd);
         /* Host /tmp is invisible inside (a fresh tmpfs), so bring the dir
          * in at a path and mask the dir itself and a file of another. */
-        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = dir,
                                             .target = (char *) "/srv/oe-secret",
                                             .flags = MS_RDONLY });
-        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = dir,
                                             .target = (char *) "/srv/oe-visible",
                                             .flags = MS_RDONLY });
         B.masks[0] = (char *) "/srv/oe-secret";
@@ -176,7 +177,6 @@ Test(launcher, spec_masks_hide_state_and_secrets)
         /* Control: unmasked, the same file has its 6 bytes. */
         B.masks[1] = NULL;
         assert_result(box_attack("read", "/srv/oe-visible/token", NULL), "data 6");
-        (void) rm_rf_at(AT_FDCWD, dir);
 }
 
 /* --- processes --- */
@@ -200,8 +200,8 @@ Test(launcher, cannot_signal_outside)
 
 Test(launcher, dangerous_syscalls_denied)
 {
-        static const char *const attacks[] = { "mount",  "unshare", "setns", "ptrace", "io_uring",
-                                                "bpf",    "keyctl",  "mknod", "chroot" };
+        static const char *const attacks[] = { "mount", "unshare", "setns", "ptrace", "io_uring",
+                                               "bpf",   "keyctl",  "mknod", "chroot" };
         box_init();
         for (size_t i = 0; i < ELEMENTSOF(attacks); i++) {
                 const char *got = box_attack(attacks[i], NULL, NULL);
@@ -231,7 +231,8 @@ Test(launcher, only_loopback)
 
 Test(launcher, host_loopback_unreachable)
 {
-        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct sockaddr_in sin = { .sin_family = AF_INET,
+                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof(sin);
         char port[16];
 
@@ -317,8 +318,7 @@ Test(launcher, proc_sys_and_cgroupfs_not_writable)
         box_reset();
         assert_result(box_attack("create", "/sys/oe-attack", NULL), "denied EROFS");
         box_reset();
-        assert_result(box_attack("write", "/sys/fs/cgroup/cgroup.procs", NULL),
-                      "denied ENOENT");
+        assert_result(box_attack("write", "/sys/fs/cgroup/cgroup.procs", NULL), "denied ENOENT");
         box_reset();
         assert_result(box_attack("read", "/sys/fs/cgroup", NULL), "empty");
 }
@@ -327,10 +327,8 @@ Test(launcher, proc_sys_and_cgroupfs_not_writable)
 
 Test(launcher, missing_targets_do_not_touch_image)
 {
-        char dir[] = "/tmp/oe-sbx-data-XXXXXX";
         box_init();
-        cr_assert(mkdtemp(dir));
-        cr_assert(chmod(dir, 0755) == 0);
+        char *dir = (char *) box_tmpdir();
         cleanup_free char *file = xasprintf("%s/f", dir);
         int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         cr_assert(fd >= 0 && write(fd, "abc", 3) == 3);
@@ -339,7 +337,8 @@ Test(launcher, missing_targets_do_not_touch_image)
         cr_assert(access("/opt/openenvd-test", F_OK) < 0);
 
         /* Directly under "/" (a scaffold over the root) and deeper. */
-        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND, .source = dir,
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = dir,
                                             .target = (char *) "/oe-sbx-missing/a/b",
                                             .flags = MS_RDONLY });
         assert_result(box_attack("read", "/oe-sbx-missing/a/b/f", NULL), "data 3");
@@ -354,17 +353,14 @@ Test(launcher, missing_targets_do_not_touch_image)
 
         cr_assert(access("/oe-sbx-missing", F_OK) < 0 && errno == ENOENT);
         cr_assert(access("/opt/openenvd-test", F_OK) < 0 && errno == ENOENT);
-        (void) rm_rf_at(AT_FDCWD, dir);
 }
 
 Test(launcher, workspace_overlay)
 {
-        char base[] = "/tmp/oe-sbx-ovl-XXXXXX";
         box_init();
-        cr_assert(mkdtemp(base));
         /* overlayfs checks the layers with the mounter's (container root's)
          * credentials: the path to them must be traversable. */
-        cr_assert(chmod(base, 0755) == 0);
+        const char *base = box_tmpdir();
         int bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
         cr_assert(bfd >= 0);
         cr_assert(mkdirat(bfd, "lower", 0755) == 0 && mkdirat(bfd, "upper", 0755) == 0 &&
@@ -379,8 +375,10 @@ Test(launcher, workspace_overlay)
         cleanup_free char *lower = xasprintf("%s/lower", base);
         cleanup_free char *upper = xasprintf("%s/upper", base);
         cleanup_free char *work = xasprintf("%s/work", base);
-        box_add_mount((struct mount_entry){ .kind = MOUNT_OVERLAY, .source = lower,
-                                            .upper = upper, .work = work,
+        box_add_mount((struct mount_entry){ .kind = MOUNT_OVERLAY,
+                                            .source = lower,
+                                            .upper = upper,
+                                            .work = work,
                                             .target = (char *) "/workspace",
                                             .flags = MS_NOSUID | MS_NODEV });
 
@@ -391,7 +389,6 @@ Test(launcher, workspace_overlay)
         cr_assert(faccessat(bfd, "upper/made", F_OK, 0) == 0);
         cr_assert(faccessat(bfd, "lower/made", F_OK, 0) < 0);
         close(bfd);
-        (void) rm_rf_at(AT_FDCWD, base);
 }
 
 Test(launcher, no_mount_leaks_to_host)

@@ -12,6 +12,7 @@
  * control calls use arguments that make them harmless (a missing path, a
  * wrong kexec arch, a bad reboot magic) or only affect the throw-away child.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -98,6 +99,34 @@ static void expect_refused(const char *what, probe_fn fn, void *userdata, int wa
         cr_assert_lt(control, PROBE_LOAD_FAILED, "%s: control child died (%d)", what, control);
         cr_assert_eq(got, want, "%s: expected errno %d (%s) under the filter, got %d", what, want,
                      strerror(want), got);
+}
+
+/* A private directory under /tmp for tests that create files, removed by
+ * the fixture's fini even when an assertion aborts the test. Each test runs
+ * in its own process, so the static is per test. */
+static char test_dir[64];
+
+static void tmpdir_init(void)
+{
+        snprintf(test_dir, sizeof(test_dir), "/tmp/openenvd-sf-XXXXXX");
+        cr_assert_not_null(mkdtemp(test_dir), "mkdtemp: %s", strerror(errno));
+}
+
+static void tmpdir_fini(void)
+{
+        DIR *d;
+        struct dirent *de;
+
+        if (!test_dir[0])
+                return;
+        d = opendir(test_dir);
+        if (d) {
+                while ((de = readdir(d)))
+                        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                                (void) unlinkat(dirfd(d), de->d_name, 0);
+                closedir(d);
+        }
+        (void) rmdir(test_dir);
 }
 
 /* ---- namespaces ---------------------------------------------------------- */
@@ -353,14 +382,12 @@ static int probe_mknod(void *userdata)
         return 0;
 }
 
-Test(kernel, mknod_device_refused_fifo_allowed)
+Test(kernel, mknod_device_refused_fifo_allowed, .init = tmpdir_init, .fini = tmpdir_fini)
 {
-        char dir[] = "/tmp/openenvd-sf-mknod-XXXXXX";
-        char path[64];
+        char path[96];
 
         require_root();
-        cr_assert_not_null(mkdtemp(dir));
-        snprintf(path, sizeof(path), "%s/node", dir);
+        snprintf(path, sizeof(path), "%s/node", test_dir);
 
         for (int at = 0; at <= 1; at++) {
                 struct mknod_probe chr = { path, S_IFCHR | 0600, makedev(1, 3), at };
@@ -377,8 +404,6 @@ Test(kernel, mknod_device_refused_fifo_allowed)
                 cr_expect_eq(probe_run(true, probe_mknod, &reg), 0, "mknod(S_IFREG), at=%d", at);
                 cr_expect_eq(probe_run(true, probe_mknod, &sock), 0, "mknod(S_IFSOCK), at=%d", at);
         }
-        (void) unlink(path);
-        cr_assert_eq(rmdir(dir), 0, "rmdir %s: %s", dir, strerror(errno));
 }
 
 static int probe_mkfifo(void *path)
@@ -388,16 +413,12 @@ static int probe_mkfifo(void *path)
         return unlink(path) < 0 ? errno : 0;
 }
 
-Test(kernel, mkfifo_works)
+Test(kernel, mkfifo_works, .init = tmpdir_init, .fini = tmpdir_fini)
 {
-        char dir[] = "/tmp/openenvd-sf-fifo-XXXXXX";
-        char path[64];
+        char path[96];
 
-        cr_assert_not_null(mkdtemp(dir));
-        snprintf(path, sizeof(path), "%s/fifo", dir);
+        snprintf(path, sizeof(path), "%s/fifo", test_dir);
         cr_expect_eq(probe_run(true, probe_mkfifo, path), 0);
-        (void) unlink(path);
-        cr_assert_eq(rmdir(dir), 0);
 }
 
 /* ---- foreign ABIs ------------------------------------------------------- */
@@ -900,24 +921,34 @@ static void write_file(const char *path, const char *text)
  * request can be sent at once and waits in the backlog: no polling, no
  * sleeps. The test keeps no copy of the listener, so if uvicorn dies the
  * connection is reset instead of hanging. */
-Test(kernel, uvicorn_serves_a_request, .timeout = 120)
+static pid_t server_pid;
+
+static void server_fini(void)
+{
+        if (server_pid > 0) {
+                (void) kill(server_pid, SIGKILL);
+                (void) probe_wait(server_pid);
+                server_pid = 0;
+        }
+        tmpdir_fini();
+}
+
+Test(kernel, uvicorn_serves_a_request, .timeout = 120, .init = tmpdir_init, .fini = server_fini)
 {
         static const char app[] = "from fastapi import FastAPI\n"
                                   "app = FastAPI()\n"
                                   "@app.get('/')\n"
                                   "def root():\n" /* sync: runs in a worker thread */
                                   "    return {'ok': True}\n";
-        char dir[] = "/tmp/openenvd-sf-uvicorn-XXXXXX";
-        char app_path[64], log_path[64], out[2048];
+        char *dir = test_dir;
+        char app_path[96], log_path[96], out[2048];
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct timeval tv = { .tv_sec = 60 };
         const char *req = "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
         int lfd, cfd, null_fd, log_fd;
         size_t n = 0;
-        pid_t pid;
 
         require_feature(access(SYSTEM_PYTHON, X_OK) == 0, SYSTEM_PYTHON);
-        cr_assert_not_null(mkdtemp(dir));
         snprintf(app_path, sizeof(app_path), "%s/app.py", dir);
         snprintf(log_path, sizeof(log_path), "%s/log", dir);
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
@@ -937,7 +968,7 @@ Test(kernel, uvicorn_serves_a_request, .timeout = 120)
                 char *const argv[] = { SYSTEM_PYTHON, "-B",      "-m",        "uvicorn",
                                        "--fd",        "3",       "--app-dir", dir,
                                        "--log-level", "warning", "app:app",   NULL };
-                pid = spawn_filtered(argv, null_fd, log_fd, lfd);
+                server_pid = spawn_filtered(argv, null_fd, log_fd, lfd);
         }
         close(lfd);
         close(null_fd);
@@ -960,12 +991,7 @@ Test(kernel, uvicorn_serves_a_request, .timeout = 120)
         out[n] = '\0';
         close(cfd);
 
-        (void) kill(pid, SIGKILL);
-        (void) probe_wait(pid);
-        (void) unlink(sa.sun_path);
-        (void) unlink(app_path);
-        (void) unlink(log_path);
-        (void) rmdir(dir);
+        /* The server is killed and the directory removed by server_fini. */
 
         cr_assert(strncmp(out, "HTTP/1.1 200", 12) == 0, "response: %s", out);
         cr_assert_not_null(strstr(out, "{\"ok\":true}"), "response: %s", out);

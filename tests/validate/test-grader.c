@@ -13,59 +13,80 @@
 #include "validate/containment-grader.h"
 #include "test-helpers.h"
 
-#define NS_SUBJ "{\"cgroup\":11,\"ipc\":12,\"mnt\":13,\"net\":14,\"pid\":15,\"time\":1,\"user\":2,\"uts\":16}"
-#define PROC(pid, comm)                                                                      \
-        "{\"pid\":" #pid ",\"comm\":\"" comm "\",\"uid\":[65532,65532,65532,65532],"        \
-        "\"gid\":[65532,65532,65532,65532],\"groups\":[65532],\"groups_truncated\":false,"  \
-        "\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","                \
-        "\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","                \
+#define NS_SUBJ                                                                             \
+        "{\"cgroup\":11,\"ipc\":12,\"mnt\":13,\"net\":14,\"pid\":15,\"time\":1,\"user\":2," \
+        "\"uts\":16}"
+#define PROC(pid, comm)                                                                    \
+        "{\"pid\":" #pid ",\"comm\":\"" comm "\",\"uid\":[65532,65532,65532,65532],"       \
+        "\"gid\":[65532,65532,65532,65532],\"groups\":[65532],\"groups_truncated\":false," \
+        "\"cap_inh\":\"0000000000000000\",\"cap_prm\":\"0000000000000000\","               \
+        "\"cap_eff\":\"0000000000000000\",\"cap_bnd\":\"0000000000000000\","               \
         "\"cap_amb\":\"0000000000000000\",\"no_new_privs\":1,\"seccomp\":2,\"ns\":" NS_SUBJ "}"
-#define MNT(id, dev, root, mp, mopt, fs, sopt)                                                 \
-        "{\"mount_id\":" #id ",\"parent_id\":72,\"dev\":\"" dev "\",\"root\":\"" root         \
-        "\",\"mount_point\":\"" mp "\",\"mount_options\":\"" mopt "\",\"optional\":\"\","     \
+#define MNT(id, dev, root, mp, mopt, fs, sopt)                                            \
+        "{\"mount_id\":" #id ",\"parent_id\":72,\"dev\":\"" dev "\",\"root\":\"" root     \
+        "\",\"mount_point\":\"" mp "\",\"mount_options\":\"" mopt "\",\"optional\":\"\"," \
         "\"fstype\":\"" fs "\",\"source\":\"x\",\"super_options\":\"" sopt "\"}"
 
-static const char good[] =
-        "{\"schema\":1,\"subject_user\":{\"uid\":65532,\"gid\":65532},"
-        "\"allotted_roots\":[\"/tmp\",\"/dev/shm\"],"
-        "\"launch\":{\"read_only_rootfs\":true,\"privileged\":false,\"init\":true,"
-        "\"cap_add\":[],\"cap_drop\":[\"ALL\"],\"security_opt\":[\"no-new-privileges\"],"
-        "\"user\":\"65532:65532\",\"pid_mode\":\"\",\"ipc_mode\":\"private\",\"uts_mode\":\"\","
-        "\"network_mode\":\"none\",\"userns_mode\":\"\",\"cgroupns_mode\":\"private\","
-        "\"devices\":0,\"mounts\":[],\"tmpfs\":[\"/tmp\"],\"port_host_ips\":[]},"
-        "\"host_ns\":{\"cgroup\":1001,\"ipc\":1002,\"mnt\":1003,\"net\":1004,\"pid\":1005,"
-        "\"time\":1,\"user\":2,\"uts\":1006},"
-        "\"probe\":{\"probe_schema\":1,\"helper\":{\"uid\":65532,\"gid\":65532,\"ns\":{}},"
-        "\"anchor_pid\":1,"
-        "\"processes\":[" PROC(1, "docker-init") "," PROC(7, "busybox") "],"
-        "\"processes_truncated\":false,\"foreign_processes\":0,\"unreadable_processes\":0,"
-        "\"mounts\":["
-        MNT(72, "0:39", "/", "/", "ro,relatime", "overlay", "rw,lowerdir=/a") ","
-        MNT(73, "0:42", "/", "/proc", "rw,nosuid", "proc", "rw") ","
-        MNT(74, "0:43", "/", "/dev", "rw,nosuid", "tmpfs", "rw,size=65536k,mode=755") ","
-        MNT(75, "0:44", "/", "/dev/pts", "rw,nosuid", "devpts", "rw,gid=5") ","
-        MNT(76, "0:45", "/", "/sys", "ro,nosuid", "sysfs", "ro") ","
-        MNT(77, "0:46", "/", "/sys/fs/cgroup", "rw,nosuid", "tmpfs", "rw,mode=755") ","
-        MNT(87, "0:41", "/", "/dev/mqueue", "rw,nosuid", "mqueue", "rw") ","
-        MNT(88, "0:47", "/", "/dev/shm", "rw,nosuid", "tmpfs", "rw,size=16384k") ","
-        MNT(89, "254:0", "/usr/bin/tini-static", "/sbin/docker-init", "ro,relatime", "ext4", "rw") ","
-        MNT(90, "0:48", "/", "/tmp", "rw,nosuid", "tmpfs", "rw,size=16384k") ","
-        MNT(91, "254:0", "/c/resolv.conf", "/etc/resolv.conf", "ro,relatime", "ext4", "rw") ","
-        MNT(92, "254:0", "/c/hostname", "/etc/hostname", "ro,relatime", "ext4", "rw") ","
-        MNT(93, "254:0", "/c/hosts", "/etc/hosts", "ro,relatime", "ext4", "rw") ","
-        MNT(54, "0:43", "/null", "/proc/keys", "rw,nosuid", "tmpfs", "rw,size=65536k") "],"
-        "\"mounts_truncated\":false,\"mounts_malformed\":0,"
-        "\"write_checks\":["
-        "{\"mount_id\":74,\"path\":\"/dev\",\"kind\":\"walk\",\"result\":\"denied\",\"errno\":0,"
-        "\"visited\":15,\"not_storage\":11,\"nested_mounts\":3,\"truncated\":false,\"findings\":[]},"
-        "{\"mount_id\":75,\"path\":\"/dev/pts\",\"kind\":\"root\",\"result\":\"denied\",\"errno\":13},"
-        "{\"mount_id\":77,\"path\":\"/sys/fs/cgroup\",\"kind\":\"walk\",\"result\":\"denied\","
-        "\"errno\":0,\"visited\":10,\"truncated\":false,\"findings\":[]},"
-        "{\"mount_id\":87,\"path\":\"/dev/mqueue\",\"kind\":\"root\",\"result\":\"writable\",\"errno\":0},"
-        "{\"mount_id\":54,\"path\":\"/proc/keys\",\"kind\":\"file\",\"result\":\"not-storage\","
-        "\"errno\":0,\"type\":\"c\"}],"
-        "\"controls\":[{\"root\":\"/tmp\",\"result\":\"writable\",\"errno\":0},"
-        "{\"root\":\"/dev/shm\",\"result\":\"writable\",\"errno\":0}]}}";
+static const char
+        good[] = "{\"schema\":1,\"subject_user\":{\"uid\":65532,\"gid\":65532},"
+                 "\"allotted_roots\":[\"/tmp\",\"/dev/shm\"],"
+                 "\"launch\":{\"read_only_rootfs\":true,\"privileged\":false,\"init\":true,"
+                 "\"cap_add\":[],\"cap_drop\":[\"ALL\"],\"security_opt\":[\"no-new-privileges\"],"
+                 "\"user\":\"65532:65532\",\"pid_mode\":\"\",\"ipc_mode\":\"private\",\"uts_mode\":"
+                 "\"\","
+                 "\"network_mode\":\"none\",\"userns_mode\":\"\",\"cgroupns_mode\":\"private\","
+                 "\"devices\":0,\"mounts\":[],\"tmpfs\":[\"/tmp\"],\"port_host_ips\":[]},"
+                 "\"host_ns\":{\"cgroup\":1001,\"ipc\":1002,\"mnt\":1003,\"net\":1004,\"pid\":1005,"
+                 "\"time\":1,\"user\":2,\"uts\":1006},"
+                 "\"probe\":{\"probe_schema\":1,\"helper\":{\"uid\":65532,\"gid\":65532,\"ns\":{}},"
+                 "\"anchor_pid\":1,"
+                 "\"processes\":[" PROC(
+                         1, "docker-init") "," PROC(7,
+                                                    "busybox") "],"
+                                                               "\"processes_truncated\":false,"
+                                                               "\"foreign_processes\":0,"
+                                                               "\"unreadable_processes\":0,"
+                                                               "\"mounts\":[" MNT(72, "0:39", "/", "/", "ro,relatime", "overlay", "rw,lowerdir=/a") "," MNT(73, "0:42", "/", "/proc", "rw,nosuid", "proc", "rw") "," MNT(74, "0:43", "/", "/dev", "rw,nosuid", "tmpfs", "rw,size=65536k,mode=755") "," MNT(75,
+                                                                                                                                                                                                                                                                                                           "0:44",
+                                                                                                                                                                                                                                                                                                           "/", "/dev/pts", "rw,nosuid", "devpts", "rw,gid=5") "," MNT(76,
+                                                                                                                                                                                                                                                                                                                                                                       "0:45", "/", "/sys", "ro,nosuid", "sysfs", "ro") "," MNT(77,
+                                                                                                                                                                                                                                                                                                                                                                                                                                "0:46",
+                                                                                                                                                                                                                                                                                                                                                                                                                                "/", "/sys/fs/cgroup", "rw,nosuid", "tmpfs", "rw,mode=755") "," MNT(87,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "0:41",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "/",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "/dev/mqueue",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "rw,nosuid",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "mqueue", "rw") "," MNT(88,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "0:47", "/", "/dev/shm", "rw,nosuid",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "tmpfs",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "rw,size=16384k") "," MNT(89, "254:0", "/usr/bin/tini-static", "/sbin/docker-init", "ro,relatime", "ext4", "rw") "," MNT(90,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "0:48",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "/",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "/tmp",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "rw,nosuid",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "tmpfs", "rw,size=16384k") "," MNT(91,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "254:0", "/c/resolv.conf",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "/etc/resolv.conf",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "ro,relatime",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "ext4",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "rw") "," MNT(92,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "254:0", "/c/hostname",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "/etc/hostname",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "ro,relatime", "ext4", "rw") "," MNT(93, "254:0", "/c/hosts", "/etc/hosts", "ro,relatime", "ext4", "rw") "," MNT(54,
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "0:43",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "/null", "/proc/keys", "rw,nosuid", "tmpfs", "rw,size=65536k") "],"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"mounts_truncated\":false,\"mounts_malformed\":0,"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"write_checks\":["
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"mount_id\":74,\"path\":\"/dev\",\"kind\":\"walk\",\"result\":\"denied\",\"errno\":0,"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"visited\":15,\"not_storage\":11,\"nested_mounts\":3,\"truncated\":false,\"findings\":[]},"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"mount_id\":75,\"path\":\"/dev/pts\",\"kind\":\"root\",\"result\":\"denied\",\"errno\":13},"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"mount_id\":77,\"path\":\"/sys/fs/cgroup\",\"kind\":\"walk\",\"result\":\"denied\","
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"errno\":0,\"visited\":10,\"truncated\":false,\"findings\":[]},"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"mount_id\":87,\"path\":\"/dev/mqueue\",\"kind\":\"root\",\"result\":\"writable\",\"errno\":0},"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"mount_id\":54,\"path\":\"/proc/keys\",\"kind\":\"file\",\"result\":\"not-storage\","
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"errno\":0,\"type\":\"c\"}],"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "\"controls\":[{\"root\":\"/tmp\",\"result\":\"writable\",\"errno\":0},"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "{\"root\":\"/dev/shm\",\"result\":\"writable\",\"errno\":0}]}}";
 
 static json_t *ev(void)
 {
@@ -84,8 +105,8 @@ static json_t *find_by(json_t *arr, const char *key, const char *val)
 {
         size_t i;
         json_t *x;
-        json_array_foreach(arr, i, x) if (streq_ptr(json_string_value(json_object_get(x, key)), val))
-                return x;
+        json_array_foreach(
+                arr, i, x) if (streq_ptr(json_string_value(json_object_get(x, key)), val)) return x;
         cr_assert_fail("no %s=%s", key, val);
         return NULL;
 }
@@ -114,18 +135,18 @@ static void dump(const struct check_result *r)
                 cr_log_info("  %s", *l);
 }
 
-#define expect(v, status, needle)                                                            \
-        do {                                                                                 \
-                cleanup(check_result_freep) struct check_result *r_ = containment_grade(v); \
-                dump(r_);                                                            \
-                cr_assert_eq(r_->status, status, "status %s, want %s",                       \
-                             check_status_to_string(r_->status), check_status_to_string(status)); \
-                cr_assert(has_line(r_, needle), "no evidence line with '%s'", needle);       \
-                if ((status) == CHECK_FAIL)                                                  \
-                        cr_assert_not_null(r_->remediation);                                 \
-                else                                                                         \
-                        cr_assert_null(r_->remediation);                                     \
-                json_decref(v);                                                              \
+#define expect(v, want, needle)                                                                 \
+        do {                                                                                    \
+                cleanup(check_result_freep) struct check_result *r_ = containment_grade(v);     \
+                dump(r_);                                                                       \
+                cr_assert_eq(r_->status, want, "status %s, want %s",                            \
+                             check_status_to_string(r_->status), check_status_to_string(want)); \
+                cr_assert(has_line(r_, needle), "no evidence line with '%s'", needle);          \
+                if ((want) == CHECK_FAIL)                                                       \
+                        cr_assert_not_null(r_->remediation);                                    \
+                else                                                                            \
+                        cr_assert_null(r_->remediation);                                        \
+                json_decref(v);                                                                 \
         } while (0)
 
 Test(grader, hardened_subject_passes)
@@ -142,8 +163,8 @@ Test(grader, hardened_subject_passes)
         cr_assert_eq(check_result_exit_code(r), 0);
         j = check_result_to_json(r);
         cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "pass");
-        cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "measured"),
-                                                        "process_count")),
+        cr_assert_eq(json_integer_value(
+                             json_object_get(json_object_get(j, "measured"), "process_count")),
                      2);
         json_decref(j);
         json_decref(v);
@@ -202,7 +223,8 @@ Test(grader, launch_rules_each_fail)
         launch_set(v, "security_opt", json_array());
         expect(v, CHECK_FAIL, "no-new-privileges is not set");
         v = ev();
-        launch_set(v, "security_opt", json_pack("[s,s]", "no-new-privileges", "seccomp=unconfined"));
+        launch_set(v, "security_opt",
+                   json_pack("[s,s]", "no-new-privileges", "seccomp=unconfined"));
         expect(v, CHECK_FAIL, "seccomp is unconfined");
         v = ev();
         launch_set(v, "user", json_string("0:0"));
@@ -229,12 +251,12 @@ Test(grader, launch_rules_each_fail)
         launch_set(v, "devices", json_integer(1));
         expect(v, CHECK_FAIL, "host devices exposed");
         v = ev();
-        launch_set(v, "mounts", json_pack("[{s:s,s:s,s:b}]", "type", "volume", "destination",
-                                          "/data", "rw", 1));
+        launch_set(v, "mounts",
+                   json_pack("[{s:s,s:s,s:b}]", "type", "volume", "destination", "/data", "rw", 1));
         expect(v, CHECK_FAIL, "volume mount at /data");
         v = ev();
-        launch_set(v, "mounts", json_pack("[{s:s,s:s,s:b}]", "type", "bind", "destination",
-                                          "/src", "rw", 0));
+        launch_set(v, "mounts",
+                   json_pack("[{s:s,s:s,s:b}]", "type", "bind", "destination", "/src", "rw", 0));
         expect(v, CHECK_FAIL, "bind mount at /src");
         v = ev();
         launch_set(v, "tmpfs", json_pack("[s,s]", "/tmp", "/var/cache"));
@@ -279,9 +301,9 @@ Test(grader, process_rules_each_fail)
         json_object_set_new(json_object_get(v, "host_ns"), "net", json_integer(14));
         expect(v, CHECK_FAIL, "shares the host's net namespace");
         v = ev();
-        json_object_set_new(json_object_get(json_array_get(json_object_get(probe(v), "processes"), 1),
-                                            "ns"),
-                            "mnt", json_integer(99));
+        json_object_set_new(
+                json_object_get(json_array_get(json_object_get(probe(v), "processes"), 1), "ns"),
+                "mnt", json_integer(99));
         expect(v, CHECK_FAIL, "is in another mnt namespace");
         v = ev();
         json_object_set_new(probe(v), "foreign_processes", json_integer(120));
@@ -327,10 +349,10 @@ static void add_mount(json_t *v, const char *mp, const char *mopt, const char *f
                       json_t *check)
 {
         json_array_append_new(json_object_get(probe(v), "mounts"),
-                              json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "mount_id",
-                                        id, "parent_id", 72, "dev", "0:99", "root", "/",
-                                        "mount_point", mp, "mount_options", mopt, "optional", "",
-                                        "fstype", fs, "source", "x", "super_options", "rw"));
+                              json_pack("{s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "mount_id", id,
+                                        "parent_id", 72, "dev", "0:99", "root", "/", "mount_point",
+                                        mp, "mount_options", mopt, "optional", "", "fstype", fs,
+                                        "source", "x", "super_options", "rw"));
         if (check)
                 json_array_append_new(json_object_get(probe(v), "write_checks"), check);
 }
@@ -403,8 +425,9 @@ Test(grader, dev_writable_subdirectory_fails)
         json_t *v = ev();
         json_t *c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
         json_object_set_new(c, "result", json_string("writable"));
-        json_object_set_new(c, "findings", json_pack("[{s:s,s:s,s:s,s:i}]", "path", "/dev/cache",
-                                                     "type", "d", "result", "writable", "errno", 0));
+        json_object_set_new(c, "findings",
+                            json_pack("[{s:s,s:s,s:s,s:i}]", "path", "/dev/cache", "type", "d",
+                                      "result", "writable", "errno", 0));
         expect(v, CHECK_FAIL, "subject can write directory /dev/cache (on /dev, tmpfs)");
 }
 
@@ -447,25 +470,24 @@ Test(grader, mqueue_is_exempt_by_type)
 
 Test(grader, allowlisted_binds_accepted_only_if_not_writable)
 {
-        static const char *const binds[] = {"/etc/hosts",        "/etc/hostname",
-                                            "/etc/resolv.conf",  "/sbin/docker-init",
-                                            "/usr/sbin/docker-init", "/run/podman-init"};
+        static const char *const binds[] = {
+                "/etc/hosts",        "/etc/hostname",         "/etc/resolv.conf",
+                "/sbin/docker-init", "/usr/sbin/docker-init", "/run/podman-init"
+        };
         for (size_t i = 0; i < ELEMENTSOF(binds); i++) {
                 json_t *v = ev();
                 /* rw flags, write-open denied: accepted. */
                 add_mount(v, binds[i], "rw,relatime", "ext4", 300,
-                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path",
-                                    binds[i], "kind", "file", "result", "denied", "errno", 13,
-                                    "type", "f"));
+                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path", binds[i],
+                                    "kind", "file", "result", "denied", "errno", 13, "type", "f"));
                 cleanup(check_result_freep) struct check_result *ok = containment_grade(v);
                 cr_assert_eq(ok->status, CHECK_PASS, "%s", binds[i]);
                 json_decref(v);
 
                 v = ev();
                 add_mount(v, binds[i], "rw,relatime", "ext4", 300,
-                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path",
-                                    binds[i], "kind", "file", "result", "writable", "errno", 0,
-                                    "type", "f"));
+                          json_pack("{s:i,s:s,s:s,s:s,s:i,s:s}", "mount_id", 300, "path", binds[i],
+                                    "kind", "file", "result", "writable", "errno", 0, "type", "f"));
                 cleanup(check_result_freep) struct check_result *bad = containment_grade(v);
                 cr_assert_eq(bad->status, CHECK_FAIL, "%s", binds[i]);
                 cr_assert(has_line(bad, "allowlisted bind"), "%s", binds[i]);

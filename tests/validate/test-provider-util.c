@@ -19,7 +19,7 @@
 Test(command, captures_bounded_output_and_status)
 {
         struct command_output o;
-        char *const argv[] = {"sh", "-c", "head -c 100000 /dev/zero; echo err >&2; exit 3", NULL};
+        char *const argv[] = { "sh", "-c", "head -c 100000 /dev/zero; echo err >&2; exit 3", NULL };
 
         cr_assert_eq(command_run(argv, -1, 10 * USEC_PER_SEC, 1000, -1, &o), 0);
         cr_assert_eq(o.exit_status, 3);
@@ -33,7 +33,7 @@ Test(command, captures_bounded_output_and_status)
 Test(command, timeout_kills_the_group)
 {
         struct command_output o = {};
-        char *const argv[] = {"sh", "-c", "sleep 30 & sleep 30", NULL};
+        char *const argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
 
         cr_assert_eq(command_run(argv, -1, 200 * USEC_PER_MSEC, 1000, -1, &o), -ETIMEDOUT);
 }
@@ -41,8 +41,8 @@ Test(command, timeout_kills_the_group)
 Test(command, missing_binary_and_cancel)
 {
         struct command_output o = {};
-        char *const nope[] = {"/nonexistent/openenv-nope", NULL};
-        char *const argv[] = {"sleep", "30", NULL};
+        char *const nope[] = { "/nonexistent/openenv-nope", NULL };
+        char *const argv[] = { "sleep", "30", NULL };
         int p[2];
 
         cr_assert_eq(command_run(nope, -1, USEC_PER_SEC, 100, -1, &o), -ENOENT);
@@ -56,7 +56,7 @@ Test(command, missing_binary_and_cancel)
 Test(command, stdin_is_passed)
 {
         struct command_output o;
-        char *const argv[] = {"cat", NULL};
+        char *const argv[] = { "cat", NULL };
         int fd = memfd_create("t", MFD_CLOEXEC);
 
         cr_assert_eq(write(fd, "hello", 5), 5);
@@ -85,7 +85,7 @@ Test(tar, archive_lists_with_tar)
         char path[] = "/tmp/openenv-tar-test-XXXXXX";
         int fd = mkstemp(path);
         struct command_output o;
-        char *const argv[] = {"tar", "-tvf", path, NULL};
+        char *const argv[] = { "tar", "-tvf", path, NULL };
 
         cr_assert_geq(fd, 0);
         cr_assert_eq(tar_add_dir(fd, "data/", 0755, 65532, 65532), 0);

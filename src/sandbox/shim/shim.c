@@ -166,8 +166,7 @@ static int parse_unix(const char *s, size_t n, struct sockaddr_storage *ret, soc
 static int listen_on(struct sockaddr_storage *addr, socklen_t len)
 {
         int family = addr->ss_family;
-        cleanup_close int fd =
-                socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        cleanup_close int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
         if (family == AF_INET) {
@@ -183,8 +182,7 @@ static int listen_on(struct sockaddr_storage *addr, socklen_t len)
         }
         if (bind(fd, (struct sockaddr *) addr, len) < 0)
                 return -errno;
-        if (family == AF_UNIX &&
-            chmod(((struct sockaddr_un *) addr)->sun_path, 0666) < 0)
+        if (family == AF_UNIX && chmod(((struct sockaddr_un *) addr)->sun_path, 0666) < 0)
                 return -errno;
         if (listen(fd, 128) < 0)
                 return -errno;
@@ -467,7 +465,8 @@ int main(int argc, char **argv)
 
         loopback_up();
 
-        for (int i = 1; i < argc; i++) {
+        /* Options come in pairs: --tcp-to-unix VALUE / --unix-to-tcp VALUE. */
+        for (int i = 1; i < argc; i += 2) {
                 if (streq(argv[i], "--")) {
                         principal_argv = argv + i + 1;
                         break;
@@ -484,7 +483,6 @@ int main(int argc, char **argv)
                         say("failed to start forwarders: %s: %m", argv[i + 1]);
                         return EXIT_SETUP_FAILED;
                 }
-                i++;
         }
         if (!principal_argv || !principal_argv[0]) {
                 say("no principal given");
