@@ -5,7 +5,10 @@
  * does that N times in-process and prints the median, min and p90 of
  * spawn-to-reaped in microseconds.
  *
- *   bench-launch [-n N] [--shim PATH] [--cgroup]
+ *   bench-launch [-n N] [--shim PATH] [--cgroup] [--serve SOCKET]
+ *
+ * --serve: one container per connection on SOCKET, its exit status written
+ * back as one byte (bench-launch-client is the other end); runs until killed.
  *
  * The container gets everything a production one gets: seven namespaces,
  * read-only root, /proc with masks, /dev, /sys, /tmp, /run, a socket dir,
@@ -16,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -35,6 +40,31 @@ static int cmp_u64(const void *a, const void *b)
 {
         usec_t x = *(const usec_t *) a, y = *(const usec_t *) b;
         return x < y ? -1 : x > y;
+}
+
+static int spawn_once(struct container_spec *spec);
+
+/* One spawn per client; the status byte is 0 or 1 (failed). */
+static int serve(struct container_spec *spec, const char *path)
+{
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sun.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sun.sun_path, path, strlen(path) + 1);
+        (void) unlink(path);
+        cleanup_close int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (l < 0 || bind(l, (struct sockaddr *) &sun, sizeof(sun)) < 0 || listen(l, 16) < 0)
+                return -errno;
+        for (;;) {
+                cleanup_close int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+                if (c < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        return -errno;
+                }
+                unsigned char status = spawn_once(spec) < 0;
+                (void) send(c, &status, 1, MSG_NOSIGNAL);
+        }
 }
 
 static int spawn_once(struct container_spec *spec)
@@ -62,6 +92,7 @@ int main(int argc, char **argv)
         unsigned n = 0;
         const char *shim = SHIM_PATH;
         bool use_cgroup = false;
+        const char *serve_path = NULL;
 
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "-n") && i + 1 < argc) {
@@ -69,10 +100,13 @@ int main(int argc, char **argv)
                                 return 2;
                 } else if (streq(argv[i], "--shim") && i + 1 < argc) {
                         shim = argv[++i];
+                } else if (streq(argv[i], "--serve") && i + 1 < argc) {
+                        serve_path = argv[++i];
                 } else if (streq(argv[i], "--cgroup")) {
                         use_cgroup = true;
                 } else {
-                        fprintf(stderr, "usage: bench-launch [-n N] [--shim PATH] [--cgroup]\n");
+                        fprintf(stderr, "usage: bench-launch [-n N] [--shim PATH] [--cgroup] "
+                                        "[--serve SOCKET]\n");
                         return 2;
                 }
         }
@@ -135,7 +169,10 @@ int main(int argc, char **argv)
                 spec.placement = &placement;
         }
 
-        if (n == 0) {
+        if (serve_path) {
+                r = serve(&spec, serve_path);
+                fprintf(stderr, "bench-launch: serve: %s\n", strerror(-r));
+        } else if (n == 0) {
                 r = spawn_once(&spec);
         } else {
                 usec_t *t = xcalloc(n, sizeof(*t));

@@ -18,6 +18,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "sandbox/launcher-native.h"
+#include "sandbox/launcher-oci.h"
 #include "unit/custody.h"
 #include "unit/episode-fs.h"
 #include "unit/unit-plan.h"
@@ -27,7 +28,8 @@
 struct unit_member {
         const struct manifest_container *mc; /* borrowed: the manifest */
         char *cgroup;                        /* owned: "zones/<zone>/<name>" */
-        struct container *proc;              /* owned while started */
+        struct container *proc;              /* owned while started (native launcher) */
+        struct oci_container *oci;           /* owned while started (OCI runtime) */
         int status;                          /* exit status once reaped, else -1 */
 };
 
@@ -120,6 +122,59 @@ static int move(struct unit *u, enum phase_actor actor, enum phase to, const cha
 
 /* --- containers ------------------------------------------------------- */
 
+/*
+ * A member runs under the native launcher or an OCI runtime, per its zone's
+ * runtime.oci; these four hide which.
+ */
+static bool member_started(const struct unit_member *mb)
+{
+        return mb->proc || mb->oci;
+}
+
+static pid_t member_pid(const struct unit_member *mb)
+{
+        return mb->proc ? container_pid(mb->proc) : mb->oci ? oci_container_pid(mb->oci) : 0;
+}
+
+static int member_pidfd(const struct unit_member *mb)
+{
+        return mb->proc ? container_pidfd(mb->proc) : oci_container_pidfd(mb->oci);
+}
+
+static int member_try_wait(struct unit_member *mb, int *ret_status)
+{
+        return mb->proc ? container_try_wait(mb->proc, ret_status)
+                        : oci_container_try_wait(mb->oci, ret_status);
+}
+
+static const char *oci_runtime_name(enum manifest_oci o)
+{
+        return o == MANIFEST_OCI_CRUN ? "crun" : o == MANIFEST_OCI_RUNSC ? "runsc" : "runc";
+}
+
+static int member_spawn_oci(struct unit *u, struct unit_member *mb, struct container_spec *spec)
+{
+        const struct manifest_zone *z = manifest_zone(u->cfg.manifest, mb->mc->zone);
+        cleanup_free char *dir = xasprintf("%s/run/oci", u->cfg.state_dir);
+        /* Relative to the runtime's own cgroup, which is ours (control/):
+         * the runtime joins the leaf the unit created, with its limits. */
+        cleanup_free char *cg = xasprintf("../%s", mb->cgroup);
+        struct oci_error err = { 0 };
+        int r;
+
+        r = mkdir_p_at(AT_FDCWD, dir, 0711);
+        if (r < 0)
+                return r;
+        r = oci_container_spawn(&(struct oci_options){ .runtime = oci_runtime_name(z->oci),
+                                                       .state_dir = dir,
+                                                       .cgroups_path = cg },
+                                spec, &mb->oci, &err);
+        if (r < 0)
+                log_error_errno(r, "container %s: %s", mb->mc->name, err.message ?: "oci: %m");
+        oci_error_done(&err);
+        return r;
+}
+
 static int member_start(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
 {
         struct container_spec spec = { .stdio_fd = -EBADF };
@@ -135,6 +190,13 @@ static int member_start(struct unit *u, struct unit_member *mb, enum manifest_ph
         spec.stdio_fd = u->cfg.log_fd;
         spec.weaken = u->cfg.weaken;
 
+        if (manifest_zone(u->cfg.manifest, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE) {
+                r = member_spawn_oci(u, mb, &spec);
+                container_spec_done(&spec);
+                if (r >= 0)
+                        mb->status = -1;
+                return r;
+        }
         r = cgroup_placement_open(u->cfg.cgroups, mb->cgroup, &place);
         if (r < 0) {
                 container_spec_done(&spec);
@@ -148,7 +210,7 @@ static int member_start(struct unit *u, struct unit_member *mb, enum manifest_ph
                 return log_error_errno(r, "container %s: %s (index %d): %m", mb->mc->name,
                                        container_step_to_string(err.step), err.index);
         mb->status = -1;
-        log_debug("container %s started as pid %d", mb->mc->name, (int) container_pid(mb->proc));
+        log_debug("container %s started as pid %d", mb->mc->name, (int) member_pid(mb));
         return 0;
 }
 
@@ -158,10 +220,10 @@ static int member_wait(struct unit_member *mb, usec_t timeout)
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
         int status;
 
-        if (!mb->proc)
+        if (!member_started(mb))
                 return 0;
         for (;;) {
-                int r = container_try_wait(mb->proc, &status);
+                int r = member_try_wait(mb, &status);
                 if (r >= 0) {
                         mb->status = status;
                         return 0;
@@ -172,7 +234,7 @@ static int member_wait(struct unit_member *mb, usec_t timeout)
                 if (now >= deadline)
                         return -ETIMEDOUT;
                 /* The pidfd turns readable when the shim exits. */
-                struct pollfd p = { .fd = container_pidfd(mb->proc), .events = POLLIN };
+                struct pollfd p = { .fd = member_pidfd(mb), .events = POLLIN };
                 int ms = (int) MIN((deadline - now + 999) / 1000, (usec_t) 1000);
                 if (poll(&p, 1, ms) < 0 && errno != EINTR)
                         return -errno;
@@ -184,17 +246,18 @@ static void member_stop(struct unit *u, struct unit_member *mb)
         (void) u;
         /* container_free() SIGKILLs the shim (and with it the pid namespace)
          * and reaps it; the cgroup kill below catches anything else. */
-        if (mb->proc && mb->status < 0)
-                (void) container_try_wait(mb->proc, &mb->status);
+        if (member_started(mb) && mb->status < 0)
+                (void) member_try_wait(mb, &mb->status);
         mb->proc = container_free(mb->proc);
+        mb->oci = oci_container_free(mb->oci);
 }
 
 static bool member_running(struct unit_member *mb)
 {
         int status;
-        if (!mb->proc || mb->status >= 0)
+        if (!member_started(mb) || mb->status >= 0)
                 return false;
-        if (container_try_wait(mb->proc, &status) >= 0) {
+        if (member_try_wait(mb, &status) >= 0) {
                 mb->status = status;
                 return false;
         }
@@ -627,7 +690,7 @@ static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_ph
         json_t *result;
         int r, rerr;
 
-        if (mb->proc)
+        if (member_started(mb))
                 return 0; /* already running (it lists an earlier phase too) */
         r = stage_inputs(u, mb);
         if (r < 0)
@@ -910,7 +973,7 @@ bool unit_reap_pid(struct unit *u, pid_t pid)
 {
         for (size_t i = 0; i < u->n_members; i++) {
                 struct unit_member *mb = &u->members[i];
-                if (mb->proc && container_pid(mb->proc) == pid) {
+                if (member_started(mb) && member_pid(mb) == pid) {
                         (void) member_running(mb);
                         return true;
                 }

@@ -28,11 +28,6 @@
 #include "cgroup/cgroup.h"
 #include "sandbox/launcher-native.h"
 #include "sandbox/syscall-filter.h"
-/* test-helpers.h uses cr_fatal(), which Criterion 2.4 only has in its "new"
- * assertion API; map it onto the classic one used here. */
-#ifndef cr_fatal
-#define cr_fatal(...) cr_assert_fail(__VA_ARGS__)
-#endif
 #include "test-helpers.h"
 
 #ifndef SHIM_PATH

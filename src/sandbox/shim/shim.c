@@ -10,7 +10,8 @@
  *  - makes sure lo is up (the launcher already did; this is a no-op then),
  *  - opens the forwarders' listeners (TCP inside the container <-> unix socket
  *    in /run/openenvd, both directions, half-close preserved),
- *  - starts the principal in its own session with exactly our environment,
+ *  - starts the principal (posix_spawnp) in its own session with exactly our
+ *    environment,
  *  - forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the principal's
  *    process group,
  *  - reaps every orphan of the pid namespace,
@@ -26,6 +27,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -375,16 +377,23 @@ static void listener_event(struct shim *s, struct listener *l)
         }
 }
 
-static noreturn_fn void principal_exec(struct shim *s, char **argv)
+/* posix_spawn() (vfork-like, CLONE_VM) rather than fork(): nothing to copy,
+ * and glibc reports a failed exec back to us. The principal gets a clean
+ * signal mask and its own session, so forwarded signals reach its whole
+ * process group. */
+static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
 {
-        /* The principal gets a clean signal state and its own session, so
-         * that forwarded signals reach its whole process group. */
-        (void) sigprocmask(SIG_SETMASK, &s->saved, NULL);
-        if (setsid() < 0)
-                say("setsid: %m");
-        execvp(argv[0], argv);
-        say("failed to start the principal: %s: %m", argv[0]);
-        _exit(EXIT_EXEC_FAILED);
+        posix_spawnattr_t attr;
+        int r = posix_spawnattr_init(&attr);
+        if (r != 0)
+                return -r;
+        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+        if (r == 0)
+                r = posix_spawnattr_setsigmask(&attr, &s->saved);
+        if (r == 0)
+                r = posix_spawnp(ret, argv[0], NULL, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+        return -r;
 }
 
 static int exit_code(const siginfo_t *si)
@@ -491,13 +500,12 @@ int main(int argc, char **argv)
 
         /* Listeners exist before the principal starts, so it can connect
          * to them (and they to it) from its first instruction. */
-        s.principal = fork();
-        if (s.principal < 0) {
-                say("fork: %m");
-                return EXIT_SETUP_FAILED;
+        r = principal_spawn(&s, principal_argv, &s.principal);
+        if (r < 0) {
+                errno = -r;
+                say("failed to start the principal: %s: %m", principal_argv[0]);
+                return EXIT_EXEC_FAILED;
         }
-        if (s.principal == 0)
-                principal_exec(&s, principal_argv);
 
         int code = EXIT_SETUP_FAILED;
         bool done = false;
