@@ -18,13 +18,13 @@ static inline bool test_in_ci(void)
         return ci && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);
 }
 
-#define require_feature(ok, name)                                                       \
-        do {                                                                            \
-                if (!(ok)) {                                                            \
-                        if (test_in_ci())                                               \
+#define require_feature(ok, name)                                                             \
+        do {                                                                                  \
+                if (!(ok)) {                                                                  \
+                        if (test_in_ci())                                                     \
                                 cr_assert_fail("kernel feature unavailable in CI: %s", name); \
-                        cr_skip_test("kernel feature unavailable: %s", name);           \
-                }                                                                       \
+                        cr_skip_test("kernel feature unavailable: %s", name);                 \
+                }                                                                             \
         } while (0)
 
 #define require_root() require_feature(geteuid() == 0, "root")

@@ -111,7 +111,8 @@ int main(int argc, char **argv)
                 }
         }
 
-        char sockdir[] = "/tmp/bench-launch-XXXXXX";
+        const char *tmp = getenv("TMPDIR");
+        cleanup_free char *sockdir = xasprintf("%s/bench-launch-XXXXXX", tmp ? tmp : "/tmp");
         if (!mkdtemp(sockdir)) {
                 perror("mkdtemp");
                 return 1;

@@ -85,7 +85,7 @@ cmds=()
 names=()
 add() { names+=("$1"); cmds+=("$2"); }
 
-"$BENCH_LAUNCH" --serve "$WORK/serve.sock" &
+TMPDIR="$WORK" "$BENCH_LAUNCH" --serve "$WORK/serve.sock" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -S "$WORK/serve.sock" ] && break; sleep 0.05; done

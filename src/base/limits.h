@@ -26,19 +26,24 @@
 #define HTTP_MAX_HEADERS       100
 #define HTTP_MAX_CONNECTIONS   4096
 #define WS_MAX_FRAME_BYTES     (16 * 1024 * 1024)
-#define WS_MAX_CONTROL_PAYLOAD 125 /* RFC 6455 5.5 */
-#define HTTP_MAX_CHUNK_LINE    4096              /* chunk-size line incl. extensions */
-#define HTTP_MAX_CONTROL_BODY  (64 * 1024)       /* request body of a control route */
-#define HTTP_MAX_INSPECT_BYTES (1024 * 1024)     /* /step response scanned for "done" */
-#define WS_MAX_INSPECT_BYTES   (1024 * 1024)     /* /ws text message scanned for "done" */
+#define WS_MAX_CONTROL_PAYLOAD 125           /* RFC 6455 5.5 */
+#define HTTP_MAX_CHUNK_LINE    4096          /* chunk-size line incl. extensions */
+#define HTTP_MAX_CONTROL_BODY  (64 * 1024)   /* request body of a control route */
+#define HTTP_MAX_INSPECT_BYTES (1024 * 1024) /* /step response scanned for "done" */
+#define WS_MAX_INSPECT_BYTES   (1024 * 1024) /* /ws text message scanned for "done" */
 
 /* --- grading --- */
 #define VERDICT_MAX_BYTES (1024 * 1024) /* an observer's /out/verdict.json */
+/* Sealing: who filled the agent's workspace (entries and depth walked) and
+ * whose processes were left detached (a leaf's cgroup.procs read). */
+#define UNIT_DISK_BLAME_MAX_ENTRIES 100000
+#define UNIT_DISK_BLAME_MAX_DEPTH   64
+#define UNIT_PROCS_MAX_BYTES        (1024 * 1024)
 
 /* --- probe / validate (measured inside hostile containers) --- */
-#define MOUNTINFO_MAX_LINES   4096
-#define MOUNTINFO_MAX_LINE    8192
-#define PROC_STATUS_MAX_BYTES (64 * 1024)
+#define MOUNTINFO_MAX_LINES       4096
+#define MOUNTINFO_MAX_LINE        8192
+#define PROC_STATUS_MAX_BYTES     (64 * 1024)
 #define PROC_STATUS_MAX_GROUPS    64                /* supplementary groups kept per process */
 #define PROBE_MAX_PROCESSES       512               /* subject processes inventoried */
 #define PROBE_MOUNTINFO_MAX_BYTES (4 * 1024 * 1024) /* one mountinfo read */
@@ -55,10 +60,15 @@
 #define CGROUP_KILL_PASSES     50                  /* SIGKILL sweeps without cgroup.kill */
 
 /* --- sandbox (container specs come from manifests; shim traffic from the agent) --- */
-#define CONTAINER_MAX_MOUNTS       128          /* spec mounts per container */
-#define CONTAINER_MAX_MASKS        256          /* masked paths per container */
-#define CONTAINER_MAX_FORWARDS     64           /* shim forwarders per container */
-#define CONTAINER_MAX_SCAFFOLDS    32           /* tmpfs scaffolds for missing mount targets */
-#define CONTAINER_SCAFFOLD_ENTRIES 1024         /* entries re-bound into one scaffold */
-#define SHIM_MAX_CONNECTIONS       1024         /* forwarded connections open at once */
-#define SHIM_BUFFER_BYTES          (64 * 1024)  /* per direction per connection */
+#define CONTAINER_MAX_MOUNTS       128  /* spec mounts per container */
+#define CONTAINER_MAX_MASKS        256  /* masked paths per container */
+#define CONTAINER_MAX_FORWARDS     64   /* shim forwarders per container */
+#define CONTAINER_MAX_SCAFFOLDS    32   /* tmpfs scaffolds for missing mount targets */
+#define CONTAINER_SCAFFOLD_ENTRIES 1024 /* entries re-bound into one scaffold */
+#define SHIM_MAX_CONNECTIONS       1024 /* forwarded connections open at once */
+#define SHIM_BUFFER_BYTES          ((size_t) 64 * 1024) /* per direction per connection */
+
+/* --- check enforcement (probe reports come from inside a probed container) --- */
+#define ENFORCE_REPORT_MAX_BYTES (1024 * 1024) /* one probe's report file */
+#define ENFORCE_REPORT_MAX_LINE  4096          /* one attempt's JSON line */
+#define ENFORCE_LOG_MAX_BYTES    (64 * 1024)   /* probe stderr kept for diagnostics */

@@ -69,10 +69,14 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
         /* Measure, then format. gcc's -Wformat-truncation misreads the
          * measuring call under the sanitizers ("null format string"). */
         va_copy(cp, ap);
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
         n = vsnprintf(NULL, 0, fmt, cp);
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
         va_end(cp);
         if (n < 0)
                 return;

@@ -9,18 +9,139 @@
  *
  * Exit 0 when a document was written, 1 otherwise (the document's absence is
  * itself the evidence: "containment evidence is unavailable").
+ *
+ * It is also the attacker of `openenv check enforcement`, run as the
+ * principal inside a throwaway container of each zone:
+ *
+ *   openenv-probe attack --out FILE [--test-fault KNOB] -- NAME GUARANTEE KIND ARG ...
+ *
+ * runs every attempt (probe/attack.h) in order and appends one JSON object
+ * per attempt to FILE as soon as it is known, then {"end":true,"attempts":N}.
+ * The check treats a missing, duplicated or garbled line, or a missing end,
+ * as a failure: a probe that dies part-way can never pass.
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/parse-util.h"
 #include "base/util.h"
+#include "probe/attack.h"
 #include "probe/containment-probe.h"
+#include "probe/json-writer.h"
+
+/* Test-only ways for the probe to misbehave, so the tests can prove the
+ * check fails closed (docs/ENFORCEMENT.md "Test knobs"). */
+enum probe_fault {
+        FAULT_NONE,
+        FAULT_SILENT,  /* exit 0 without reporting anything */
+        FAULT_PARTIAL, /* report the first half only, no end line */
+        FAULT_GARBLE,  /* every line cut in half */
+        FAULT_CRASH,   /* SIGSEGV after the first report */
+};
+
+static int write_line(int fd, struct jwriter *w, enum probe_fault fault)
+{
+        size_t len;
+
+        if (w->failed || w->depth != 0)
+                return -EINVAL;
+        strbuf_addch(&w->out, '\n');
+        len = fault == FAULT_GARBLE ? w->out.len / 2 : w->out.len;
+        return write_all(fd, w->out.buf, len);
+}
+
+static int attack_main(int argc, char **argv)
+{
+        struct attack_context ctx;
+        enum probe_fault fault = FAULT_NONE;
+        const char *out = NULL;
+        cleanup_close int fd = -EBADF;
+        int i, n_attempts, r;
+
+        /* Before anything is opened: what did we inherit? */
+        attack_context_init(&ctx);
+
+        for (i = 2; i < argc && !streq(argv[i], "--"); i++) {
+                if (streq(argv[i], "--out") && i + 1 < argc)
+                        out = argv[++i];
+                else if (streq(argv[i], "--test-fault") && i + 1 < argc) {
+                        const char *k = argv[++i];
+                        fault = streq(k, "silent")    ? FAULT_SILENT
+                                : streq(k, "partial") ? FAULT_PARTIAL
+                                : streq(k, "garble")  ? FAULT_GARBLE
+                                : streq(k, "crash")   ? FAULT_CRASH
+                                                      : FAULT_NONE;
+                        if (fault == FAULT_NONE) {
+                                fprintf(stderr, "openenv-probe: unknown fault '%s'\n", k);
+                                return 2;
+                        }
+                } else {
+                        fprintf(stderr, "openenv-probe: unknown argument '%s'\n", argv[i]);
+                        return 2;
+                }
+        }
+        if (!out || i >= argc || (argc - i - 1) % 4 != 0) {
+                fputs("usage: openenv-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
+                      stderr);
+                return 2;
+        }
+        n_attempts = (argc - i - 1) / 4;
+        if (fault == FAULT_SILENT)
+                return 0;
+
+        fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                fprintf(stderr, "openenv-probe: %s: %s\n", out, strerror(errno));
+                return 1;
+        }
+        for (int k = 0; k < n_attempts; k++) {
+                char **a = argv + i + 1 + 4 * k;
+                struct attack_outcome o;
+                struct jwriter w;
+
+                if (fault == FAULT_PARTIAL && k >= n_attempts / 2)
+                        return 0;
+                (void) attack_run(a[2], a[3], &ctx, &o);
+                jwriter_init(&w);
+                jwriter_object_begin(&w);
+                jwriter_kv_string(&w, "name", a[0]);
+                jwriter_kv_string(&w, "guarantee", a[1]);
+                jwriter_kv_string(&w, "kind", a[2]);
+                jwriter_kv_string(&w, "expected", "denied");
+                jwriter_kv_string(&w, "result", attack_result_to_string(o.result));
+                jwriter_kv_string(&w, "detail", o.detail);
+                jwriter_object_end(&w);
+                r = write_line(fd, &w, fault);
+                jwriter_release(&w);
+                if (r < 0) {
+                        fprintf(stderr, "openenv-probe: %s: %s\n", out, strerror(-r));
+                        return 1;
+                }
+                if (fault == FAULT_CRASH)
+                        (void) raise(SIGSEGV);
+        }
+
+        struct jwriter w;
+        jwriter_init(&w);
+        jwriter_object_begin(&w);
+        jwriter_kv_bool(&w, "end", true);
+        jwriter_kv_uint(&w, "attempts", (uint64_t) n_attempts);
+        jwriter_object_end(&w);
+        r = write_line(fd, &w, fault);
+        jwriter_release(&w);
+        return r < 0 ? 1 : 0;
+}
 
 int main(int argc, char **argv)
 {
+        if (argc >= 2 && streq(argv[1], "attack"))
+                return attack_main(argc, argv);
+
         cleanup_strv char **allotted = NULL;
         struct containment_probe_options o = {
                 .anchor_pid = 1,
@@ -33,7 +154,8 @@ int main(int argc, char **argv)
         int r;
 
         if (argc < 2 || !streq(argv[1], "containment")) {
-                fputs("usage: openenv-probe containment [--anchor-pid N] [--allotted PATH]...\n",
+                fputs("usage: openenv-probe containment [--anchor-pid N] [--allotted PATH]...\n"
+                      "       openenv-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
                       stderr);
                 return 2;
         }

@@ -147,7 +147,7 @@ static noreturn_fn void child_main(const struct child_args *a);
 
 /* Size of the child's own stack when it shares our memory (CLONE_VM). The
  * setup keeps a few PATH_MAX buffers on it; sanitizers need much more. */
-#define CHILD_STACK_SIZE (1024 * 1024)
+#define CHILD_STACK_SIZE ((size_t) 1024 * 1024)
 
 #if defined(__x86_64__)
 /*
@@ -332,10 +332,16 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
 
         if (pipe2(go, O_CLOEXEC) < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
-        cleanup_close int go_r = go[0], go_w = go[1];
-        if (pipe2(errp, O_CLOEXEC) < 0)
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
-        cleanup_close int err_r = errp[0], err_w = errp[1];
+        /* The child's ends are closed right after clone3(), on every path. */
+        int go_r = go[0];
+        cleanup_close int go_w = go[1];
+        if (pipe2(errp, O_CLOEXEC) < 0) {
+                r = -errno;
+                safe_close(go_r);
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
+        }
+        cleanup_close int err_r = errp[0];
+        int err_w = errp[1];
 
         struct child_args args = {
                 .spec = spec,
@@ -375,23 +381,22 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         ca.stack = (uint64_t) (uintptr_t) stack;
         ca.stack_size = CHILD_STACK_SIZE;
         long pid = clone3_run(&ca, child_entry, &args);
-        if (pid < 0)
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, (int) pid);
+        int clone_err = pid < 0 ? (int) pid : 0;
 #else
         long pid = syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0)
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        int clone_err = pid < 0 ? -errno : 0;
         if (pid == 0)
                 child_main(&args); /* never returns */
 #endif
+        safe_close(go_r);
+        safe_close(err_w);
+        if (pid < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, clone_err);
 
         struct container *c = xcalloc(1, sizeof(*c));
         c->pid = (pid_t) pid;
         c->pidfd = pidfd;
         cleanup(container_freep) struct container *owned = c;
-
-        go_r = safe_close(go_r);
-        err_w = safe_close(err_w);
 
         enum container_step step = CONTAINER_STEP_UID_MAP;
         r = write_map(c->pid, "uid_map", spec->host_uid, spec->uid_count);
@@ -408,7 +413,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 ssize_t n = write(go_w, "g", 1);
                 r = n == 1 ? 0 : n < 0 ? -errno : -EIO;
         }
-        go_w = safe_close(go_w);
+        safe_close(TAKE_FD(go_w));
         if (r < 0)
                 return spawn_fail(ret_err, step, r); /* container_free() kills and reaps */
 

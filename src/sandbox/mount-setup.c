@@ -319,24 +319,22 @@ static int target_open(struct setup *s, const char *target, bool is_file)
                 return -ENAMETOOLONG;
         memcpy(anc, target, len + 1);
 
-        /* Nearest existing ancestor. */
+        /* Nearest existing ancestor; rest is what is missing below it. */
         cleanup_close int anc_fd = -EBADF;
-        size_t cut = len;
-        for (;;) {
+        const char *rest = NULL;
+        while (!rest) {
                 char *slash = strrchr(anc, '/');
                 if (!slash)
                         return -ENOENT;
                 *slash = '\0';
-                cut = (size_t) (slash - anc);
                 int r = resolve_in(s->root_fd, anc[0] ? anc : "/");
                 if (r >= 0) {
                         anc_fd = r;
-                        break;
-                }
-                if (r != -ENOENT)
+                        rest = target + (slash - anc) + 1;
+                } else if (r != -ENOENT) {
                         return r;
+                }
         }
-        const char *rest = target + cut + 1;
 
         int r = create_chain(anc_fd, rest, is_file);
         if (r == -EROFS || r == -EACCES || r == -EPERM) {

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mount.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -44,6 +46,26 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
         return 0;
 }
 
+/*
+ * The agent's /workspace upper layer lives on its own tmpfs, sized by the
+ * agent zone's disk_mb: an agent that writes without end gets ENOSPC instead
+ * of filling the state directory's filesystem (the host's disk), and sealing
+ * can tell a full workspace from outside (episode_fs_workspace_full()). tmpfs
+ * pages are charged to the writer's memory cgroup, so they count against the
+ * writer's memory_mb as well.
+ */
+static int mount_bounded(const char *dir, uint64_t disk_mb)
+{
+        cleanup_free char *opts = xasprintf("size=%llum,mode=0755",
+                                            (unsigned long long) (disk_mb ?: 256));
+        int r = make_dir(dir, 0755, (uid_t) -1);
+        if (r < 0)
+                return r;
+        if (mount("tmpfs", dir, "tmpfs", MS_NODEV | MS_NOSUID | MS_NOEXEC, opts) < 0)
+                return -errno;
+        return 0;
+}
+
 static void umount_quiet(const char *path)
 {
         if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
@@ -57,6 +79,11 @@ int episode_fs_teardown(const struct unit_plan_context *ctx)
         cleanup_free char *ws = xasprintf("%s/workspace/merged", ctx->episode_dir);
 
         umount_quiet(ws);
+        {
+                /* The bounded tmpfs under the overlay (mount_bounded()). */
+                cleanup_free char *dir = xasprintf("%s/workspace", ctx->episode_dir);
+                umount_quiet(dir);
+        }
         for (size_t k = 0; k < svc->n_containers; k++) {
                 cleanup_free char *p = xasprintf("%s/services/%s/merged", ctx->episode_dir,
                                                  svc->containers[k].name);
@@ -116,6 +143,9 @@ static int setup(const struct unit_plan_context *ctx)
 
         /* The whole agent zone writes /workspace: owned by the env's principal,
          * open to the zone's other principals (same trust level). */
+        r = mount_bounded(ws, manifest_zone(m, MANIFEST_ZONE_AGENT)->resources.disk_mb);
+        if (r < 0)
+                return r;
         r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(m, env), 01777);
         if (r < 0)
                 return r;
@@ -139,6 +169,19 @@ static int setup(const struct unit_plan_context *ctx)
                                 return r;
                 }
         return 0;
+}
+
+int episode_fs_workspace_full(const struct unit_plan_context *ctx)
+{
+        cleanup_free char *dir = xasprintf("%s/workspace", ctx->episode_dir);
+        struct statfs sf;
+
+        if (statfs(dir, &sf) < 0)
+                return -errno;
+        if (sf.f_type != TMPFS_MAGIC)
+                return -ENOMEDIUM;
+        /* No block or no inode left: the next write would get ENOSPC. */
+        return sf.f_bavail == 0 || (sf.f_files > 0 && sf.f_ffree == 0);
 }
 
 int episode_fs_setup(const struct unit_plan_context *ctx)

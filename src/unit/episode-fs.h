@@ -4,6 +4,7 @@
 /*
  * Per-episode storage, in the daemon's own (private) mount namespace:
  *
+ *   <episode>/workspace/                       tmpfs of the agent zone's disk_mb
  *   <episode>/workspace/{upper,work,merged}   overlay: lower = seed or empty
  *   <episode>/services/<svc>/{upper,work,merged}
  *   <episode>/observers/<obs>/{out,inputs}
@@ -23,5 +24,8 @@
 /* Creates every directory and mounts the overlays. On failure everything
  * made so far is undone. */
 int episode_fs_setup(const struct unit_plan_context *ctx);
+/* 1 if the workspace's bounded upper layer is full (no block or inode
+ * left), 0 if not, -errno if it cannot be told. */
+int episode_fs_workspace_full(const struct unit_plan_context *ctx);
 /* Unmounts the overlays and removes the episode directory; idempotent. */
 int episode_fs_teardown(const struct unit_plan_context *ctx);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "unit/unit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/parse-util.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "sandbox/launcher-native.h"
@@ -761,7 +763,18 @@ int unit_inspect(struct unit *u, json_t **ret_observers, char *ret_refusal, size
 
 int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size)
 {
-        int r = move(u, ACTOR_ORCHESTRATOR, PHASE_RUNNING, "resume", ret_refusal, refusal_size);
+        int r;
+
+        /* Only a frozen unit resumes: the phase table also lets the
+         * orchestrator move ready -> running, which is not a resume. */
+        if (u->phase.current != PHASE_FROZEN) {
+                if (ret_refusal)
+                        (void) snprintf(ret_refusal, refusal_size,
+                                        "orchestrator cannot resume the unit from %s",
+                                        phase_to_string(u->phase.current));
+                return -EPERM;
+        }
+        r = move(u, ACTOR_ORCHESTRATOR, PHASE_RUNNING, "resume", ret_refusal, refusal_size);
         if (r < 0)
                 return r;
         (void) cgroup_thaw(u->cfg.cgroups, "zones/services");
@@ -792,6 +805,120 @@ static void check_agent_limits(struct unit *u)
         }
 }
 
+/*
+ * Detached processes: the shim (the container's PID 1) forks exactly one
+ * child, the principal; anything else whose parent is the shim is an orphan
+ * the kernel reparented to it, i.e. a process the agent detached (double
+ * fork, setsid + exit of its parent). They cannot outlive the principal —
+ * when it exits the shim exits and takes the pid namespace with it — so the
+ * evidence exists only while the container runs: at sealing, before the
+ * kill. Returns how many such processes the leaf holds.
+ */
+static unsigned count_detached(struct unit *u, struct unit_member *mb)
+{
+        const char *root = cgroup_tree_path(u->cfg.cgroups, NULL);
+        cleanup_free char *procs = NULL, *data = NULL;
+        pid_t shim = member_pid(mb);
+        unsigned children = 0;
+        size_t len;
+
+        if (!root || shim <= 0 || !member_running(mb))
+                return 0;
+        procs = xasprintf("%s/%s/cgroup.procs", root, mb->cgroup);
+        if (read_full_file_at(AT_FDCWD, procs, UNIT_PROCS_MAX_BYTES, &data, &len) < 0)
+                return 0;
+        for (char *line = data, *next; line && *line; line = next) {
+                cleanup_free char *stat = NULL, *path = NULL;
+                unsigned pid;
+                int ppid;
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (parse_uint(line, 1, INT32_MAX, &pid) < 0 || (pid_t) pid == shim)
+                        continue;
+                path = xasprintf("/proc/%u/stat", pid);
+                if (read_full_file_at(AT_FDCWD, path, 4096, &stat, NULL) < 0)
+                        continue; /* gone meanwhile */
+                /* "pid (comm) state ppid ...": comm may hold anything but ")". */
+                const char *rp = strrchr(stat, ')');
+                if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == shim)
+                        children++;
+        }
+        /* One of them is the principal. */
+        return children > 1 ? children - 1 : 0;
+}
+
+/*
+ * A full workspace (its tmpfs is sized by the agent zone's disk_mb) is the
+ * fault of whoever owns the bytes: each container writes as its own host uid
+ * range, so the upper layer's files say who filled it. Bounded walk.
+ */
+struct disk_blame {
+        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
+        size_t entries;
+};
+
+static void disk_walk(struct unit *u, int dfd, unsigned depth, struct disk_blame *b)
+{
+        DIR *d;
+        struct dirent *de;
+
+        if (depth > UNIT_DISK_BLAME_MAX_DEPTH)
+                return;
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return;
+        }
+        while ((de = readdir(d)) && b->entries < UNIT_DISK_BLAME_MAX_ENTRIES) {
+                struct stat st;
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                b->entries++;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                for (size_t i = 0; i < u->n_members && i < ELEMENTSOF(b->bytes); i++) {
+                        uid_t base = unit_container_host_uid(u->cfg.manifest, u->members[i].mc) -
+                                     UNIT_PRINCIPAL_UID;
+                        if (st.st_uid >= base && st.st_uid - base < UNIT_UID_RANGE)
+                                b->bytes[i] += (uint64_t) st.st_blocks * 512;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        int sub = openat(dirfd(d), de->d_name,
+                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub >= 0)
+                                disk_walk(u, sub, depth + 1, b);
+                }
+        }
+        closedir(d);
+}
+
+static void check_agent_disk(struct unit *u)
+{
+        const struct manifest_zone *z = manifest_zone(u->cfg.manifest, MANIFEST_ZONE_AGENT);
+        cleanup_free char *upper = xasprintf("%s/workspace/upper", u->episode_dir);
+        struct disk_blame b = { { 0 } };
+        const char *subtree = "zones/agent";
+        const char *who = "the agent zone";
+        uint64_t most = 0;
+        int fd;
+
+        if (episode_fs_workspace_full(&u->plan) <= 0)
+                return;
+        fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                disk_walk(u, fd, 0, &b);
+        for (size_t i = 0; i < u->n_members && i < ELEMENTSOF(b.bytes); i++)
+                if (u->members[i].mc->zone == MANIFEST_ZONE_AGENT && b.bytes[i] > most) {
+                        most = b.bytes[i];
+                        subtree = u->members[i].cgroup;
+                        who = u->members[i].mc->name;
+                }
+        verdict_set(u, UNIT_VERDICT_AGENT_MISBEHAVIOR, subtree,
+                    "%s filled its disk (workspace full at %llu MB)", who,
+                    (unsigned long long) (z->resources.disk_mb ?: 256));
+}
+
 /* Kills the agent zone and waits for the kernel to report it empty. */
 static int seal_agent_zone(struct unit *u)
 {
@@ -800,6 +927,18 @@ static int seal_agent_zone(struct unit *u)
         int r;
 
         check_agent_limits(u);
+        for (size_t i = 0; i < u->n_members; i++) {
+                struct unit_member *mb = &u->members[i];
+                unsigned n;
+                if (mb->mc->zone != MANIFEST_ZONE_AGENT)
+                        continue;
+                n = count_detached(u, mb);
+                if (n > 0)
+                        verdict_set(u, UNIT_VERDICT_AGENT_MISBEHAVIOR, mb->cgroup,
+                                    "%s left %u detached process%s behind", mb->mc->name, n,
+                                    n == 1 ? "" : "es");
+        }
+        check_agent_disk(u);
         (void) cgroup_thaw(u->cfg.cgroups, "zones/agent");
         r = cgroup_kill(u->cfg.cgroups, "zones/agent");
         if (r < 0)

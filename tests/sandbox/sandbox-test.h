@@ -37,7 +37,7 @@
 #error "ATTACKER_PATH must be defined by the build"
 #endif
 
-#define ATTACKER_IN  "/opt/openenvd-test/attacker"
+#define ATTACKER_IN  "/opt/oe-sbx-test/attacker"
 #define BOX_HOST_UID 300000u
 #define BOX_UID      1000u
 

@@ -334,7 +334,7 @@ Test(launcher, missing_targets_do_not_touch_image)
         cr_assert(fd >= 0 && write(fd, "abc", 3) == 3);
         close(fd);
         cr_assert(access("/oe-sbx-missing", F_OK) < 0);
-        cr_assert(access("/opt/openenvd-test", F_OK) < 0);
+        cr_assert(access("/opt/oe-sbx-test", F_OK) < 0);
 
         /* Directly under "/" (a scaffold over the root) and deeper. */
         box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
@@ -352,7 +352,7 @@ Test(launcher, missing_targets_do_not_touch_image)
         assert_result(box_attack("pids", NULL, NULL), "pids 1 2");
 
         cr_assert(access("/oe-sbx-missing", F_OK) < 0 && errno == ENOENT);
-        cr_assert(access("/opt/openenvd-test", F_OK) < 0 && errno == ENOENT);
+        cr_assert(access("/opt/oe-sbx-test", F_OK) < 0 && errno == ENOENT);
 }
 
 Test(launcher, workspace_overlay)

@@ -1,0 +1,705 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Live tests of the isolated unit: openenvd as the environment's daemon.
+
+    test_live_unit.py OPENENVD SHIM OPENENV
+
+Each case starts its own openenvd (own state dir, own port) on a test unit
+from tests/units (installed at /opt/openenvd-test, where its manifests' argv
+point: the containers' root is this machine's root), drives it over its
+control API and checks what the kernel and the zones report. Output is TAP.
+As root every case runs (nothing is skipped); otherwise they are skipped.
+
+No sleep synchronises anything: every wait polls a condition with a deadline.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+OPENENVD, SHIM, OPENENV = (os.path.abspath(p) for p in sys.argv[1:4])
+UNITS_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "units")
+INSTALL = "/opt/openenvd-test"
+RUN = INSTALL + "/run"  # test-written config the containers read (world-readable)
+TOKEN = "live-test-token"
+LEAK_EPISODES = int(os.environ.get("OPENENVD_LEAK_EPISODES", "1000"))
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def poll(cond, what, timeout=30.0, interval=0.01):
+    """Polls cond() until it returns a true value (returned) or the deadline passes."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise Failure("timed out waiting for " + what)
+        time.sleep(interval)
+        interval = min(interval * 2, 0.1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def make_workdir():
+    d = tempfile.mkdtemp(prefix="openenvd-live.")
+    os.chmod(d, 0o711)  # containers resolve mount sources below it as other uids
+    return d
+
+
+class Daemon:
+    """One openenvd on one test unit; stop() kills it and removes its state."""
+
+    def __init__(self, manifest, args=(), key=None, model_port=None):
+        self.dir = make_workdir()
+        self.state = os.path.join(self.dir, "state")
+        self.port = free_port()
+        self.out = os.path.join(self.dir, "daemon.out")
+        self.log = os.path.join(self.dir, "daemon.log")
+        with open(os.path.join(self.dir, "token"), "w") as f:
+            f.write(TOKEN + "\n")
+        cmd = [OPENENVD, "--manifest", os.path.join(INSTALL, manifest), "--state", self.state,
+               "--port", str(self.port), "--listen", "127.0.0.1", "--shim", SHIM,
+               "--token-file", os.path.join(self.dir, "token"), "--start-timeout", "30"]
+        if key:
+            self.key_file = os.path.join(self.dir, "model-key")
+            with open(self.key_file, "w") as f:
+                f.write(key + "\n")
+            cmd += ["--model-url", "127.0.0.1:%d" % model_port, "--model-key-file", self.key_file]
+        cmd += list(args)
+        with open(self.out, "w") as o, open(self.log, "w") as e:
+            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        try:
+            poll(lambda: "openenvd ready" in (read(self.out) or "") or self.proc.poll() is not None,
+                 "openenvd ready", 30)
+            check(self.proc.poll() is None, "openenvd exited: " + self.tail())
+        except Exception:
+            self.stop()
+            raise
+        self.cg = self._cgroup_roots()
+
+    def _cgroup_roots(self):
+        """Subtree root per hierarchy: {"unified": path, "pids": path, ...}."""
+        roots = {}
+        for line in (read("/proc/%d/cgroup" % self.pid) or "").splitlines():
+            _, ctrls, path = line.split(":", 2)
+            if not path.endswith("/control"):
+                continue
+            base = path[: -len("/control")]
+            if ctrls == "":
+                roots["unified"] = "/sys/fs/cgroup/unified" + base
+            for c in ("pids", "memory", "freezer", "cpu"):
+                if c in ctrls.split(","):
+                    roots[c] = "/sys/fs/cgroup/%s%s" % (ctrls, base)
+        return roots
+
+    def tail(self, n=30):
+        return "\n".join((read(self.log) or "").splitlines()[-n:])
+
+    def request(self, method, path, body=None, token=True, timeout=120):
+        data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = "Bearer " + TOKEN
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
+                                     method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                raw = r.read()
+                status = r.status
+        except urllib.error.HTTPError as e:
+            raw, status = e.read(), e.code
+        try:
+            return status, json.loads(raw or b"null")
+        except ValueError:
+            return status, raw.decode("utf-8", "replace")
+
+    def ok(self, method, path, body=None):
+        status, j = self.request(method, path, body)
+        check(status == 200, "%s %s -> %s %s\n%s" % (method, path, status, j, self.tail()))
+        return j
+
+    def phase(self):
+        return self.ok("GET", "/info")["phase"]
+
+    def wait_verdict(self, timeout=120):
+        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict")),
+                    "a verdict", timeout)
+
+    def ws_file(self, eid, name):
+        # The workspace lives in the daemon's private mount namespace.
+        return "/proc/%d/root%s/episodes/%s/workspace/merged/%s" % (self.pid, self.state, eid, name)
+
+    def wait_ws_file(self, eid, name, timeout=60):
+        # A tuple: an empty file is there, too.
+        return poll(lambda: (lambda c: (c,) if c is not None else None)(
+            read(self.ws_file(eid, name))), "/workspace/" + name, timeout)[0]
+
+    def cg_file(self, hierarchy, rel, name):
+        return "%s/%s/%s" % (self.cg[hierarchy], rel, name)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+class Canary:
+    """A TCP listener on the host that counts whoever reaches it."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("0.0.0.0", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.hits = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.hits += 1
+            c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def host_ip():
+    out = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+    v4 = [a for a in out if "." in a and not a.startswith("127.")]
+    return v4[0] if v4 else "127.0.0.1"
+
+
+# --- the cases ---------------------------------------------------------------
+
+FULL = {}  # results of the full episode, checked by several cases
+
+
+def full_episode():
+    """Runs one graded episode on the full unit and keeps every probe result."""
+    canary = Canary()
+    key = "sk-live-real-" + os.urandom(12).hex()
+    key_dir = make_workdir()
+    with open(os.path.join(key_dir, "stub-key"), "w") as f:
+        f.write(key)
+    model_port = free_port()
+    stub = subprocess.Popen(["/usr/bin/python3", os.path.join(INSTALL, "bin/model_stub.py"),
+                             str(model_port), os.path.join(key_dir, "stub-key")])
+    d = None
+    try:
+        poll(lambda: socket.socket().connect_ex(("127.0.0.1", model_port)) == 0, "model stub")
+        d = Daemon("full.yaml", key=key, model_port=model_port)
+        assets = [os.path.join(INSTALL, "assets/oracle.json")]
+        cfg = {"assets": assets, "asset_dirs": [os.path.join(INSTALL, "assets"),
+                                                 d.state + "/assets"],
+               "state_dir": d.state, "canary_port": canary.port, "host_ip": host_ip(),
+               "service_socket": d.state + "/run/sock/svc/svc.sock",
+               "secret_name": "openenvd-live-secret",
+               "key_paths": [d.key_file, d.state + "/run/model-key"]}
+        with open(RUN + "/probe.json", "w") as f:
+            json.dump(cfg, f)
+        os.chmod(RUN + "/probe.json", 0o644)
+        # The test's own view: every probe target exists and works from the host.
+        check(read(assets[0]), "asset readable from the host")
+        check(canary.hits == 0, "canary untouched before the episode")
+        info = d.ok("POST", "/reset_unit")
+        check(info["phase"] == "ready", "reset -> ready, got %s" % info["phase"])
+        eid = info["episode_id"]
+        check(not os.path.exists(d.key_file), "the model key file was deleted after reading")
+        FULL["harness_file"] = json.loads(poll(lambda: read(d.ws_file(eid, "harness.json")),
+                                                "/workspace/harness.json", 60))
+        status, FULL["env"] = d.request("GET", "/probe", token=False)
+        check(status == 200, "env probe over the relay: %s" % status)
+        check(d.request("POST", "/step", {"action": {"message": "x"}}, token=False)[0] == 401,
+              "/step without the token is refused")
+        check(d.ok("POST", "/step", {"action": {"message": "hello"}})["done"] is False, "step")
+        check(d.phase() == "running", "first step -> running")
+        d.ok("POST", "/step", {"action": {"message": "done"}})
+        v = d.wait_verdict()
+        FULL["verdict"] = v
+        FULL["info"] = d.ok("GET", "/info")
+        FULL["key"] = key
+        FULL["canary_hits"] = canary.hits
+        FULL["runner"] = (v["observers"].get("runner") or {}).get("runner")
+        FULL["harness"] = (v["observers"].get("runner") or {}).get("harness")
+        FULL["log"] = read(d.log) or ""
+        FULL["daemon"] = d
+    finally:
+        stub.terminate()
+        stub.wait()
+        canary.close()
+        shutil.rmtree(key_dir, ignore_errors=True)
+        if d:
+            FULL["daemon_rc"] = d.stop()
+
+
+def need_full(*keys):
+    for k in keys:
+        check(FULL.get(k) is not None, "the full episode did not produce %s" % k)
+
+
+def zones():
+    need_full("env", "harness", "runner")
+    return {"env": FULL["env"], "harness": FULL["harness"], "runner": FULL["runner"]}
+
+
+def case_full_episode_graded():
+    if "verdict" not in FULL:
+        full_episode()
+    v = FULL["verdict"]
+    check(v["verdict"] == "graded", "verdict graded: %s" % v)
+    check(v["observers"]["grader"]["score"] == 1.0, "grader saw the oracle: %s" % v["observers"])
+    check(v["observers"]["grader"]["runner_copy"], "grader read the runner's custody copy")
+    hist = [(h["from"], h["to"], h["actor"]) for h in FULL["info"]["history"]]
+    check(("running", "sealed", "environment") in hist, "done sealed the episode: %s" % hist)
+    check(FULL["info"]["phase"] == "closed", "closed after grading")
+    check(FULL["daemon_rc"] == 0, "clean shutdown (exit %s)" % FULL["daemon_rc"])
+
+
+def case_secrets_unreadable():
+    for zone, p in zones().items():
+        for path, r in p["assets"].items():
+            check(not r["ok"], "%s read asset %s" % (zone, path))
+        for path, r in p["asset_dirs"].items():
+            check(not r["ok"] or not r["entries"], "%s listed %s: %s" % (zone, path, r))
+        check(not p["state_dir"]["ok"] or not p["state_dir"]["entries"],
+              "%s listed the state dir: %s" % (zone, p["state_dir"]))
+        check(not p["secrets"]["ok"] or not p["secrets"]["entries"],
+              "%s listed /run/secrets: %s" % (zone, p["secrets"]))
+        check(not p["secret_file"]["ok"], "%s read a secret" % zone)
+    # The runner reads only the workspace: it has no /assets at all.
+    am = FULL["verdict"]["observers"]["runner"]["assets_mount"]
+    check(not am["ok"] or not am["entries"], "the runner sees /assets: %s" % am)
+
+
+def case_service_only_via_relay():
+    z = zones()
+    env = z["env"]
+    check(env["svc_http"]["status"] == 200 and "hidden-service-ok" in env["svc_http"]["body"],
+          "env reaches the service through its relay: %s" % env["svc_http"])
+    check(env["environ"].get("OPENENVD_SERVICE_SVC") == "http://svc.local:80",
+          "env is told the service URL")
+    for zone, p in z.items():
+        check(not p["service_socket"]["ok"], "%s connected to the service's own socket" % zone)
+        if zone != "env":
+            check(p["svc_http"]["status"] is None, "%s reached the service: %s" % (zone, p["svc_http"]))
+
+
+def case_egress_impossible():
+    z = zones()
+    for zone, p in z.items():
+        check(not p["canary_host"]["ok"], "%s reached the host's %s" % (zone, "canary"))
+    check(FULL["canary_hits"] == 0, "the canary was reached %d times" % FULL["canary_hits"])
+
+
+def case_model_key_absent():
+    z = zones()
+    key = FULL["key"]
+    for zone, p in z.items():
+        check(key not in json.dumps(p), "the real key is visible in %s" % zone)
+    h = z["harness"]
+    check(h["environ"].get("ANTHROPIC_API_KEY") == "openenvd-placeholder", "harness has the placeholder")
+    check(h["model"]["status"] == 200 and "hello" in h["model"]["body"],
+          "harness's model call went through the proxy: %s" % h["model"])
+    check(h["model_guessed_key"]["status"] != 200, "a guessed key is refused: %s" % h["model_guessed_key"])
+    check(h["mcp"]["status"] == 200, "harness reaches the env's MCP surface: %s" % h["mcp"])
+    check(key not in FULL["log"], "the real key is not in the daemon's log")
+    check(key not in json.dumps(FULL["verdict"]), "the real key is not in the verdict")
+
+
+def case_inspect_resume():
+    d = Daemon("full.yaml")
+    try:
+        eid = d.ok("POST", "/reset_unit")["episode_id"]
+        d.wait_ws_file(eid, "ticks")
+        d.ok("POST", "/step", {"action": {"message": "hello"}})
+        check(d.phase() == "running", "running")
+        j = d.ok("POST", "/inspect")
+        check(j["phase"] == "frozen", "inspect -> frozen: %s" % j)
+        check("ticks" in (j.get("observers") or {}).get("snapshot", {}),
+              "the frozen-phase observer ran: %s" % j.get("observers"))
+        events = read(d.cg_file("unified", "zones/agent", "cgroup.events")) or ""
+        check("frozen 1" in events, "the kernel reports the agent zone frozen: %r" % events)
+        check(d.request("POST", "/step", {"action": {"message": "x"}})[0] == 503,
+              "no env traffic while frozen")
+        # The env's ticker (20 ms period) does not advance while frozen.
+        before = read(d.ws_file(eid, "ticks"))
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            check(read(d.ws_file(eid, "ticks")) == before, "the env kept running while frozen")
+            time.sleep(0.05)
+        j = d.ok("POST", "/resume")
+        check(j["phase"] == "running", "resume -> running: %s" % j)
+        poll(lambda: read(d.ws_file(eid, "ticks")) != before, "the env to run again")
+        check("frozen 0" in (read(d.cg_file("unified", "zones/agent", "cgroup.events")) or ""),
+              "thawed")
+        check(d.ok("POST", "/step", {"action": {"message": "x"}})["done"] is False, "steps again")
+    finally:
+        d.stop()
+
+
+def case_reset_from_every_phase():
+    fail_flag = RUN + "/FAIL"
+    d = Daemon("failable.yaml")
+    try:
+        check(d.phase() == "closed", "starts closed")
+        for frm in ("closed", "ready"):
+            check(d.phase() == frm, "in %s" % frm)
+            check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from %s" % frm)
+        d.ok("POST", "/step", {"action": {"message": "a"}})
+        check(d.phase() == "running", "running")
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from running")
+        d.ok("POST", "/step", {"action": {"message": "a"}})
+        check(d.ok("POST", "/inspect")["phase"] == "frozen", "frozen")
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from frozen")
+        with open(fail_flag, "w"):
+            pass
+        status, j = d.request("POST", "/reset_unit")
+        check(status == 500, "a failed provisioning is a 500: %s %s" % (status, j))
+        check(d.phase() == "failed", "failed")
+        v = d.ok("GET", "/verdict")
+        check(v["verdict"] == "infrastructure_error", "failed provisioning verdict: %s" % v)
+        os.unlink(fail_flag)
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from failed")
+        check(d.ok("POST", "/end_episode")["verdict"] == "graded", "end")
+        check(d.phase() == "closed", "closed")
+        check(d.request("POST", "/resume")[0] == 409, "resume from closed is refused (409)")
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset after an end")
+        check(d.request("POST", "/resume")[0] == 409, "resume from ready is refused (409)")
+    finally:
+        if os.path.exists(fail_flag):
+            os.unlink(fail_flag)
+        d.stop()
+
+
+def misbehaving_harness(unit, evidence, blame="zones/agent/harness", words=()):
+    d = Daemon(unit)
+    try:
+        eid = d.ok("POST", "/reset_unit")["episode_id"]
+        evidence(d, eid)
+        v = d.ok("POST", "/end_episode")
+        check(v["verdict"] == "agent_misbehavior", "verdict: %s" % v)
+        check((v["blame"] or {}).get("subtree") == blame, "blame: %s" % v)
+        for w in words:
+            check(w in (v["reason"] or ""), "reason mentions %r: %s" % (w, v["reason"]))
+        check(d.phase() == "closed", "closed after the verdict")
+        # The next episode starts clean.
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "next reset")
+    finally:
+        d.stop()
+
+
+def case_forkbomb():
+    def evidence(d, eid):
+        def refused():
+            ev = read(d.cg_file("pids", "zones/agent/harness", "pids.events")) or "max 0"
+            return int(ev.split()[1]) > 0
+        poll(refused, "pids.max to refuse a fork")
+    misbehaving_harness("harness-forkbomb.yaml", evidence, words=("pids",))
+
+
+def case_detached():
+    misbehaving_harness("harness-detach.yaml", lambda d, eid: d.wait_ws_file(eid, "detach.done"),
+                        words=("detached",))
+
+
+def case_oom():
+    def evidence(d, eid):
+        poll(lambda: "oom_kill 0" not in (read(d.cg_file("memory", "zones/agent/harness",
+                                                        "memory.oom_control")) or "oom_kill 0"),
+             "the OOM killer")
+    misbehaving_harness("harness-oom.yaml", evidence, words=("memory",))
+
+
+def case_fill_disk():
+    def evidence(d, eid):
+        errno_ = d.wait_ws_file(eid, "fill.done")
+        check(errno_.strip() == "28", "the workspace filled up (ENOSPC), got errno %s" % errno_)
+    misbehaving_harness("harness-fill.yaml", evidence, words=("disk",))
+
+
+def observer_failure(unit, args, blame, words, kind="infrastructure_error"):
+    d = Daemon(unit, args=args)
+    try:
+        d.ok("POST", "/reset_unit")
+        v = d.ok("POST", "/end_episode")
+        check(v["verdict"] == kind, "verdict: %s" % v)
+        check((v["blame"] or {}).get("subtree") == blame, "blame: %s" % v)
+        for w in words:
+            check(w in (v["reason"] or ""), "reason mentions %r: %s" % (w, v["reason"]))
+        check(d.phase() == "closed", "closed")
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "next reset")
+    finally:
+        d.stop()
+
+
+def case_observer_crash():
+    observer_failure("observer-crash.yaml", [], "zones/observers/judge", ("status 3",))
+
+
+def case_observer_hang():
+    observer_failure("observer-hang.yaml", ["--observer-timeout", "1"], "zones/observers/judge",
+                     ("timed out",))
+
+
+def case_custody_symlink():
+    observer_failure("custody-symlink.yaml", [], "zones/observers/runner", ("evil-link",),
+                     "agent_misbehavior")
+
+
+def case_custody_fifo():
+    observer_failure("custody-fifo.yaml", [], "zones/observers/runner", ("evil-fifo",),
+                     "agent_misbehavior")
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+
+
+def fallback_manifest(port):
+    d = tempfile.mkdtemp(prefix="openenvd-live-fb.")
+    os.chmod(d, 0o755)
+    with open(os.path.join(INSTALL, "fallback.yaml.in")) as f:
+        text = f.read().replace("@PORT@", str(port))
+    path = os.path.join(d, "openenv.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    return d, path
+
+
+def case_fallback_unprivileged():
+    port = free_port()
+    d, manifest = fallback_manifest(port)
+    log = os.path.join(d, "log")
+    proc = None
+    try:
+        with open(log, "w") as e:
+            proc = subprocess.Popen(NOBODY + [OPENENVD, "--manifest", manifest], stdout=e, stderr=e,
+                                    stdin=subprocess.DEVNULL)
+
+        def health():
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2) as r:
+                    return json.loads(r.read())
+            except (OSError, ValueError):
+                check(proc.poll() is None, "openenvd exited: %s" % read(log))
+                return None
+        check(poll(health, "the env server on the manifest's port") == {"server": "envd"},
+              "the env server itself answers")
+        text = read(log)
+        check("isolation disabled: " in text, "logs the reasons: %s" % text)
+        check("exec /usr/bin/python3 /opt/openenvd-test/bin/envd.py" in text, "logs the exec")
+        # It is the env server, not the daemon: no control API.
+        with urllib.request.urlopen("http://127.0.0.1:%d/ticks" % port, timeout=5) as r:
+            check(r.status == 200, "env route")
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/info" % port, timeout=5)
+            check(False, "/info answered")
+        except urllib.error.HTTPError as e:
+            check(e.code == 404, "/info is the env's 404")
+        check(os.stat("/proc/%d" % proc.pid).st_uid == 65534, "runs as nobody")
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_require_isolation_refusal():
+    port = free_port()
+    d, manifest = fallback_manifest(port)
+    try:
+        for extra, env in (([" --require-isolation"], {}), ([], {"OPENENVD_REQUIRE_ISOLATION": "1"})):
+            args = [a.strip() for a in extra]
+            r = subprocess.run(NOBODY + [OPENENVD, "--manifest", manifest] + args,
+                               capture_output=True, text=True, timeout=60,
+                               env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+            check(r.returncode == 3, "exit 3 (%s%s): %d %s" % (args, env, r.returncode, r.stderr))
+            check("isolation disabled: " in r.stderr and "--require-isolation" in r.stderr,
+                  "logs the reasons: %s" % r.stderr)
+            check(socket.socket().connect_ex(("127.0.0.1", port)) != 0, "nothing listens")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def descendants(pid):
+    children = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            stat = read("/proc/%s/stat" % p)
+            if stat:
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def census(d):
+    cgroups = 0
+    for root in d.cg.values():
+        for _, dirs, _ in os.walk(root):
+            cgroups += len(dirs)
+    return {"fds": len(os.listdir("/proc/%d/fd" % d.pid)),
+            "mounts": len((read("/proc/%d/mountinfo" % d.pid) or "").splitlines()),
+            "cgroups": cgroups,
+            "processes": len(descendants(d.pid))}
+
+
+LEAK = {}
+
+
+def case_leak_1000_episodes():
+    d = Daemon("minimal.yaml")
+    try:
+        def episode():
+            check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset")
+            check(d.ok("POST", "/end_episode")["verdict"] == "graded", "end")
+        episode()  # warm: the asset copy and state dirs exist from now on
+        before = census(d)
+        t0 = time.monotonic()
+        for _ in range(LEAK_EPISODES):
+            episode()
+        elapsed = time.monotonic() - t0
+        after = census(d)
+        LEAK.update(before=before, after=after, episodes=LEAK_EPISODES,
+                    per_episode_ms=1000 * elapsed / LEAK_EPISODES)
+        print("# leak census before %s after %s; %d episodes, %.1f ms each"
+              % (before, after, LEAK_EPISODES, LEAK["per_episode_ms"]))
+        check(after == before, "resources grew over %d episodes: %s -> %s"
+              % (LEAK_EPISODES, before, after))
+    finally:
+        d.stop()
+
+
+CASES = [
+    ("full episode graded (reset, /step over the relay, done, observers in order)",
+     case_full_episode_graded),
+    ("assets, state dir and secrets unreadable from env, harness and runner",
+     case_secrets_unreadable),
+    ("hidden service reachable only from env and only through its relay",
+     case_service_only_via_relay),
+    ("egress impossible from env, harness and runner", case_egress_impossible),
+    ("real model key absent from every zone; harness's model call works via the proxy",
+     case_model_key_absent),
+    ("inspect freezes the agent zone, resume thaws it", case_inspect_resume),
+    ("reset works from closed, ready, running, frozen and failed", case_reset_from_every_phase),
+    ("fork bomb => agent_misbehavior blamed on zones/agent/harness", case_forkbomb),
+    ("detached process left behind => agent_misbehavior blamed on zones/agent/harness",
+     case_detached),
+    ("memory exhausted => agent_misbehavior blamed on zones/agent/harness", case_oom),
+    ("disk filled => agent_misbehavior blamed on zones/agent/harness", case_fill_disk),
+    ("crashing observer => infrastructure_error blamed on zones/observers/judge",
+     case_observer_crash),
+    ("hanging observer => infrastructure_error blamed on zones/observers/judge",
+     case_observer_hang),
+    ("runner output holding a symlink is refused by custody", case_custody_symlink),
+    ("runner output holding a FIFO is refused by custody", case_custody_fifo),
+    ("unprivileged: isolation disabled, the env server runs on the same port",
+     case_fallback_unprivileged),
+    ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",
+     case_require_isolation_refusal),
+    ("%d consecutive episodes leak no fd, mount, cgroup or process" % LEAK_EPISODES,
+     case_leak_1000_episodes),
+]
+
+
+def install():
+    shutil.rmtree(INSTALL, ignore_errors=True)
+    shutil.copytree(UNITS_SRC, INSTALL, symlinks=True)
+    os.makedirs(RUN)
+    for root, dirs, files in os.walk(INSTALL):
+        os.chmod(root, 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+    # The asset stays private to root, as an author's answers would be.
+    os.chmod(os.path.join(INSTALL, "assets"), 0o700)
+    os.chmod(os.path.join(INSTALL, "assets/oracle.json"), 0o600)
+
+
+def main():
+    only = os.environ.get("OPENENVD_LIVE_ONLY")
+    cases = [c for c in CASES if not only or only in c[1].__name__]
+    print("1..%d" % len(cases))
+    if os.geteuid() != 0:
+        for i, (name, _) in enumerate(cases, 1):
+            print("ok %d - %s # SKIP needs root" % (i, name))
+        return 0
+    secrets_made = False
+    install()
+    if not os.path.exists("/run/secrets"):
+        os.makedirs("/run/secrets", 0o700)
+        secrets_made = True
+    secret = "/run/secrets/openenvd-live-secret"
+    with open(secret, "w") as f:
+        f.write("do not read\n")
+    failed = 0
+    t_all = time.monotonic()
+    try:
+        for i, (name, fn) in enumerate(cases, 1):
+            t0 = time.monotonic()
+            try:
+                fn()
+                print("ok %d - %s" % (i, name))
+            except Exception as e:  # noqa: BLE001 - one case's failure is reported, not fatal
+                failed += 1
+                print("not ok %d - %s" % (i, name))
+                detail = str(e) if isinstance(e, Failure) else traceback.format_exc()
+                for line in detail.splitlines():
+                    print("# " + line)
+            print("# %.1f s" % (time.monotonic() - t0))
+            sys.stdout.flush()
+    finally:
+        os.unlink(secret)
+        if secrets_made:
+            shutil.rmtree("/run/secrets", ignore_errors=True)
+        shutil.rmtree(INSTALL, ignore_errors=True)
+    print("# total %.1f s" % (time.monotonic() - t_all))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,316 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The Docker deployment lanes (DESIGN section 11, modes 2 and 3), as TAP:
+#
+#   tests/lanes/run-lanes.sh BUILD_DIR
+#
+# Builds (or reuses) the lanes image with scripts/build-image.sh, then runs
+# openenvd as that image's entrypoint under `docker run --privileged
+# --cgroupns=private` (isolation on: a full episode graded) and under a plain
+# `docker run` (isolation off: the env serves unchanged; with
+# OPENENVD_REQUIRE_ISOLATION=1 the container exits 3).
+#
+# Docker: the daemon $DOCKER_HOST names when it answers, else a private
+# dockerd (scripts/dockerd.sh, own data root, --bridge=none, no iptables) in
+# a temporary directory, stopped and removed at the end. Every container runs
+# with --network none; the test reaches it from the host with
+# `nsenter -t <pid> -n` into that container's network namespace, so traffic
+# only ever goes to 127.0.0.1 of a namespace the test created. Nothing is
+# left running: containers (and, on a shared daemon, the image if this run
+# built it) are removed on every exit path. The base root tarball stays
+# cached (see scripts/build-image.sh, docs/LANES.md).
+set -uo pipefail
+
+build=${1:?usage: $0 BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
+client="$here/client.py"
+run_id=lanes-$$-$RANDOM
+token=lanes-$RANDOM$RANDOM$RANDOM
+planned=13
+
+skip_all() {
+        echo "1..0 # SKIP $*"
+        exit 0
+}
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+for tool in docker dockerd nsenter "$PY"; do
+        command -v "$tool" >/dev/null || skip_all "$tool not installed"
+done
+"$PY" -c 'import websockets' 2>/dev/null || skip_all "python3-websockets not installed"
+
+n=0
+failed=0
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $*"
+}
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $*"
+}
+todo() {
+        n=$((n + 1))
+        echo "not ok $n - $1 # TODO $2"
+}
+skip() {
+        n=$((n + 1))
+        echo "ok $n - $1 # SKIP $2"
+}
+diag() {
+        sed 's/^/# /'
+}
+
+work=$(mktemp -d /tmp/openenvd-lanes.XXXXXX)
+private_dockerd=
+image=
+image_built=
+containers=()
+
+cleanup() {
+        local c
+        for c in "${containers[@]}"; do
+                docker rm -f -v "$c" >/dev/null 2>&1
+        done
+        if [ -n "$private_dockerd" ]; then
+                # Removes every container, the data root and the image.
+                "$repo/scripts/dockerd.sh" stop "$work/docker" >/dev/null 2>&1 ||
+                        echo "# dockerd.sh stop failed" >&2
+        elif [ -n "$image_built" ]; then
+                docker rmi "$image" >/dev/null 2>&1
+        fi
+        rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "1..$planned"
+start=$SECONDS
+
+# --- Docker daemon --------------------------------------------------------
+if [ -n "${DOCKER_HOST:-}" ] && docker info >/dev/null 2>&1; then
+        echo "# using the Docker daemon at $DOCKER_HOST"
+else
+        # --privileged asks for every capability the kernel knows; Debian's
+        # docker.io 20.10 does not clamp that to the bounding set, so on a
+        # host whose bounding set is incomplete runc fails "unable to apply
+        # caps". runc-bounded clamps it (and does nothing else).
+        bnd=$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)
+        last=$(cat /proc/sys/kernel/cap_last_cap)
+        full=$(printf '%016x' $(((1 << (last + 1)) - 1)))
+        if [ "$((16#$bnd))" -ne "$((16#$full))" ]; then
+                echo "# bounding set $bnd lacks capabilities: dockerd runs runc through tests/lanes/runc-bounded"
+                cat >"$work/dockerd" <<EOF
+#!/bin/sh
+exec dockerd --add-runtime lanes-runc="$here/runc-bounded" --default-runtime lanes-runc "\$@"
+EOF
+                chmod 0755 "$work/dockerd"
+                export DOCKERD="$work/dockerd"
+        fi
+        private_dockerd=1
+        if ! out=$("$repo/scripts/dockerd.sh" start "$work/docker" 2>&1); then
+                echo "$out" | diag
+                echo "Bail out! cannot start a private dockerd"
+                exit 1
+        fi
+        export "${out##*$'\n'}" # DOCKER_HOST=unix://...
+        echo "# private dockerd: $DOCKER_HOST"
+fi
+
+# --- image ------------------------------------------------------------------
+t=$SECONDS
+if image=$(docker images -q >"$work/images.before" 2>&1; "$repo/scripts/build-image.sh" "$build" 2>"$work/build-image.log"); then
+        grep -q "built $image" "$work/build-image.log" && [ -z "$private_dockerd" ] && image_built=1
+        ok "image $image ($(grep -o 'built\|reusing' "$work/build-image.log" | tail -n1), $((SECONDS - t))s)"
+else
+        diag <"$work/build-image.log"
+        echo "Bail out! cannot build the lanes image"
+        exit 1
+fi
+
+# Starts a container (detached, --network none, labelled) and prints its id.
+run() {
+        local c
+        c=$(docker run -d --network none --label "openenvd-lanes=$run_id" "$@" 2>"$work/run.err") || {
+                diag <"$work/run.err"
+                return 1
+        }
+        containers+=("$c")
+        echo "$c"
+}
+pid_of() {
+        docker inspect -f '{{.State.Pid}}' "$1"
+}
+# Runs client.py inside the container's network namespace.
+in_netns() {
+        local c=$1 pid
+        shift
+        pid=$(pid_of "$c") && [ "$pid" -gt 0 ] || return 1
+        timeout 300 nsenter -t "$pid" -n "$PY" "$client" "$@"
+}
+logs() {
+        docker logs "$1" 2>&1
+}
+
+# --- plain lane: isolation off, the env serves unchanged --------------------
+plain=$(run "$image") || plain=
+if [ -n "$plain" ] && in_netns "$plain" wait 8000 /health 2>"$work/wait.err"; then
+        line=$(logs "$plain" | grep -m1 'isolation disabled: ')
+        if [ -n "$line" ] && echo "$line" | grep -q 'CAP_SYS_ADMIN'; then
+                ok "plain: log says why isolation is disabled"
+        else
+                not_ok "plain: log says why isolation is disabled"
+                logs "$plain" | head -n 20 | diag
+        fi
+        echo "# $line"
+else
+        not_ok "plain: env server up"
+        { cat "$work/wait.err"; [ -n "$plain" ] && logs "$plain"; } 2>/dev/null | tail -n 20 | diag
+fi
+
+# The same image, the same requests, with uvicorn as the entrypoint.
+ref=$(run -w /opt/openenv-echo -e PYTHONPATH=/opt/openenv-echo --entrypoint uvicorn "$image" \
+        server.app:app --host 0.0.0.0 --port 8000) || ref=
+if [ -n "$plain" ] && [ -n "$ref" ] &&
+        in_netns "$ref" wait 8000 /health 2>>"$work/wait.err" &&
+        in_netns "$plain" surface 8000 >"$work/plain.json" 2>&1 &&
+        in_netns "$ref" surface 8000 >"$work/ref.json" 2>&1; then
+        if cmp -s "$work/plain.json" "$work/ref.json"; then
+                ok "plain: /health /reset /step /state /mcp answer exactly as uvicorn run directly"
+        else
+                not_ok "plain: /health /reset /step /state /mcp answer exactly as uvicorn run directly"
+                diff "$work/ref.json" "$work/plain.json" | head -n 40 | diag
+        fi
+else
+        not_ok "plain: /health /reset /step /state /mcp answer exactly as uvicorn run directly"
+        cat "$work/wait.err" "$work/plain.json" "$work/ref.json" 2>/dev/null | tail -n 20 | diag
+fi
+
+# Stepping aside is an exec: the env server is the container's PID 1.
+if [ -n "$plain" ] && tr '\0' ' ' <"/proc/$(pid_of "$plain")/cmdline" 2>/dev/null |
+        grep -q 'uvicorn server.app:app --host 0.0.0.0 --port 8000'; then
+        ok "plain: openenvd exec'd the env server (it is PID 1)"
+else
+        not_ok "plain: openenvd exec'd the env server (it is PID 1)"
+fi
+
+strict=$(run -e OPENENVD_REQUIRE_ISOLATION=1 "$image") || strict=
+code=
+[ -n "$strict" ] && code=$(timeout 120 docker wait "$strict" 2>/dev/null)
+if [ "$code" = 3 ] && logs "$strict" | grep -q 'isolation disabled: .*CAP_SYS_ADMIN.*refusing to start'; then
+        ok "plain: OPENENVD_REQUIRE_ISOLATION=1 exits 3 with the reasons"
+else
+        not_ok "plain: OPENENVD_REQUIRE_ISOLATION=1 exits 3 with the reasons (exit '$code')"
+        [ -n "$strict" ] && logs "$strict" | tail -n 10 | diag
+fi
+
+# --- privileged lane ---------------------------------------------------------
+# Runs an episode (twice: a unit is reset between episodes) against a daemon
+# container; $1 names the variant in the test descriptions.
+episodes() {
+        local c=$1 what=$2 i
+        if ! in_netns "$c" wait 8000 /healthz 2>"$work/wait.err"; then
+                not_ok "$what: daemon up"
+                { cat "$work/wait.err"; logs "$c"; } | tail -n 20 | diag
+                return 1
+        fi
+        for i in 1 2; do
+                if in_netns "$c" episode 8000 "$token" >"$work/episode.json" 2>&1; then
+                        ok "$what: isolation on, episode $i graded ($(cut -c1-160 "$work/episode.json"))"
+                else
+                        not_ok "$what: isolation on, episode $i graded"
+                        { cat "$work/episode.json"; logs "$c" | tail -n 20; } | diag
+                        return 1
+                fi
+        done
+}
+
+# a) Exactly the documented command line: the image's own entrypoint.
+priv=$(run --privileged --cgroupns=private -e "OPENENVD_TOKEN=$token" "$image") || priv=
+if [ -n "$priv" ] && in_netns "$priv" wait 8000 /healthz 2>"$work/wait.err" &&
+        in_netns "$priv" episode 8000 "$token" >"$work/episode.json" 2>&1; then
+        ok "privileged (image defaults): isolation on, episode graded"
+else
+        todo "privileged (image defaults): isolation on, episode graded" \
+                "daemon: no cgroup2 mount inside Docker on hybrid hosts; state dir on overlayfs"
+        { logs "$priv" | grep -m3 'isolation\|storage\|failed'; cat "$work/episode.json"; } 2>/dev/null | diag
+fi
+[ -n "$priv" ] && docker rm -f -v "$priv" >/dev/null 2>&1
+
+# b) The same, with what the daemon does not (yet) do for itself inside
+# Docker on a hybrid host: a cgroup2 mount of the container's own cgroup
+# namespace at /sys/fs/cgroup/unified (runc mounts only the v1 hierarchies),
+# and a tmpfs state dir (overlay upper dirs cannot live on Docker's overlayfs).
+priv=$(run --privileged --cgroupns=private --tmpfs /var/lib/openenvd:exec,mode=0700 \
+        -e "OPENENVD_TOKEN=$token" --entrypoint /bin/sh "$image" -c '
+        if ! grep -q " cgroup2 " /proc/self/mountinfo; then
+                mkdir -p /sys/fs/cgroup/unified &&
+                mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup/unified
+        fi &&
+        exec /usr/local/bin/openenvd --manifest /opt/openenv-echo/openenv.yaml \
+                --state /var/lib/openenvd --port 8000') || priv=
+if [ -n "$priv" ] && docker exec "$priv" openenv check preflight --json >"$work/preflight.json" 2>&1 &&
+        grep -q '"isolation": *"on"' "$work/preflight.json"; then
+        ok "privileged: openenv check preflight says isolation on"
+else
+        not_ok "privileged: openenv check preflight says isolation on"
+        head -c 2000 "$work/preflight.json" 2>/dev/null | diag
+fi
+if [ -n "$priv" ]; then
+        episodes "$priv" "privileged" || true
+else
+        not_ok "privileged: container started"
+fi
+# Episodes that did not run are failures, not passes: pad the plan.
+while [ "$n" -lt 9 ]; do not_ok "privileged: episode not reached"; done
+
+if [ -n "$priv" ]; then
+        docker exec "$priv" openenv check enforcement --manifest /opt/openenv-echo/openenv.yaml \
+                --json >"$work/enforcement.out" 2>&1
+        code=$?
+else
+        code=none
+fi
+if grep -q 'not available in this build' "$work/enforcement.out" 2>/dev/null; then
+        todo "privileged: openenv check enforcement holds in every zone" "enforcement check not built yet"
+elif [ "$code" = 0 ]; then
+        ok "privileged: openenv check enforcement holds in every zone"
+else
+        not_ok "privileged: openenv check enforcement holds in every zone (exit $code)"
+        tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
+fi
+
+# docker stop sends SIGTERM to PID 1 (openenvd): a clean shutdown is exit 0.
+if [ -n "$priv" ]; then
+        docker stop -t 30 "$priv" >/dev/null 2>&1
+        code=$(docker inspect -f '{{.State.ExitCode}}' "$priv" 2>/dev/null)
+else
+        code=none
+fi
+if [ "$code" = 0 ]; then
+        ok "privileged: openenvd exits 0 on docker stop"
+else
+        not_ok "privileged: openenvd exits 0 on docker stop (exit $code)"
+        [ -n "$priv" ] && logs "$priv" | tail -n 10 | diag
+fi
+
+# --- nothing left behind -----------------------------------------------------
+for c in "${containers[@]}"; do
+        docker rm -f -v "$c" >/dev/null 2>&1
+done
+containers=()
+left=$(docker ps -aq --filter "label=openenvd-lanes=$run_id")
+if [ -z "$left" ]; then
+        ok "all lane containers removed"
+else
+        not_ok "all lane containers removed: $left"
+fi
+
+# The one plan line must match: a case that never ran is a failure.
+while [ "$n" -lt "$planned" ]; do not_ok "case not reached"; done
+echo "# lanes took $((SECONDS - start))s"
+[ "$failed" -eq 0 ]
