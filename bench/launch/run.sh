@@ -48,6 +48,8 @@ fi
 
 if [ -z "${BENCH_LAUNCH_INNER:-}" ]; then
         WORK=$(mktemp -d /tmp/bench-launch-run.XXXXXX)
+        # The container's root (host uid 100000) opens its socket dir here.
+        chmod 0755 "$WORK"
         cleanup() {
                 umount "$WORK/bundle/rootfs" 2>/dev/null || true
                 runc delete -f bl-runc >/dev/null 2>&1 || true

@@ -96,7 +96,8 @@ static int target_connect(const struct target *t)
         int fd;
 
         if (t->port) {
-                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(t->port),
+                struct sockaddr_in sa = { .sin_family = AF_INET,
+                                          .sin_port = htons(t->port),
                                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
                 fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
                 if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
@@ -278,8 +279,15 @@ static double run_wrk(const struct target *t, unsigned duration_s, double *ret_a
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
-                char *argv[] = { (char *) "wrk", (char *) "-t2", (char *) "-c32", (char *) "-d",
-                                 dur, (char *) "-H", hdr, url, NULL };
+                char *argv[] = { (char *) "wrk",
+                                 (char *) "-t2",
+                                 (char *) "-c32",
+                                 (char *) "-d",
+                                 dur,
+                                 (char *) "-H",
+                                 hdr,
+                                 url,
+                                 NULL };
                 if (dup2(p[1], STDOUT_FILENO) < 0)
                         _exit(126);
                 execvp("wrk", argv);
@@ -353,8 +361,8 @@ static double bulk_download(const struct target *t, unsigned long long bytes)
 {
         struct client *c = client_new(t);
         char req[256];
-        int n = snprintf(req, sizeof(req), "GET /download?bytes=%llu HTTP/1.1\r\nHost: bench\r\n\r\n",
-                         bytes);
+        int n = snprintf(req, sizeof(req),
+                         "GET /download?bytes=%llu HTTP/1.1\r\nHost: bench\r\n\r\n", bytes);
         unsigned long long body;
         double t0 = now_us();
 
@@ -366,7 +374,8 @@ static double bulk_download(const struct target *t, unsigned long long bytes)
         body -= c->end - c->start;
         c->start = c->end;
         while (body > 0) {
-                ssize_t k = recv(c->fd, bulk_buf, body < BULK_CHUNK ? (size_t) body : BULK_CHUNK, 0);
+                ssize_t k =
+                        recv(c->fd, bulk_buf, body < BULK_CHUNK ? (size_t) body : BULK_CHUNK, 0);
                 if (k <= 0)
                         die("download recv");
                 body -= (unsigned long long) k;
@@ -528,8 +537,8 @@ static double proc_cpu_s(pid_t pid)
         fclose(f);
         buf[len] = '\0';
         p = strrchr(buf, ')'); /* comm may contain spaces */
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                         &st) != 2)
+        if (!p ||
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
                 return NAN;
         return (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
 }
@@ -585,9 +594,9 @@ int main(int argc, char **argv)
         if (!mkdtemp(tmpdir))
                 die("mkdtemp");
         snprintf(sock, sizeof(sock), "%s/env.sock", tmpdir);
-        if (socket_listen_unix(sock, 0600, &ufd) < 0 || socket_listen_tcp("127.0.0.1", 0, &tfd) < 0 ||
-            socket_local_port(tfd, &up_port) < 0 || socket_listen_tcp("127.0.0.1", 0, &rfd) < 0 ||
-            socket_local_port(rfd, &relay_port) < 0)
+        if (socket_listen_unix(sock, 0600, &ufd) < 0 ||
+            socket_listen_tcp("127.0.0.1", 0, &tfd) < 0 || socket_local_port(tfd, &up_port) < 0 ||
+            socket_listen_tcp("127.0.0.1", 0, &rfd) < 0 || socket_local_port(rfd, &relay_port) < 0)
                 die("listen");
         /* Connections queue in the backlogs until the children accept: no wait. */
         up_pid = spawn_upstream(ufd, tfd);
@@ -615,8 +624,7 @@ int main(int argc, char **argv)
                 for (size_t r = 0; r < ELEMENTSOF(reqs); r++) {
                         struct stats s[3];
                         bool ok;
-                        double cpu0 = proc_cpu_s(relay_pid), ucpu0 = proc_cpu_s(up_pid), cpu,
-                               ucpu;
+                        double cpu0 = proc_cpu_s(relay_pid), ucpu0 = proc_cpu_s(up_pid), cpu, ucpu;
                         bench_latency(reqs[r][0], reqs[r][1], lat_targets, 3, n, s);
                         cpu = proc_cpu_s(relay_pid) - cpu0;
                         ucpu = proc_cpu_s(up_pid) - ucpu0;
@@ -629,12 +637,12 @@ int main(int argc, char **argv)
                                xasprintf("latency %s p99 (us)", reqs[r][0]), s[0].p99, s[1].p99,
                                s[2].p99, s[2].p99 - s[0].p99);
                         printf("%-34s %12.1f %12.1f %12.1f %+12.1fus\n",
-                               xasprintf("latency %s mean (us)", reqs[r][0]), s[0].mean,
-                               s[1].mean, s[2].mean, s[2].mean - s[0].mean);
+                               xasprintf("latency %s mean (us)", reqs[r][0]), s[0].mean, s[1].mean,
+                               s[2].mean, s[2].mean - s[0].mean);
                         /* The relay served n + WARMUP of these; the upstream 3x that. */
                         printf("%-34s %12s %12s %12.1f   (upstream: %.1f us/req)\n",
-                               "  relay CPU per request (us)", "-", "-",
-                               cpu * 1e6 / (n + WARMUP), ucpu * 1e6 / (3.0 * (n + WARMUP)));
+                               "  relay CPU per request (us)", "-", "-", cpu * 1e6 / (n + WARMUP),
+                               ucpu * 1e6 / (3.0 * (n + WARMUP)));
                         fflush(stdout);
                 }
         }

@@ -26,7 +26,8 @@
 
 static int listen_tcp(uint16_t port)
 {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+        struct sockaddr_in sa = { .sin_family = AF_INET,
+                                  .sin_port = htons(port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 

@@ -247,8 +247,7 @@ static int request_parse(const char *h, size_t head_len, struct request *rq)
                         rq->close = true;
                 else if (header_is(l, ll, "upgrade", &v, &vl) && has_token(v, vl, "websocket"))
                         rq->upgrade = true;
-                else if (header_is(l, ll, "sec-websocket-key", &v, &vl) &&
-                         vl < sizeof(rq->ws_key))
+                else if (header_is(l, ll, "sec-websocket-key", &v, &vl) && vl < sizeof(rq->ws_key))
                         memcpy(rq->ws_key, v, vl);
                 else if (header_is(l, ll, "transfer-encoding", &v, &vl))
                         return -1; /* the benchmark clients never send chunked bodies */

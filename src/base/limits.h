@@ -4,7 +4,7 @@
 /*
  * Every size an untrusted party controls has a named limit here, so a reviewer
  * can see all of them in one place. Each module adds its own section; values
- * are documented where users can hit them (docs/LIMITS.md mirrors this file).
+ * are documented in the module docs where users can hit them.
  */
 
 /* --- manifest (openenv.yaml is written by environment authors) --- */

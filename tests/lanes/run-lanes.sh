@@ -29,7 +29,7 @@ PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
 client="$here/client.py"
 run_id=lanes-$$-$RANDOM
 token=lanes-$RANDOM$RANDOM$RANDOM
-planned=13
+planned=12
 
 skip_all() {
         echo "1..0 # SKIP $*"
@@ -123,7 +123,7 @@ fi
 
 # --- image ------------------------------------------------------------------
 t=$SECONDS
-if image=$(docker images -q >"$work/images.before" 2>&1; "$repo/scripts/build-image.sh" "$build" 2>"$work/build-image.log"); then
+if image=$("$repo/scripts/build-image.sh" "$build" 2>"$work/build-image.log"); then
         grep -q "built $image" "$work/build-image.log" && [ -z "$private_dockerd" ] && image_built=1
         ok "image $image ($(grep -o 'built\|reusing' "$work/build-image.log" | tail -n1), $((SECONDS - t))s)"
 else
