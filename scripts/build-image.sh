@@ -11,7 +11,8 @@
 #    $OPENENVD_CI_CACHE (default /var/cache/openenvd-ci), keyed by the
 #    package list, so it is downloaded once per machine.
 # 2. The image: that tarball plus openenvd, openenvd-shim, openenv and
-#    openenv-probe from BUILD_DIR and examples/echo at /opt/openenv-echo,
+#    openenv-probe from BUILD_DIR (in /usr/local as `meson install` lays them
+#    out, plus the shim next to openenvd, where the daemon looks for it) and examples/echo at /opt/openenv-echo,
 #    `docker import`ed with openenvd as the entrypoint. Its tag is a hash of
 #    everything that goes in, so an unchanged tree reuses the image.
 #
@@ -42,6 +43,7 @@ packages+=,libyaml-0-2,libjansson4,libseccomp2,libhttp-parser2.9
 bins=(
         "src/daemon/openenvd:usr/local/bin/openenvd"
         "src/sandbox/shim/openenvd-shim:usr/local/bin/openenvd-shim"
+        "src/sandbox/shim/openenvd-shim:usr/local/libexec/openenvd/openenvd-shim"
         "src/cli/openenv:usr/local/bin/openenv"
         "src/probe/openenv-probe:usr/local/libexec/openenv/openenv-probe"
 )

@@ -15,7 +15,7 @@ packages=(
         libcriterion-dev iproute2 python3 python3-fastapi python3-uvicorn uvicorn
         python3-websockets python3-httpx busybox-static
         # runtimes the OCI launcher, the lanes and the benchmarks drive
-        runc crun bubblewrap docker.io
+        runc crun bubblewrap docker.io debootstrap
         # benchmarks
         hyperfine wrk
 )

@@ -22,15 +22,15 @@
 #define CUSTODY_MAX_DEPTH   128
 
 /* --- HTTP / WebSocket (the external port and every relay) --- */
-#define HTTP_MAX_HEAD_BYTES    (32 * 1024) /* request/status line + headers */
+#define HTTP_MAX_HEAD_BYTES    (32UL * 1024) /* request/status line + headers */
 #define HTTP_MAX_HEADERS       100
 #define HTTP_MAX_CONNECTIONS   4096
-#define WS_MAX_FRAME_BYTES     (16 * 1024 * 1024)
-#define WS_MAX_CONTROL_PAYLOAD 125           /* RFC 6455 5.5 */
-#define HTTP_MAX_CHUNK_LINE    4096          /* chunk-size line incl. extensions */
-#define HTTP_MAX_CONTROL_BODY  (64 * 1024)   /* request body of a control route */
-#define HTTP_MAX_INSPECT_BYTES (1024 * 1024) /* /step response scanned for "done" */
-#define WS_MAX_INSPECT_BYTES   (1024 * 1024) /* /ws text message scanned for "done" */
+#define WS_MAX_FRAME_BYTES     (16UL * 1024 * 1024)
+#define WS_MAX_CONTROL_PAYLOAD 125             /* RFC 6455 5.5 */
+#define HTTP_MAX_CHUNK_LINE    4096            /* chunk-size line incl. extensions */
+#define HTTP_MAX_CONTROL_BODY  (64UL * 1024)   /* request body of a control route */
+#define HTTP_MAX_INSPECT_BYTES (1024UL * 1024) /* /step response scanned for "done" */
+#define WS_MAX_INSPECT_BYTES   (1024UL * 1024) /* /ws text message scanned for "done" */
 
 /* --- grading --- */
 #define VERDICT_MAX_BYTES (1024 * 1024) /* an observer's /out/verdict.json */
@@ -43,15 +43,15 @@
 /* --- probe / validate (measured inside hostile containers) --- */
 #define MOUNTINFO_MAX_LINES       4096
 #define MOUNTINFO_MAX_LINE        8192
-#define PROC_STATUS_MAX_BYTES     (64 * 1024)
-#define PROC_STATUS_MAX_GROUPS    64                /* supplementary groups kept per process */
-#define PROBE_MAX_PROCESSES       512               /* subject processes inventoried */
-#define PROBE_MOUNTINFO_MAX_BYTES (4 * 1024 * 1024) /* one mountinfo read */
-#define PROBE_WALK_MAX_DEPTH      8                 /* directories below a walked mount */
-#define PROBE_WALK_MAX_ENTRIES    4096              /* entries examined per walked mount */
-#define PROBE_WALK_MAX_FINDINGS   16                /* writable/inconclusive paths kept per walk */
-#define PROBE_EVIDENCE_MAX_BYTES  (8 * 1024 * 1024) /* the helper's JSON document */
-#define DOCKER_OUTPUT_MAX_BYTES   (4 * 1024 * 1024) /* one docker CLI stdout/stderr capture */
+#define PROC_STATUS_MAX_BYTES     (64UL * 1024)
+#define PROC_STATUS_MAX_GROUPS    64                  /* supplementary groups kept per process */
+#define PROBE_MAX_PROCESSES       512                 /* subject processes inventoried */
+#define PROBE_MOUNTINFO_MAX_BYTES (4UL * 1024 * 1024) /* one mountinfo read */
+#define PROBE_WALK_MAX_DEPTH      8                   /* directories below a walked mount */
+#define PROBE_WALK_MAX_ENTRIES    4096                /* entries examined per walked mount */
+#define PROBE_WALK_MAX_FINDINGS   16 /* writable/inconclusive paths kept per walk */
+#define PROBE_EVIDENCE_MAX_BYTES  (8UL * 1024 * 1024) /* the helper's JSON document */
+#define DOCKER_OUTPUT_MAX_BYTES   (4UL * 1024 * 1024) /* one docker CLI stdout/stderr capture */
 
 /* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
 #define CGROUP_PATH_MAX        512                 /* a relative path inside our subtree */
@@ -69,6 +69,5 @@
 #define SHIM_BUFFER_BYTES          ((size_t) 64 * 1024) /* per direction per connection */
 
 /* --- check enforcement (probe reports come from inside a probed container) --- */
-#define ENFORCE_REPORT_MAX_BYTES (1024 * 1024) /* one probe's report file */
-#define ENFORCE_REPORT_MAX_LINE  4096          /* one attempt's JSON line */
-#define ENFORCE_LOG_MAX_BYTES    (64 * 1024)   /* probe stderr kept for diagnostics */
+#define ENFORCE_REPORT_MAX_BYTES ((size_t) 1024 * 1024) /* one probe's report file */
+#define ENFORCE_REPORT_MAX_LINE  4096                   /* one attempt's JSON line */

@@ -6,13 +6,17 @@
  * 3 isolation unavailable under --require-isolation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fd-util.h"
 #include "base/log.h"
 #include "base/parse-util.h"
 #include "base/strbuf.h"
@@ -60,8 +64,14 @@ enum {
         ARG_WEAKEN,
 };
 
+/* The shim next to openenvd, in the install's libexec dir, or in the build tree. */
 static char *default_shim(void)
 {
+        static const char *const candidates[] = {
+                "openenvd-shim",
+                "../libexec/openenvd/openenvd-shim",
+                "../sandbox/shim/openenvd-shim",
+        };
         char self[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         char *slash;
@@ -72,12 +82,40 @@ static char *default_shim(void)
         slash = strrchr(self, '/');
         if (slash)
                 *slash = '\0';
-        /* Build tree: src/daemon/openenvd next to src/sandbox/shim/openenvd-shim. */
-        char *p = xasprintf("%s/openenvd-shim", self);
-        if (access(p, X_OK) == 0)
-                return p;
-        free(p);
-        return xasprintf("%s/../sandbox/shim/openenvd-shim", self);
+        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
+                char *p = xasprintf("%s/%s", self, candidates[i]);
+                if (access(p, X_OK) == 0)
+                        return p;
+                free(p);
+        }
+        return xasprintf("%s/openenvd-shim", self);
+}
+
+/*
+ * As PID 1 of a privileged container on a hybrid host, openenvd may find
+ * only the v1 hierarchies mounted (runc 1.1 mounts no cgroup2 there) while
+ * its cgroup namespace has a "0::" line. It owns this boot: mount the
+ * cgroup2 tree beside the v1 ones. Never done when not PID 1 (a host's
+ * mounts are the host's).
+ */
+static void pid1_mount_cgroup2(void)
+{
+        cleanup_free char *mounts = NULL, *self = NULL;
+
+        if (getpid() != 1)
+                return;
+        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 1024 * 1024, &mounts, NULL) < 0 ||
+            strstr(mounts, " - cgroup2 "))
+                return;
+        if (read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &self, NULL) < 0 ||
+            !(startswith(self, "0::") || strstr(self, "\n0::")))
+                return;
+        if (mkdir("/sys/fs/cgroup/unified", 0555) < 0 && errno != EEXIST)
+                return (void) log_debug_errno(-errno, "cgroup2: mkdir: %m");
+        if (mount("cgroup2", "/sys/fs/cgroup/unified", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  NULL) < 0)
+                return (void) log_debug_errno(-errno, "cgroup2: mount: %m");
+        log_info("mounted cgroup2 at /sys/fs/cgroup/unified");
 }
 
 static int parse_args(int argc, char **argv, struct daemon_options *o)
@@ -233,6 +271,7 @@ int main(int argc, char **argv)
                 return DAEMON_EXIT_INVALID;
         }
 
+        pid1_mount_cgroup2();
         r = preflight_run(NULL, &pre);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");

@@ -42,9 +42,9 @@ static const struct {
 };
 
 static const char *const result_names[_ENFORCE_RESULT_MAX] = {
-        [ENFORCE_PENDING] = "pending",   [ENFORCE_DENIED] = "denied",
-        [ENFORCE_ALLOWED] = "allowed",   [ENFORCE_ERROR] = "error",
-        [ENFORCE_MISSING] = "missing",   [ENFORCE_COMPLETE] = "complete",
+        [ENFORCE_PENDING] = "pending", [ENFORCE_DENIED] = "denied",
+        [ENFORCE_ALLOWED] = "allowed", [ENFORCE_ERROR] = "error",
+        [ENFORCE_MISSING] = "missing", [ENFORCE_COMPLETE] = "complete",
 };
 
 const char *enforce_guarantee_to_string(enum enforce_guarantee g)
@@ -167,7 +167,7 @@ static void add_probe(struct enforce_plan *p, enum enforce_guarantee g, const ch
 void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
 {
         cleanup_free char *via_root = xasprintf("/proc/1/root%s", t->canary_file);
-        cleanup_free char *port = NULL;
+        cleanup_free char *via_self = xasprintf("/proc/self/root%s", t->canary_file);
         char num[32];
         size_t i;
 
@@ -187,6 +187,7 @@ void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
         add_probe(p, G_READ_ONLY_ROOT, "write-dir", "/etc", "write-etc");
         add_probe(p, G_READ_ONLY_ROOT, "root-rw", "/", "root-mount-rw");
         add_probe(p, G_READ_ONLY_ROOT, "root-rw", "/usr", "usr-mount-rw");
+        add_probe(p, G_READ_ONLY_ROOT, "root-rw", "/etc", "etc-mount-rw");
 
         for (i = 0; t->canary_hosts && t->canary_hosts[i]; i++) {
                 cleanup_free char *addr =
@@ -196,8 +197,9 @@ void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
         enforce_plan_add(p, "canary-listener-untouched", G_NETWORK, "host", NULL, true);
 
         for (i = 0; t->foreign_sockets && t->foreign_sockets[i]; i++)
-                add_probe(p, G_SOCKETS, "connect-unix", t->foreign_sockets[i],
-                          "connect-socket-%zu", i);
+                add_probe(p, G_SOCKETS, "connect-unix", t->foreign_sockets[i], "connect-socket-%zu",
+                          i);
+        enforce_plan_add(p, "canary-sockets-untouched", G_SOCKETS, "host", NULL, true);
 
         add_probe(p, G_PROCESSES, "proc-visible", NULL, "see-foreign-processes");
         (void) snprintf(num, sizeof(num), "%d", (int) t->host_pid);
@@ -213,8 +215,8 @@ void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
         add_probe(p, G_NAMESPACES, "unshare", "user", "unshare-user");
         add_probe(p, G_NAMESPACES, "unshare", "mount", "unshare-mount");
         add_probe(p, G_NAMESPACES, "unshare", "net", "unshare-net");
-        add_probe(p, G_NAMESPACES, "setns", "/proc/1/ns/mnt", "setns-mnt");
-        add_probe(p, G_NAMESPACES, "setns", "/proc/1/ns/net", "setns-net");
+        add_probe(p, G_NAMESPACES, "setns", "/proc/self/ns/mnt", "setns-mnt");
+        add_probe(p, G_NAMESPACES, "setns", "/proc/self/ns/net", "setns-net");
 
         add_probe(p, G_PTRACE, "ptrace-attach", "1", "ptrace-attach-shim");
         add_probe(p, G_PTRACE, "ptrace-traceme", NULL, "ptrace-traceme");
@@ -240,6 +242,7 @@ void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
 
         add_probe(p, G_FD_ESCAPE, "inherited-fds", NULL, "inherited-fds");
         add_probe(p, G_FD_ESCAPE, "read", via_root, "read-via-proc-1-root");
+        add_probe(p, G_FD_ESCAPE, "read", via_self, "read-via-proc-self-root");
 
         add_probe(p, G_SYMLINK_SOURCES, "read", t->link_path, "follow-symlink-in-mount");
         enforce_plan_add(p, "symlinked-mount-source", G_SYMLINK_SOURCES, "host", NULL, true);
@@ -290,8 +293,8 @@ static const char *json_str(json_t *o, const char *key)
 }
 
 /* One report line; returns NULL if it is acceptable, else why not. */
-static const char *ingest_line(struct enforce_plan *p, const char *line, size_t len,
-                               bool *ret_end, uint64_t *ret_end_count)
+static const char *ingest_line(struct enforce_plan *p, const char *line, size_t len, bool *ret_end,
+                               uint64_t *ret_end_count)
 {
         json_error_t jerr;
         json_t *o;
@@ -376,8 +379,8 @@ void enforce_plan_ingest(struct enforce_plan *p, const char *buf, size_t len,
                 }
                 const char *why = ingest_line(p, buf + off, l, &end, &end_count);
                 if (why)
-                        strbuf_addf(&problems, "%sline %zu: %s", problems.len ? "; " : "",
-                                    line_no, why);
+                        strbuf_addf(&problems, "%sline %zu: %s", problems.len ? "; " : "", line_no,
+                                    why);
                 off += l + 1;
         }
 
@@ -385,8 +388,8 @@ void enforce_plan_ingest(struct enforce_plan *p, const char *buf, size_t len,
                 if (!p->attempts[i].on_host)
                         n_probe++;
         if (!ex->started)
-                why_missing = xasprintf("probe did not start: %s",
-                                        ex->start_error ?: "unknown error");
+                why_missing =
+                        xasprintf("probe did not start: %s", ex->start_error ?: "unknown error");
         else if (ex->timed_out)
                 why_missing = xstrdup("probe timed out and was killed");
         else if (ex->status != 0)
@@ -457,13 +460,13 @@ json_t *enforce_plan_to_json(const struct enforce_plan *p)
                             !enforce_attempt_held(&p->attempts[i]))
                                 json_array_append_new(failed, json_string(p->attempts[i].name));
                 json_array_append_new(
-                        gs, json_pack("{s:s,s:s,s:b,s:o}", "guarantee",
-                                      enforce_guarantee_to_string((enum enforce_guarantee) g),
-                                      "description",
-                                      enforce_guarantee_description((enum enforce_guarantee) g),
-                                      "held",
-                                      enforce_plan_guarantee_held(p, (enum enforce_guarantee) g),
-                                      "failed", failed));
+                        gs,
+                        json_pack("{s:s,s:s,s:b,s:o}", "guarantee",
+                                  enforce_guarantee_to_string((enum enforce_guarantee) g),
+                                  "description",
+                                  enforce_guarantee_description((enum enforce_guarantee) g), "held",
+                                  enforce_plan_guarantee_held(p, (enum enforce_guarantee) g),
+                                  "failed", failed));
         }
         for (size_t i = 0; i < p->n_attempts; i++) {
                 const struct enforce_attempt *a = &p->attempts[i];

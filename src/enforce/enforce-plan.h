@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "base/macro.h"
@@ -87,19 +88,19 @@ struct enforce_plan {
 
 /* Everything the attempts aim at, gathered by the runner. */
 struct enforce_targets {
-        const char *state_dir;       /* masked in every container */
-        const char *canary_file;     /* world-readable file in the state dir */
-        const char *key_file;        /* the fake "real model key" file */
-        const char *key_marker_hex;  /* hex of the key's prefix (never in clear in argv) */
-        char *const *hidden_paths;   /* asset sources etc.: must read/list as nothing */
-        char *const *kernel_masked;  /* /proc and /sys entries the launcher masks */
+        const char *state_dir;        /* masked in every container */
+        const char *canary_file;      /* world-readable file in the state dir */
+        const char *key_file;         /* the fake "real model key" file */
+        const char *key_marker_hex;   /* hex of the key's prefix (never in clear in argv) */
+        char *const *hidden_paths;    /* asset sources etc.: must read/list as nothing */
+        char *const *kernel_masked;   /* /proc and /sys entries the launcher masks */
         char *const *foreign_sockets; /* unix sockets by host path: daemon, other containers */
-        char *const *canary_hosts;   /* IPv4 addresses of the canary TCP listener */
+        char *const *canary_hosts;    /* IPv4 addresses of the canary TCP listener */
         uint16_t canary_port;
-        pid_t host_pid;              /* a pid outside the container (the check's own) */
-        const char *link_path;       /* inside: a symlink in a mount, into the state dir */
-        uint64_t fork_count;         /* children to fork: past pids.max */
-        uint64_t alloc_bytes;        /* memory to touch: past memory.max */
+        pid_t host_pid;        /* a pid outside the container (the check's own) */
+        const char *link_path; /* inside: a symlink in a mount, into the state dir */
+        uint64_t fork_count;   /* children to fork: past pids.max */
+        uint64_t alloc_bytes;  /* memory to touch: past memory.max */
 };
 
 void enforce_plan_init(struct enforce_plan *p, const char *zone, const char *container);
@@ -123,8 +124,8 @@ char **enforce_plan_probe_argv(const struct enforce_plan *p, const char *probe, 
 struct enforce_probe_exit {
         bool started;
         bool timed_out;
-        int status; /* shim exit status (128+signal if killed); valid if started */
-        char *start_error; /* borrowed: why it did not start, or NULL */
+        int status;              /* shim exit status (128+signal if killed); valid if started */
+        const char *start_error; /* borrowed: why it did not start, or NULL */
 };
 
 /* Evaluates the report (one JSON object per line) against the plan; every

@@ -100,7 +100,7 @@ static void outcome_errno(struct attack_outcome *o, int err, const int *denied, 
 
 static const int deny_access[] = { EACCES, EPERM, ENOENT, ENOTDIR, ELOOP, EROFS, ENXIO, 0 };
 static const int deny_perm[] = { EPERM, EACCES, 0 };
-static const int deny_net[] = { ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT,
+static const int deny_net[] = { ECONNREFUSED, ENETUNREACH, EHOSTUNREACH,  ETIMEDOUT,
                                 EACCES,       EPERM,       EADDRNOTAVAIL, 0 };
 static const int deny_unix[] = { ENOENT, ECONNREFUSED, EACCES, EPERM, ENOTDIR, ELOOP, 0 };
 
@@ -194,8 +194,8 @@ static void attack_root_rw(const char *path, struct attack_outcome *o)
         size_t len;
         int r;
 
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", PROBE_MOUNTINFO_MAX_BYTES, &text,
-                              &len);
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) PROBE_MOUNTINFO_MAX_BYTES,
+                              &text, &len);
         if (r < 0)
                 return outcome_errno(o, -r, (const int[]){ 0 }, "mountinfo");
         r = mountinfo_parse(text, len, &mi);
@@ -332,7 +332,8 @@ static void attack_caps(struct attack_outcome *o)
         size_t len;
         int r;
 
-        r = read_full_file_at(AT_FDCWD, "/proc/self/status", PROC_STATUS_MAX_BYTES, &text, &len);
+        r = read_full_file_at(AT_FDCWD, "/proc/self/status", (size_t) PROC_STATUS_MAX_BYTES, &text,
+                              &len);
         if (r < 0)
                 return outcome_errno(o, -r, (const int[]){ 0 }, "/proc/self/status");
         r = proc_status_parse(text, len, &st);
@@ -533,7 +534,7 @@ static bool file_contains(int dirfd, const char *path, const char *needle, size_
         cleanup_free char *data = NULL;
         size_t len;
 
-        if (read_full_file_at(dirfd, path, PROC_STATUS_MAX_BYTES, &data, &len) < 0)
+        if (read_full_file_at(dirfd, path, (size_t) PROC_STATUS_MAX_BYTES, &data, &len) < 0)
                 return false;
         return memmem(data, len, needle, nlen) != NULL;
 }
@@ -630,20 +631,19 @@ static void attack_fork_past_pids(const char *arg, struct attack_outcome *o)
 static void attack_alloc_past_memory(const char *arg, struct attack_outcome *o)
 {
         uint64_t bytes, done = 0;
-        const size_t chunk = 1024 * 1024;
+        const size_t chunk = (size_t) 1024 * 1024;
 
         if (parse_uint64(arg, 1, UINT64_C(1) << 40, &bytes) < 0)
                 return outcome_set(o, ATTACK_ERROR, "bad size '%s'", arg);
         while (done < bytes) {
-                void *m = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                               -1, 0);
+                void *m = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                               0);
                 if (m == MAP_FAILED)
                         return outcome_errno(o, errno, (const int[]){ ENOMEM, 0 }, "mmap");
                 memset(m, 0x5a, chunk);
                 done += chunk;
         }
-        outcome_set(o, ATTACK_ALLOWED, "touched %llu MiB",
-                    (unsigned long long) (done / (1024 * 1024)));
+        outcome_set(o, ATTACK_ALLOWED, "touched %llu MiB", (unsigned long long) (done / chunk));
 }
 
 /* --- dispatch --------------------------------------------------------------- */

@@ -33,7 +33,7 @@ int read_bounded_at(int dirfd, const char *path, size_t max, char **ret, size_t 
         bool truncated = false;
 
         if (fd < 0)
-                return -errno;
+                return negative_errno();
         buf = xmalloc(max + 1);
         for (;;) {
                 char extra;
@@ -44,7 +44,7 @@ int read_bounded_at(int dirfd, const char *path, size_t max, char **ret, size_t 
                         if (n < 0 && errno == EINTR)
                                 continue;
                         if (n < 0)
-                                return -errno;
+                                return negative_errno();
                         truncated = n > 0;
                         break;
                 }
@@ -52,7 +52,7 @@ int read_bounded_at(int dirfd, const char *path, size_t max, char **ret, size_t 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return -errno;
+                        return negative_errno();
                 if (n == 0)
                         break;
                 len += (size_t) n;
@@ -155,17 +155,19 @@ static void probe_processes(const struct containment_probe_options *o, int proc_
                             const struct ns_ids *self, const struct ns_ids *anchor,
                             struct jwriter *w)
 {
-        cleanup_close int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         unsigned n = 0, foreign = 0, unreadable = 0;
         bool truncated = false;
-        DIR *d;
+        DIR *d = NULL;
         struct dirent *de;
 
         jwriter_key(w, "processes");
         jwriter_array_begin(w);
-        d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (d)
-                fd = -EBADF; /* owned by d now */
+        if (fd >= 0) {
+                d = fdopendir(fd); /* owns fd on success */
+                if (!d)
+                        safe_close(fd);
+        }
         while (d && (de = readdir(d))) {
                 cleanup_close int pfd = -EBADF;
                 cleanup_free char *buf = NULL;
@@ -377,13 +379,13 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         cleanup_free char *buf = NULL;
         struct ns_ids self = {}, anchor = {};
         char anchor_name[16];
-        size_t len;
+        size_t len = 0;
         bool cut = false;
-        int r;
+        int r, anchor_err = 0;
 
         proc_fd = open(o->proc_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0)
-                return -errno;
+                return negative_errno();
         self_fd = openat(proc_fd, "self", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (self_fd >= 0)
                 ns_ids_read_at(self_fd, &self);
@@ -391,6 +393,8 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         anchor_fd = openat(proc_fd, anchor_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (anchor_fd >= 0)
                 ns_ids_read_at(anchor_fd, &anchor);
+        else
+                anchor_err = errno; /* now: the writer below may allocate */
 
         jwriter_object_begin(w);
         jwriter_kv_uint(w, "probe_schema", CONTAINMENT_PROBE_SCHEMA);
@@ -404,7 +408,7 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
 
         jwriter_kv_int(w, "anchor_pid", o->anchor_pid);
         if (anchor_fd < 0)
-                jwriter_kv_int(w, "anchor_errno", errno);
+                jwriter_kv_int(w, "anchor_errno", anchor_err);
         else if (anchor.has[NS_MNT] && self.has[NS_MNT] && anchor.ino[NS_MNT] == self.ino[NS_MNT])
                 /* The anchor is the helper itself: measuring it would
                  * describe the helper, not the subject. */

@@ -100,7 +100,7 @@ static int attack_main(int argc, char **argv)
                 return 1;
         }
         for (int k = 0; k < n_attempts; k++) {
-                char **a = argv + i + 1 + 4 * k;
+                char **a = argv + i + 1 + (ptrdiff_t) 4 * k;
                 struct attack_outcome o;
                 struct jwriter w;
 

@@ -64,7 +64,7 @@ static int open_in_root_fallback(int root_fd, const char *path, int flags, int *
         if (!*comp) {
                 int fd = openat(root_fd, ".", flags | O_CLOEXEC);
                 if (fd < 0)
-                        return -errno;
+                        return negative_errno();
                 *ret_fd = fd;
                 return 0;
         }
@@ -83,7 +83,7 @@ static int open_in_root_fallback(int root_fd, const char *path, int flags, int *
                 if (next) {
                         fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (fd < 0)
-                                return -errno;
+                                return negative_errno();
                         safe_close(cur);
                         cur = fd;
                         dfd = cur;
@@ -92,7 +92,7 @@ static int open_in_root_fallback(int root_fd, const char *path, int flags, int *
                 }
                 fd = openat(dfd, comp, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
-                        return -errno;
+                        return negative_errno();
                 *ret_fd = fd;
                 return 0;
         }
@@ -209,7 +209,7 @@ int fd_mount_id(int fd, uint64_t *ret)
         struct statx sx;
 
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0)
-                return -errno;
+                return negative_errno();
         if (!(sx.stx_mask & STATX_MNT_ID))
                 return -EOPNOTSUPP;
         *ret = sx.stx_mnt_id;
@@ -247,12 +247,14 @@ struct walk_level {
         size_t path_len; /* length of the display path of this directory */
 };
 
-static bool same_mount(int fd, uint64_t root_mnt, dev_t root_dev)
+static bool same_mount(int fd, bool have_root_mnt, uint64_t root_mnt, dev_t root_dev)
 {
-        uint64_t id;
+        uint64_t id = 0;
         struct stat st;
 
-        if (fd_mount_id(fd, &id) >= 0)
+        /* Mount IDs compare only if the root's is known too: otherwise every
+         * subdirectory would look like another mount and go unwalked. */
+        if (have_root_mnt && fd_mount_id(fd, &id) >= 0)
                 return id == root_mnt;
         /* Without STATX_MNT_ID (< 5.8) the device number separates
          * filesystems, though not two mounts of one filesystem. */
@@ -267,15 +269,16 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
         unsigned depth = 0, max_depth = MIN(b->max_depth, (unsigned) ELEMENTSOF(stack) - 1);
         cleanup_strbuf struct strbuf path = STRBUF_INIT;
         uint64_t root_mnt = 0;
+        bool have_root_mnt;
         struct stat root_st;
         enum write_result r;
         int err, fd;
 
         if (fstat(dir_fd, &root_st) < 0)
-                return -errno;
+                return negative_errno();
         if (!S_ISDIR(root_st.st_mode))
                 return -ENOTDIR;
-        (void) fd_mount_id(dir_fd, &root_mnt);
+        have_root_mnt = fd_mount_id(dir_fd, &root_mnt) >= 0;
 
         strbuf_adds(&path, display_prefix);
         r = write_check_dir(dir_fd, &err);
@@ -293,7 +296,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
         stack[0] = (struct walk_level){ .dir = fdopendir(fd), .path_len = path.len };
         if (!stack[0].dir) {
                 safe_close(fd);
-                return -errno;
+                return negative_errno();
         }
 
         for (;;) {
@@ -359,7 +362,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                         walk_note(&w, b, path.buf, 'd', WRITE_INCONCLUSIVE, e);
                         continue;
                 }
-                if (!same_mount(fd, root_mnt, root_st.st_dev)) {
+                if (!same_mount(fd, have_root_mnt, root_mnt, root_st.st_dev)) {
                         /* Another mount: judged on its own, not here. */
                         w.nested_mounts++;
                         safe_close(fd);

@@ -171,7 +171,8 @@ static void heap_insert(struct loop *l, struct loop_source *s)
 {
         if (l->heap_len == l->heap_alloc) {
                 l->heap_alloc = l->heap_alloc ? l->heap_alloc * 2 : 16;
-                l->heap = xrealloc(l->heap, l->heap_alloc * sizeof(*l->heap));
+                /* An array of pointers: the sources live in their own allocations. */
+                l->heap = xrealloc(l->heap, l->heap_alloc * sizeof(struct loop_source *));
         }
         s->heap_idx = l->heap_len;
         l->heap[l->heap_len++] = s;

@@ -67,14 +67,12 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                                 if (++c->digits > 15)
                                         return -EBADMSG;
                                 c->remaining = c->remaining * 16 + (uint64_t) v;
-                        } else if (c->digits == 0)
-                                return -EBADMSG;
-                        else if (ch == ';' || ch == ' ' || ch == '\t')
+                        } else if (c->digits > 0 && (ch == ';' || ch == ' ' || ch == '\t'))
                                 c->state = CH_EXT;
-                        else if (ch == '\r')
+                        else if (c->digits > 0 && ch == '\r')
                                 c->state = CH_SIZE_LF;
                         else
-                                return -EBADMSG;
+                                return -EBADMSG; /* no size digits, or a stray byte */
                         break;
                 }
                 case CH_EXT:

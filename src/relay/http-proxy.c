@@ -22,7 +22,7 @@
 #include "relay/ws-frame.h"
 
 /* Per direction; > HTTP_MAX_HEAD_BYTES so an oversized head is detected. */
-#define CONN_BUF_BYTES (64 * 1024)
+#define CONN_BUF_BYTES (64UL * 1024)
 
 enum req_state {
         REQ_HEAD,      /* waiting for / parsing a request head */
@@ -1085,8 +1085,12 @@ struct http_proxy *http_proxy_free(struct http_proxy *p)
 {
         if (!p)
                 return NULL;
-        while (p->conns)
-                conn_free(p->conns);
+        /* Walk with the successor saved before each free, rather than
+         * re-reading p->conns: conn_free() unlinks through c->proxy. */
+        for (struct http_conn *c = p->conns, *next; c; c = next) {
+                next = c->next;
+                conn_free(c);
+        }
         while (p->tunnels) {
                 struct tunnel *t = p->tunnels;
                 p->tunnels = t->next;

@@ -68,12 +68,14 @@ int socket_listen_unix(const char *path, mode_t mode, int *ret_fd)
 
 int socket_local_port(int fd, uint16_t *ret_port)
 {
-        struct sockaddr_in sa;
+        /* Zeroed: a socket of another family fills (and truncates to) only
+         * what fits, and an unbound one as little as sa_family. */
+        struct sockaddr_in sa = {};
         socklen_t len = sizeof(sa);
 
         if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0)
                 return negative_errno();
-        if (sa.sin_family != AF_INET)
+        if (len != sizeof(sa) || sa.sin_family != AF_INET)
                 return -EAFNOSUPPORT;
         *ret_port = ntohs(sa.sin_port);
         return 0;

@@ -11,8 +11,8 @@
 #include "base/util.h"
 
 /* The fallback buffer matches the default pipe capacity (pipe(7)). */
-#define RELAY_FALLBACK_BYTES (64 * 1024)
-#define RELAY_SPLICE_CHUNK   (64 * 1024)
+#define RELAY_FALLBACK_BYTES (64UL * 1024)
+#define RELAY_SPLICE_CHUNK   (64UL * 1024)
 
 struct relay_dir {
         int src, dst;   /* borrowed: pipe_relay.fd[] */

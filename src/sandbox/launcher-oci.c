@@ -543,21 +543,97 @@ static int runtime_cmd(struct oci_container *c, struct oci_error *err, const cha
  * root are not visible inside.
  * runc's own root.readonly would remount only the top mount anyway.
  */
-static int rootfs_prepare(const char *image_root, const char *target)
+/* Creates, in the upper layer root, every mount destination of spec that
+ * the image (lower) lacks: directories, or empty files for file binds.
+ * Destinations the image has are left to it, modes and owners included. */
+static int rootfs_add_mountpoints(const struct container_spec *spec, const char *root)
 {
-        struct mount_attr attr = {
-                .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                .propagation = MS_PRIVATE,
-        };
+        cleanup_close int rfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_close int lfd = open(spec->rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        static const char *const fixed[] = { "run", "proc", "dev", "sys", "tmp" };
 
-        if (mount(image_root, target, NULL, MS_BIND, NULL) < 0)
+        if (rfd < 0 || lfd < 0)
                 return -errno;
-        if (syscall(SYS_mount_setattr, AT_FDCWD, target, 0, &attr, sizeof(attr)) < 0) {
-                int r = -errno;
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                if (faccessat(lfd, fixed[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                    mkdirat(rfd, fixed[i], 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                const struct mount_entry *m = &spec->mounts[i];
+                const char *rel = m->target + strspn(m->target, "/");
+                cleanup_free char *dir = xstrdup(rel);
+                char *slash = strrchr(dir, '/');
+                int r;
+
+                if (faccessat(lfd, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+                    faccessat(rfd, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                        continue;
+                if (slash) {
+                        *slash = '\0';
+                        r = mkdir_p_at(rfd, dir, 0755);
+                        if (r < 0)
+                                return r;
+                }
+                if (m->is_file) {
+                        int fd = openat(rfd, rel,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                        if (fd < 0)
+                                return -errno;
+                        safe_close(fd);
+                } else if (mkdirat(rfd, rel, 0755) < 0 && errno != EEXIST) {
+                        return -errno;
+                }
+        }
+        return 0;
+}
+
+/*
+ * The container's root: the image root as the lower layer of an overlay
+ * whose upper layer, on a small tmpfs in the bundle, holds only the mount
+ * destinations the image lacks. The runtime cannot create them on a
+ * read-only root (runc: "mkdir .../workspace: read-only file system") and
+ * the image itself must never be written; the runtime then remounts the
+ * whole root read-only (root.readonly).
+ */
+static int rootfs_mount(const struct container_spec *spec, const char *layers, const char *target)
+{
+        cleanup_free char *upper = xasprintf("%s/upper", layers);
+        cleanup_free char *work = xasprintf("%s/work", layers);
+        cleanup_free char *opts = NULL;
+        int r;
+
+        if (mount("tmpfs", layers, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700") < 0)
+                return -errno;
+        if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+                return -errno;
+        r = rootfs_add_mountpoints(spec, upper);
+        if (r < 0)
+                return r;
+        opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", spec->rootfs, upper, work);
+        if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+                return -errno;
+        if (mount(NULL, target, NULL, MS_PRIVATE, NULL) < 0 ||
+            mount(NULL, target, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0) {
+                r = -errno;
                 (void) umount2(target, MNT_DETACH);
                 return r;
         }
         return 0;
+}
+
+static int rootfs_prepare(const struct container_spec *spec, const char *bundle, const char *target)
+{
+        cleanup_free char *layers = xasprintf("%s/layers", bundle);
+        int r;
+
+        if (mkdir(layers, 0700) < 0)
+                return -errno;
+        r = rootfs_mount(spec, layers, target);
+        if (r < 0) {
+                (void) umount2(layers, MNT_DETACH);
+                (void) rmdir(layers);
+        }
+        return r;
 }
 
 /*
@@ -616,7 +692,10 @@ struct oci_container *oci_container_free(struct oci_container *c)
         }
         if (c->root_mounted) {
                 cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
+                cleanup_free char *layers = xasprintf("%s/layers", c->bundle);
                 (void) umount2(rootfs, MNT_DETACH);
+                (void) umount2(layers, MNT_DETACH);
+                (void) rmdir(layers);
         }
         if (c->bundle)
                 bundle_remove(c->bundle);
@@ -704,9 +783,9 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
         rootfs = xasprintf("%s/rootfs", c->bundle);
         if (mkdir(rootfs, 0755) < 0)
                 return fail(ret_err, -errno, "OCI launcher: %s: %m", rootfs);
-        r = rootfs_prepare(spec->rootfs, rootfs);
+        r = rootfs_prepare(spec, c->bundle, rootfs);
         if (r < 0)
-                return fail(ret_err, r, "OCI launcher: read-only bind of %s: %s", spec->rootfs,
+                return fail(ret_err, r, "OCI launcher: root overlay of %s: %s", spec->rootfs,
                             strerror(-r));
         c->root_mounted = true;
 

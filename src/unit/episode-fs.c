@@ -56,8 +56,8 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
  */
 static int mount_bounded(const char *dir, uint64_t disk_mb)
 {
-        cleanup_free char *opts = xasprintf("size=%llum,mode=0755",
-                                            (unsigned long long) (disk_mb ?: 256));
+        cleanup_free char *opts =
+                xasprintf("size=%llum,mode=0755", (unsigned long long) (disk_mb ?: 256));
         int r = make_dir(dir, 0755, (uid_t) -1);
         if (r < 0)
                 return r;

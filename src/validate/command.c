@@ -73,24 +73,24 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
         if (r < 0)
                 return r;
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return -errno;
+                return negative_errno();
         out_r = fds[0], out_w = fds[1];
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return -errno;
+                return negative_errno();
         err_r = fds[0], err_w = fds[1];
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return -errno;
+                return negative_errno();
         rep_r = fds[0], rep_w = fds[1];
         if (stdin_fd < 0) {
                 null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (null_fd < 0)
-                        return -errno;
+                        return negative_errno();
                 stdin_fd = null_fd;
         }
 
         pid = fork();
         if (pid < 0)
-                return -errno;
+                return negative_errno();
         if (pid == 0) {
                 sigset_t none;
                 rep = (struct exec_report){ 1, 0 };
@@ -135,7 +135,7 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
-                        r = -errno;
+                        r = negative_errno();
                         break;
                 }
                 if (cancel_fd >= 0 && (p[2].revents & POLLIN)) {
@@ -166,7 +166,7 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                 (void) kill(-pid, SIGKILL), (void) kill(pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
-                        return r < 0 ? r : -errno;
+                        return r < 0 ? r : negative_errno();
         if (r < 0)
                 return r;
         if (read(rep_r, &rep, sizeof(rep)) == (ssize_t) sizeof(rep))

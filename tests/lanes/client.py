@@ -9,7 +9,8 @@ so every request goes to 127.0.0.1 of a namespace the test created.
   client.py surface PORT         env traffic as an orchestrator would send
                                  it without openenvd; prints the exchanges
                                  (status, headers but Date, body) as JSON
-  client.py wait PORT PATH       waits (bounded) until PATH answers 200
+  client.py wait PORT PATH [any] waits (bounded) until PATH answers 200
+                                 (with "any": answers at all)
 """
 import asyncio
 import http.client
@@ -28,13 +29,13 @@ def request(port, method, path, body=None, headers=None):
         conn.close()
 
 
-def wait(port, path, deadline=90.0):
+def wait(port, path, any_status=False, deadline=90.0):
     end = time.monotonic() + deadline
     last = None
     while time.monotonic() < end:
         try:
             status, _, _ = request(port, "GET", path)
-            if status == 200:
+            if status == 200 or any_status:
                 return 0
             last = status
         except OSError as e:
@@ -126,8 +127,8 @@ def main(argv):
         return episode(int(argv[2]), argv[3])
     if len(argv) == 3 and argv[1] == "surface":
         return surface(int(argv[2]))
-    if len(argv) == 4 and argv[1] == "wait":
-        return wait(int(argv[2]), argv[3])
+    if len(argv) in (4, 5) and argv[1] == "wait":
+        return wait(int(argv[2]), argv[3], argv[4:] == ["any"])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -69,13 +69,17 @@ work=$(mktemp -d /tmp/openenvd-lanes.XXXXXX)
 private_dockerd=
 image=
 image_built=
-containers=()
+
+# Every container this run starts carries this label.
+remove_containers() {
+        local ids
+        ids=$(docker ps -aq --filter "label=openenvd-lanes=$run_id" 2>/dev/null)
+        # shellcheck disable=SC2086
+        [ -z "$ids" ] || docker rm -f -v $ids >/dev/null 2>&1
+}
 
 cleanup() {
-        local c
-        for c in "${containers[@]}"; do
-                docker rm -f -v "$c" >/dev/null 2>&1
-        done
+        [ -n "${DOCKER_HOST:-}" ] && remove_containers
         if [ -n "$private_dockerd" ]; then
                 # Removes every container, the data root and the image.
                 "$repo/scripts/dockerd.sh" stop "$work/docker" >/dev/null 2>&1 ||
@@ -139,7 +143,6 @@ run() {
                 diag <"$work/run.err"
                 return 1
         }
-        containers+=("$c")
         echo "$c"
 }
 pid_of() {
@@ -179,7 +182,10 @@ if [ -n "$plain" ] && [ -n "$ref" ] &&
         in_netns "$ref" wait 8000 /health 2>>"$work/wait.err" &&
         in_netns "$plain" surface 8000 >"$work/plain.json" 2>&1 &&
         in_netns "$ref" surface 8000 >"$work/ref.json" 2>&1; then
-        if cmp -s "$work/plain.json" "$work/ref.json"; then
+        # Identical and substantive: the tools list and a graded step came back.
+        if cmp -s "$work/plain.json" "$work/ref.json" &&
+                grep -q 'echo_message' "$work/plain.json" &&
+                grep -q '\\"done\\": *false' "$work/plain.json"; then
                 ok "plain: /health /reset /step /state /mcp answer exactly as uvicorn run directly"
         else
                 not_ok "plain: /health /reset /step /state /mcp answer exactly as uvicorn run directly"
@@ -231,7 +237,7 @@ episodes() {
 
 # a) Exactly the documented command line: the image's own entrypoint.
 priv=$(run --privileged --cgroupns=private -e "OPENENVD_TOKEN=$token" "$image") || priv=
-if [ -n "$priv" ] && in_netns "$priv" wait 8000 /healthz 2>"$work/wait.err" &&
+if [ -n "$priv" ] && in_netns "$priv" wait 8000 /healthz any 2>"$work/wait.err" &&
         in_netns "$priv" episode 8000 "$token" >"$work/episode.json" 2>&1; then
         ok "privileged (image defaults): isolation on, episode graded"
 else
@@ -244,8 +250,11 @@ fi
 # b) The same, with what the daemon does not (yet) do for itself inside
 # Docker on a hybrid host: a cgroup2 mount of the container's own cgroup
 # namespace at /sys/fs/cgroup/unified (runc mounts only the v1 hierarchies),
-# and a tmpfs state dir (overlay upper dirs cannot live on Docker's overlayfs).
+# and tmpfs state dirs for openenvd and `openenv check enforcement` (whose
+# --state-parent defaults to /var/tmp): overlayfs refuses an upper dir on
+# Docker's overlayfs root (EINVAL).
 priv=$(run --privileged --cgroupns=private --tmpfs /var/lib/openenvd:exec,mode=0700 \
+        --tmpfs /var/tmp:exec,mode=1777 \
         -e "OPENENVD_TOKEN=$token" --entrypoint /bin/sh "$image" -c '
         if ! grep -q " cgroup2 " /proc/self/mountinfo; then
                 mkdir -p /sys/fs/cgroup/unified &&
@@ -299,10 +308,7 @@ else
 fi
 
 # --- nothing left behind -----------------------------------------------------
-for c in "${containers[@]}"; do
-        docker rm -f -v "$c" >/dev/null 2>&1
-done
-containers=()
+remove_containers
 left=$(docker ps -aq --filter "label=openenvd-lanes=$run_id")
 if [ -z "$left" ]; then
         ok "all lane containers removed"

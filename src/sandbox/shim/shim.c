@@ -449,6 +449,10 @@ int main(int argc, char **argv)
         /* PID 1 of a pid namespace reaps orphans anyway; being a subreaper
          * keeps that true when the shim runs elsewhere (tests). */
         (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        /* The principal has our uid: without this it could open our
+         * /proc/1/mem or /proc/1/fd (forwarder sockets) where Yama does not
+         * stop it. The principal's exec makes it dumpable again. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
         /* Blocked signals are queued even for a namespace's init, which
          * otherwise drops every signal it has no handler for. */

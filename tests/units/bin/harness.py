@@ -82,6 +82,7 @@ elif mode == "fill":
                 f.write(chunk)
                 f.flush()
     except OSError as e:
-        mark("fill.done", str(e.errno))
+        # The errno is in the name: a full disk has no block for contents.
+        mark("fill.errno-%d" % e.errno)
     idle()
 idle()
