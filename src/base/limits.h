@@ -38,7 +38,7 @@
  * whose processes were left detached (a leaf's cgroup.procs read). */
 #define UNIT_DISK_BLAME_MAX_ENTRIES 100000
 #define UNIT_DISK_BLAME_MAX_DEPTH   64
-#define UNIT_PROCS_MAX_BYTES        (1024 * 1024)
+#define UNIT_PROCS_MAX_BYTES        (1024UL * 1024)
 
 /* --- probe / validate (measured inside hostile containers) --- */
 #define MOUNTINFO_MAX_LINES       4096

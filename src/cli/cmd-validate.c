@@ -169,11 +169,11 @@ int cli_validate(int argc, char **argv)
                         probe = xstrdup(optarg);
                         break;
                 case ARG_DISK:
-                        if (parse_uint64(optarg, 2, 1024 * 1024, &o.disk_mb) < 0)
+                        if (parse_uint64(optarg, 2, UINT64_C(1024) * 1024, &o.disk_mb) < 0)
                                 goto bad;
                         break;
                 case ARG_MEM:
-                        if (parse_uint64(optarg, 16, 1024 * 1024, &o.memory_mb) < 0)
+                        if (parse_uint64(optarg, 16, UINT64_C(1024) * 1024, &o.memory_mb) < 0)
                                 goto bad;
                         break;
                 case ARG_PIDS:

@@ -210,13 +210,20 @@ static noreturn_fn void child_main(const struct child_args *a)
                 child_fail(a, (struct container_error){ CONTAINER_STEP_WAIT_GO,
                                                         n < 0 ? errno : EPIPE, -1 });
 
+        /* Still the daemon's host uid here: open the host paths to bind now
+         * (O_PATH only), so their parents need not be traversable by the
+         * container's root. */
+        struct mount_sources src;
+        if (mount_sources_open(spec, &src, &e) < 0)
+                child_fail(a, e);
+
         /* clone3() keeps our host credentials (kuid 0, unmapped in the new
          * namespace, so files we create would be -EOVERFLOW); become the
          * namespace's own root, which keeps the namespace's capabilities. */
         CHILD_CHECK(a, CONTAINER_STEP_SETGID, setresgid(0, 0, 0));
         CHILD_CHECK(a, CONTAINER_STEP_SETUID, setresuid(0, 0, 0));
 
-        if (mount_setup(spec, &e) < 0)
+        if (mount_setup(spec, &src, &e) < 0)
                 child_fail(a, e);
 
         CHILD_CHECK(a, CONTAINER_STEP_HOSTNAME, sethostname(spec->name, strlen(spec->name)));

@@ -569,20 +569,14 @@ static int setup_tmp_run(struct setup *s)
 
 /* Spec mounts are prepared (sources opened, file systems created) while the
  * host's paths are all still visible, i.e. before the new root is attached. */
-static int prepare_mount(const struct mount_entry *m)
+static int prepare_mount(const struct mount_entry *m, int bind_src)
 {
         unsigned long long attr = attr_from_flags(m->flags);
         char size[32], mode[16];
 
         switch (m->kind) {
-        case MOUNT_BIND: {
-                /* O_PATH|O_NOFOLLOW: a source whose last component was
-                 * swapped for a symlink is refused (ELOOP from open_tree). */
-                cleanup_close int src = open(m->source, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (src < 0)
-                        return -errno;
-                return clone_at(src, "", attr);
-        }
+        case MOUNT_BIND:
+                return clone_at(bind_src, "", attr);
         case MOUNT_TMPFS: {
                 (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) m->size_bytes);
                 (void) snprintf(mode, sizeof(mode), "%o",
@@ -601,7 +595,38 @@ static int prepare_mount(const struct mount_entry *m)
         return -EINVAL;
 }
 
-int mount_setup(const struct container_spec *spec, struct container_error *err)
+int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
+                       struct container_error *err)
+{
+        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF };
+        struct setup s = { .spec = spec, .err = err };
+
+        for (size_t i = 0; i < ELEMENTSOF(src.binds); i++)
+                src.binds[i] = -EBADF;
+        src.rootfs = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (src.rootfs < 0)
+                return fail(&s, CONTAINER_STEP_ROOTFS, -1, -errno);
+        if (spec->socket_dir) {
+                src.socket_dir =
+                        open(spec->socket_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (src.socket_dir < 0)
+                        return fail(&s, CONTAINER_STEP_RUN, -1, -errno);
+        }
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+                if (spec->mounts[i].kind != MOUNT_BIND)
+                        continue;
+                /* O_NOFOLLOW: a source whose last component was swapped
+                 * for a symlink is refused. */
+                src.binds[i] = open(spec->mounts[i].source, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (src.binds[i] < 0)
+                        return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, -errno);
+        }
+        *ret = src;
+        return 0;
+}
+
+int mount_setup(const struct container_spec *spec, const struct mount_sources *src,
+                struct container_error *err)
 {
         struct setup s = {
                 .spec = spec,
@@ -620,25 +645,18 @@ int mount_setup(const struct container_spec *spec, struct container_error *err)
         unsigned long long root_attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!(spec->weaken & WEAKEN_WRITABLE_ROOT))
                 root_attr |= MOUNT_ATTR_RDONLY;
-        cleanup_close int root_src = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_src < 0)
-                return fail(&s, CONTAINER_STEP_ROOTFS, -1, -errno);
-        s.root_fd = clone_at(root_src, "", root_attr);
+        s.root_fd = clone_at(src->rootfs, "", root_attr);
         if (s.root_fd < 0)
                 return fail(&s, CONTAINER_STEP_ROOTFS, -1, s.root_fd);
 
         for (size_t i = 0; i < spec->n_mounts; i++) {
-                s.mount_fds[i] = prepare_mount(&spec->mounts[i]);
+                s.mount_fds[i] = prepare_mount(&spec->mounts[i], src->binds[i]);
                 if (s.mount_fds[i] < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, s.mount_fds[i]);
         }
-        if (spec->socket_dir) {
-                cleanup_close int src =
-                        open(spec->socket_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (src < 0)
-                        return fail(&s, CONTAINER_STEP_RUN, -1, -errno);
-                s.socket_fd =
-                        clone_at(src, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (src->socket_dir >= 0) {
+                s.socket_fd = clone_at(src->socket_dir, "",
+                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
         }

@@ -28,7 +28,24 @@
 #include "sandbox/container-spec.h"
 #include "sandbox/launcher-native.h"
 
+#include "base/limits.h"
+
+/* O_PATH fds of the host paths the view is made from. */
+struct mount_sources {
+        int rootfs;
+        int socket_dir;                  /* -EBADF without one */
+        int binds[CONTAINER_MAX_MOUNTS]; /* MOUNT_BIND sources; -EBADF for other kinds */
+};
+
+/* Opens the sources while the child still has the daemon's host uid (before
+ * it becomes root of its namespace), so that host paths the container's own
+ * root could not traverse (a 0700 state dir) can still be bound. Only O_PATH
+ * opens: nothing is read. Fills *err and returns -errno on failure. */
+int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
+                       struct container_error *err);
+
 /* Builds the view and pivots into it; on return the cwd and root are the
  * container's "/". On failure fills *err (step, errno, index) and returns
  * -errno. */
-int mount_setup(const struct container_spec *spec, struct container_error *err);
+int mount_setup(const struct container_spec *spec, const struct mount_sources *src,
+                struct container_error *err);

@@ -858,39 +858,54 @@ struct disk_blame {
         size_t entries;
 };
 
-static void disk_walk(struct unit *u, int dfd, unsigned depth, struct disk_blame *b)
+static void disk_account(struct unit *u, const struct stat *st, struct disk_blame *b)
 {
-        DIR *d;
-        struct dirent *de;
+        for (size_t i = 0; i < u->n_members && i < ELEMENTSOF(b->bytes); i++) {
+                uid_t base = unit_container_host_uid(u->cfg.manifest, u->members[i].mc) -
+                             UNIT_PRINCIPAL_UID;
+                if (st->st_uid >= base && st->st_uid - base < UNIT_UID_RANGE)
+                        b->bytes[i] += (uint64_t) st->st_blocks * 512;
+        }
+}
 
-        if (depth > UNIT_DISK_BLAME_MAX_DEPTH)
-                return;
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
+/* Depth-first with an explicit stack of open directories (no recursion). */
+static void disk_walk(struct unit *u, int rootfd, struct disk_blame *b)
+{
+        DIR *stack[UNIT_DISK_BLAME_MAX_DEPTH];
+        size_t depth = 0;
+
+        stack[0] = fdopendir(rootfd);
+        if (!stack[0]) {
+                safe_close(rootfd);
                 return;
         }
-        while ((de = readdir(d)) && b->entries < UNIT_DISK_BLAME_MAX_ENTRIES) {
+        depth = 1;
+        while (depth > 0) {
+                DIR *d = stack[depth - 1];
+                struct dirent *de = b->entries < UNIT_DISK_BLAME_MAX_ENTRIES ? readdir(d) : NULL;
                 struct stat st;
+
+                if (!de) {
+                        closedir(d);
+                        depth--;
+                        continue;
+                }
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 b->entries++;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                for (size_t i = 0; i < u->n_members && i < ELEMENTSOF(b->bytes); i++) {
-                        uid_t base = unit_container_host_uid(u->cfg.manifest, u->members[i].mc) -
-                                     UNIT_PRINCIPAL_UID;
-                        if (st.st_uid >= base && st.st_uid - base < UNIT_UID_RANGE)
-                                b->bytes[i] += (uint64_t) st.st_blocks * 512;
-                }
-                if (S_ISDIR(st.st_mode)) {
+                disk_account(u, &st, b);
+                if (S_ISDIR(st.st_mode) && depth < ELEMENTSOF(stack)) {
                         int sub = openat(dirfd(d), de->d_name,
                                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub >= 0)
-                                disk_walk(u, sub, depth + 1, b);
+                        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+                        if (sd)
+                                stack[depth++] = sd;
+                        else if (sub >= 0)
+                                safe_close(sub);
                 }
         }
-        closedir(d);
 }
 
 static void check_agent_disk(struct unit *u)
@@ -907,7 +922,7 @@ static void check_agent_disk(struct unit *u)
                 return;
         fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
-                disk_walk(u, fd, 0, &b);
+                disk_walk(u, fd, &b);
         for (size_t i = 0; i < u->n_members && i < ELEMENTSOF(b.bytes); i++)
                 if (u->members[i].mc->zone == MANIFEST_ZONE_AGENT && b.bytes[i] > most) {
                         most = b.bytes[i];

@@ -112,9 +112,11 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                 (void) !write(rep_w, &rep, sizeof(rep));
                 _exit(127);
         }
-        out_w = safe_close(out_w);
-        err_w = safe_close(err_w);
-        rep_w = safe_close(rep_w);
+        /* Drop our write ends (and disarm their cleanup) so that EOF on
+         * each pipe means the child and everything it forked are done. */
+        safe_close(TAKE_FD(out_w));
+        safe_close(TAKE_FD(err_w));
+        safe_close(TAKE_FD(rep_w));
 
         /* Drain both pipes until EOF, bounded in memory and time. */
         while (out_r >= 0 || err_r >= 0) {

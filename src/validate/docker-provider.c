@@ -23,7 +23,8 @@
 #define FAULT_BIND_TARGET    "/mnt/openenv-fault"
 #define FAULT_VOLUME_DST     "/data"
 #define FAULT_DEV_TMPFS_PATH "/dev/openenv-fault"
-#define PROBE_MAX_BINARY     (64 * 1024 * 1024)
+#define PROBE_MAX_BINARY     (64UL * 1024 * 1024)
+#define BRIEF_OUTPUT_BYTES   (64UL * 1024) /* output of commands we only check the status of */
 #define CMD_TIMEOUT          (60 * USEC_PER_SEC)
 #define HELPER_TIMEOUT       (120 * USEC_PER_SEC)
 #define CLEANUP_TIMEOUT      (30 * USEC_PER_SEC)
@@ -226,9 +227,9 @@ static int ensure_helper_image(struct ctx *c, struct docker_run *ret)
                 return set_error(ret, DOCKER_FAILED, xasprintf("memfd: %m"));
         if ((r = tar_add_dir(tar_fd, "etc/", 0755, 0, 0)) < 0 ||
             (r = tar_add_file(tar_fd, "openenv-probe", 0755, 0, 0, bin, len)) < 0 ||
-            (r = tar_finish(tar_fd)) < 0 || (r = (int) lseek(tar_fd, 0, SEEK_SET)) < 0)
-                return set_error(ret, DOCKER_FAILED,
-                                 xasprintf("helper archive: %s", strerror(r < 0 ? -r : errno)));
+            (r = tar_finish(tar_fd)) < 0 ||
+            (r = lseek(tar_fd, 0, SEEK_SET) < 0 ? negative_errno() : 0) < 0)
+                return set_error(ret, DOCKER_FAILED, xasprintf("helper archive: %s", strerror(-r)));
         cleanup_free char *label = xasprintf("LABEL org.openenv.probe.sha256=%s", hex);
         r = docker(c, ARGS("import", "--change", label, "-", c->helper_image), tar_fd, CMD_TIMEOUT,
                    4096, &out);
@@ -552,7 +553,7 @@ static int cleanup_run(struct ctx *c, char **ret_error)
                 push_args(&a, "rm", "--force", "--volumes", NULL);
                 for (char **n = names; *n; n++)
                         strv_push(&a, xstrdup(*n));
-                (void) docker(c, a, -1, CLEANUP_TIMEOUT, 64 * 1024, &out);
+                (void) docker(c, a, -1, CLEANUP_TIMEOUT, BRIEF_OUTPUT_BYTES, &out);
                 command_output_done(&out);
         }
         left = list_owned(c, &r);
@@ -563,9 +564,10 @@ static int cleanup_run(struct ctx *c, char **ret_error)
         }
         for (char **v = c->volumes; v && *v; v++) {
                 (void) docker(c, ARGS("volume", "rm", "--force", *v), -1, CLEANUP_TIMEOUT,
-                              64 * 1024, &out);
+                              BRIEF_OUTPUT_BYTES, &out);
                 command_output_done(&out);
-                r = docker(c, ARGS("volume", "inspect", *v), -1, CLEANUP_TIMEOUT, 64 * 1024, &out);
+                r = docker(c, ARGS("volume", "inspect", *v), -1, CLEANUP_TIMEOUT,
+                           BRIEF_OUTPUT_BYTES, &out);
                 bool gone = r == 0 && out.exit_status != 0;
                 command_output_done(&out);
                 if (!gone) {
@@ -629,7 +631,7 @@ static int measure(struct ctx *c, struct docker_run *ret)
                 json_object_set_new(ev, "host_ns", host_namespaces());
         ret->evidence = ev; /* from here on, partial evidence is still evidence */
 
-        r = docker(c, ARGS("start", c->subject), -1, CMD_TIMEOUT, 64 * 1024, &out);
+        r = docker(c, ARGS("start", c->subject), -1, CMD_TIMEOUT, BRIEF_OUTPUT_BYTES, &out);
         if (r < 0 || out.exit_status != 0) {
                 char *m = cmd_error("start subject", r, &out);
                 command_output_done(&out);

@@ -23,7 +23,7 @@ static void block(uint32_t h[8], const unsigned char *p)
 {
         uint32_t w[64], a, b, c, d, e, f, g, hh;
 
-        for (int i = 0; i < 16; i++)
+        for (size_t i = 0; i < 16; i++)
                 w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16 |
                        (uint32_t) p[4 * i + 2] << 8 | (uint32_t) p[4 * i + 3];
         for (int i = 16; i < 64; i++) {
@@ -59,6 +59,6 @@ void sha256_hex(const void *data, size_t len, char hex[65])
                 tail[tl - 1 - i] = (unsigned char) (bits >> (8 * i));
         for (size_t i = 0; i < tl; i += 64)
                 block(h, tail + i);
-        for (int i = 0; i < 8; i++)
+        for (size_t i = 0; i < 8; i++)
                 (void) snprintf(hex + 8 * i, 9, "%08x", h[i]);
 }

@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,64 +11,80 @@
 
 #define TAR_BLOCK 512
 
-/* ustar header fields (POSIX pax(1), "ustar Interchange Format"):
- * offset and width of each fixed-width byte array. */
-#define F_NAME     0, 100
-#define F_MODE     100, 8
-#define F_UID      108, 8
-#define F_GID      116, 8
-#define F_SIZE     124, 12
-#define F_MTIME    136, 12
-#define F_CHKSUM   148, 8
-#define F_TYPEFLAG 156
-#define F_MAGIC    257, 6
-#define F_VERSION  263, 2
+/* The ustar header (POSIX pax(1), "ustar Interchange Format"): fixed-width
+ * byte arrays, all char, so the layout has no padding. */
+struct ustar_header {
+        char name[100];
+        char mode[8];
+        char uid[8];
+        char gid[8];
+        char size[12];
+        char mtime[12];
+        char chksum[8];
+        char typeflag;
+        char linkname[100];
+        char magic[6];
+        char version[2];
+        char uname[32];
+        char gname[32];
+        char devmajor[8];
+        char devminor[8];
+        char prefix[155];
+        char pad[12];
+};
+_Static_assert(sizeof(struct ustar_header) == TAR_BLOCK, "ustar header is one block");
 
 /* Text fields are NUL-padded, not NUL-terminated: a value may fill its
  * field. The header starts zeroed, so the padding is already there. */
-static void field_put(unsigned char *h, size_t off, size_t width, const char *value, size_t n)
+static void field_put(char *field, size_t width, const char *value, size_t n)
 {
         assert(n <= width);
-        memcpy(h + off, value, n);
+        memcpy(field, value, n);
 }
 
 /* Numeric fields are zero-padded octal ending in a NUL, so width - 1
- * digits; a value that does not fit is refused rather than truncated. */
-static int field_octal(unsigned char *h, size_t off, size_t width, uint64_t v)
+ * digits; a value that does not fit is refused, not truncated. */
+static int field_octal(char *field, size_t width, uint64_t v)
 {
-        int n = snprintf((char *) h + off, width, "%0*" PRIo64, (int) width - 1, v);
+        char buf[sizeof("01777777777777777777777")]; /* any uint64_t */
+        int n = snprintf(buf, sizeof(buf), "%0*" PRIo64, (int) width - 1, v);
 
-        return n >= 0 && (size_t) n < width ? 0 : -EOVERFLOW;
+        if (n < 0 || (size_t) n >= width)
+                return -EOVERFLOW;
+        memcpy(field, buf, (size_t) n + 1);
+        return 0;
 }
+
+#define FIELD_PUT(f, value, n) field_put((f), sizeof(f), (value), (n))
+#define FIELD_OCTAL(f, v)      field_octal((f), sizeof(f), (v))
 
 static int header(int fd, const char *name, mode_t mode, uid_t uid, gid_t gid, size_t size,
                   char type)
 {
-        unsigned char h[TAR_BLOCK] = {};
+        struct ustar_header h = {};
+        const unsigned char *bytes = (const unsigned char *) &h;
         unsigned sum = 0;
         size_t n = strlen(name);
         int r;
 
-        /* 99, not 100: keep the name NUL-terminated for readers that
-         * expect it (there is no prefix field support). */
-        if (n == 0 || n > 99)
+        /* At most 99: the name stays NUL-terminated (no prefix field). */
+        if (n == 0 || n >= sizeof(h.name))
                 return -ENAMETOOLONG;
-        field_put(h, F_NAME, name, n);
-        if ((r = field_octal(h, F_MODE, mode & 07777)) < 0 ||
-            (r = field_octal(h, F_UID, uid)) < 0 || (r = field_octal(h, F_GID, gid)) < 0 ||
-            (r = field_octal(h, F_SIZE, size)) < 0 || (r = field_octal(h, F_MTIME, 0)) < 0)
+        FIELD_PUT(h.name, name, n);
+        if ((r = FIELD_OCTAL(h.mode, mode & 07777)) < 0 || (r = FIELD_OCTAL(h.uid, uid)) < 0 ||
+            (r = FIELD_OCTAL(h.gid, gid)) < 0 || (r = FIELD_OCTAL(h.size, size)) < 0 ||
+            (r = FIELD_OCTAL(h.mtime, 0)) < 0)
                 return r;
-        h[F_TYPEFLAG] = (unsigned char) type;
-        field_put(h, F_MAGIC, "ustar", 6); /* "ustar\0" */
-        field_put(h, F_VERSION, "00", 2);
+        h.typeflag = type;
+        FIELD_PUT(h.magic, "ustar", 6); /* with its NUL */
+        FIELD_PUT(h.version, "00", 2);
         /* The checksum is computed with its own field as spaces, then
          * stored as six octal digits, a NUL and a space. */
-        memset(h + 148, ' ', 8);
-        for (size_t i = 0; i < TAR_BLOCK; i++)
-                sum += h[i];
-        (void) field_octal(h, 148, 7, sum);
-        h[155] = ' ';
-        return write_all(fd, h, sizeof(h));
+        memset(h.chksum, ' ', sizeof(h.chksum));
+        for (size_t i = 0; i < sizeof(h); i++)
+                sum += bytes[i];
+        (void) field_octal(h.chksum, sizeof(h.chksum) - 1, sum);
+        return write_all(fd, &h, sizeof(h));
 }
 
 int tar_add_dir(int fd, const char *name, mode_t mode, uid_t uid, gid_t gid)

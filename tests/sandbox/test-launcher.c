@@ -118,6 +118,21 @@ Test(launcher, socket_dir_and_tmp_writable)
         assert_result(box_attack("create", "/dev/shm/ok", NULL), "allowed");
 }
 
+Test(launcher, sources_behind_private_host_dirs)
+{
+        /* The daemon's state dir is 0700 root: the container's root cannot
+         * traverse it, yet the socket dir and binds below it must work. */
+        box_init();
+        const char *base = box_tmpdir();
+        cr_assert(chmod(base, 0700) == 0);
+        cleanup_free char *sock = xasprintf("%s/sock", base);
+        cr_assert(mkdir(sock, 0700) == 0);
+        cr_assert(chown(sock, BOX_HOST_UID + BOX_UID, BOX_HOST_UID + BOX_UID) == 0);
+        B.spec.socket_dir = sock;
+        assert_result(box_attack("create", "/run/openenvd/ok", NULL), "allowed");
+        cr_assert(access(sock, F_OK) == 0);
+}
+
 /* --- masked paths --- */
 
 Test(launcher, proc_and_sys_masked)

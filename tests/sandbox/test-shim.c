@@ -164,13 +164,14 @@ Test(shim, forward_unix_to_tcp_1mib)
         int st;
         cr_assert_eq(waitpid(w, &st, 0), w);
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        /* The principal stays up until told: the container ends with it. */
+        /* The principal reports, then stays up until told (the container
+         * ends with it). */
+        cr_assert(box_read_until("result: echoed 1048576"), "%s", B.out);
         cr_assert_eq(container_kill(B.c, SIGTERM), 0);
         int status = box_wait();
         cr_assert_eq(got, (size_t) MIB, "got %zu bytes back, output: %s", got, B.out);
         cr_assert(memcmp(buf, back, MIB) == 0);
         cr_assert_eq(status, 128 + SIGTERM, "output: %s", B.out);
-        cr_assert(strstr(B.out, "result: echoed 1048576"), "%s", B.out);
 }
 
 Test(shim, forward_without_upstream_closes_client)
