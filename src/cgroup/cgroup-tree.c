@@ -866,6 +866,11 @@ int cgroup_tree_destroy(struct cgroup_tree *t)
         struct dirent *de;
         int r = 0, k;
 
+        /* Without a subtree of our own the "subtree" is the cgroup we were
+         * started in, whose other children are not ours: never sweep it. */
+        if (!t->subtree_name)
+                return -EPERM;
+
         /* 1. Everything but control/: children first, so the controllers
          *    they use can be handed back afterwards. */
         dup_fd = fcntl(t->v2.root_fd, F_DUPFD_CLOEXEC, 3);

@@ -117,7 +117,8 @@ int cgroup_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *re
 /* rmdir bottom-up; -EBUSY if still populated. */
 int cgroup_remove(struct cgroup_tree *t, const char *rel);
 /* Kills, waits and removes the whole subtree including control/ (moving
- * ourselves back to the parent first). */
+ * ourselves back to the parent first). -EPERM for a tree opened without a
+ * subtree_name: the caller's own cgroup holds children that are not ours. */
 int cgroup_tree_destroy(struct cgroup_tree *t);
 /* Path of rel relative to the daemon's subtree, for blame ("zones/agent/env").
  * "" for the subtree root itself; -ENOENT no such process; -EXDEV outside. */

@@ -288,8 +288,8 @@ static void daemon_done(struct daemon *d)
          * directory itself is the operator's. */
         if (d->opts->state_dir) {
                 static const char *const ephemeral[] = { "run", "episodes", "assets" };
-                cleanup_close int sfd = open(d->opts->state_dir,
-                                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                cleanup_close int sfd =
+                        open(d->opts->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 for (size_t i = 0; sfd >= 0 && i < ELEMENTSOF(ephemeral); i++)
                         (void) rm_rf_at(sfd, ephemeral[i]);
         }
