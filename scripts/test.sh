@@ -27,4 +27,5 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 exec scripts/run-tests.py build build-asan:-docker,-lint,-bench "$@"

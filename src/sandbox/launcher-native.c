@@ -149,7 +149,27 @@ static noreturn_fn void child_main(const struct child_args *a);
  * setup keeps a few PATH_MAX buffers on it; sanitizers need much more. */
 #define CHILD_STACK_SIZE ((size_t) 1024 * 1024)
 
-#if defined(__x86_64__)
+/*
+ * The shared-memory spawn is hand-written for x86_64. Under AddressSanitizer
+ * the child's switch to a foreign stack makes ASan report false stack
+ * overflows (google/sanitizers#189), so sanitizer builds use the plain,
+ * fork-like clone3() path, which runs the very same child code.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAUNCHER_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define LAUNCHER_UNDER_ASAN 1
+#endif
+#if defined(__x86_64__) && !defined(LAUNCHER_UNDER_ASAN)
+#define LAUNCHER_SHARED_VM 1
+#else
+#define LAUNCHER_SHARED_VM 0
+#endif
+
+#if LAUNCHER_SHARED_VM
 /*
  * clone3() that runs fn(arg) on the given stack in the child and exits with
  * its return value, like glibc's clone() (which cannot pass clone3's cgroup
@@ -372,7 +392,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 ca.cgroup = (uint64_t) spec->placement->v2_fd;
         }
 
-#if defined(__x86_64__)
+#if LAUNCHER_SHARED_VM
         /* Declared before the container, so it is released after it: on
          * every error path the child is killed and reaped first; on success
          * the child has exec'd (EOF on its error pipe comes after the exec

@@ -671,7 +671,7 @@ static json_t *read_result(struct unit *u, struct unit_member *mb, int *ret_erro
                 *ret_error = -EBADMSG;
                 return json_null();
         }
-        r = read_full_fd(fd, VERDICT_MAX_BYTES, &data, &len);
+        r = read_full_fd(fd, (size_t) VERDICT_MAX_BYTES, &data, &len);
         if (r < 0) {
                 *ret_error = r;
                 return json_null();
