@@ -27,12 +27,14 @@ def in_ci():
     return os.environ.get("CI", "") in ("true", "1")
 
 
-def run_one(test, log_dir, label):
+def run_one(test, log_dir, label, bdir):
     env = dict(os.environ)
     env.update(test.get("env") or {})
     timeout = test.get("timeout") or 300
     start = time.monotonic()
-    proc = subprocess.Popen(test["cmd"], cwd=test.get("workdir") or None, env=env,
+    # Like `meson test`: a test without a workdir runs in the build directory,
+    # which is what relative paths of build targets in its args refer to.
+    proc = subprocess.Popen(test["cmd"], cwd=test.get("workdir") or bdir, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     timed_out = False
@@ -126,7 +128,7 @@ def main():
             if set(suites) & (set(args.no_suite) | left_out):
                 continue
             label = "%s/%s" % (flavour, t["name"])
-            p, f, s, failures, elapsed, text = run_one(t, log_dir, label)
+            p, f, s, failures, elapsed, text = run_one(t, log_dir, label, bdir)
             total[0] += p
             total[1] += f
             total[2] += s

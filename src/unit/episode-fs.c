@@ -47,12 +47,15 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
 }
 
 /*
- * The agent's /workspace upper layer lives on its own tmpfs, sized by the
- * agent zone's disk_mb: an agent that writes without end gets ENOSPC instead
- * of filling the state directory's filesystem (the host's disk), and sealing
- * can tell a full workspace from outside (episode_fs_workspace_full()). tmpfs
- * pages are charged to the writer's memory cgroup, so they count against the
- * writer's memory_mb as well.
+ * Everything a container writes in an episode lives on a tmpfs of its own,
+ * sized by disk_mb: the agent's /workspace upper layer (zone disk_mb), each
+ * service's state upper layer, each observer's /out and /inputs. A writer
+ * that does not stop gets ENOSPC instead of filling the state directory's
+ * filesystem (the host's disk), sealing can tell a full workspace from
+ * outside (episode_fs_workspace_full()), and overlay upper layers never sit
+ * on the state dir's own filesystem, which may itself be an overlayfs (the
+ * image root under Docker), where upper layers are refused. tmpfs pages are
+ * charged to the writer's memory cgroup, so they count against memory_mb too.
  */
 static int mount_bounded(const char *dir, uint64_t disk_mb)
 {
@@ -75,19 +78,27 @@ static void umount_quiet(const char *path)
 int episode_fs_teardown(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
-        const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
-        cleanup_free char *ws = xasprintf("%s/workspace/merged", ctx->episode_dir);
 
-        umount_quiet(ws);
+        /* Overlays first, then the tmpfs below each (mount_bounded()). */
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                for (size_t k = 0; k < m->zones[z].n_containers; k++) {
+                        const struct manifest_container *c = &m->zones[z].containers[k];
+                        cleanup_free char *dir = NULL, *merged = NULL;
+                        if (c->zone == MANIFEST_ZONE_SERVICES && c->state)
+                                dir = xasprintf("%s/services/%s", ctx->episode_dir, c->name);
+                        else if (c->zone == MANIFEST_ZONE_OBSERVERS)
+                                dir = xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
+                        else
+                                continue;
+                        merged = xasprintf("%s/merged", dir);
+                        umount_quiet(merged);
+                        umount_quiet(dir);
+                }
         {
-                /* The bounded tmpfs under the overlay (mount_bounded()). */
                 cleanup_free char *dir = xasprintf("%s/workspace", ctx->episode_dir);
+                cleanup_free char *merged = xasprintf("%s/merged", dir);
+                umount_quiet(merged);
                 umount_quiet(dir);
-        }
-        for (size_t k = 0; k < svc->n_containers; k++) {
-                cleanup_free char *p = xasprintf("%s/services/%s/merged", ctx->episode_dir,
-                                                 svc->containers[k].name);
-                umount_quiet(p);
         }
         /* overlayfs leaves a mode-000 work/work behind: rm_rf_at runs as root,
          * which is not stopped by modes. */
@@ -157,11 +168,17 @@ static int setup(const struct unit_plan_context *ctx)
                         if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
                                 cleanup_free char *d =
                                         xasprintf("%s/services/%s", ctx->episode_dir, c->name);
-                                r = mount_overlay(d, empty, uid, 0755);
+                                r = mount_bounded(d, c->effective.disk_mb);
+                                if (r >= 0)
+                                        r = mount_overlay(d, empty, uid, 0755);
                         } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
+                                cleanup_free char *d =
+                                        xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
                                 cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
                                 cleanup_free char *in = unit_observer_dir(ctx, c->name, "inputs");
-                                r = make_dir(out, 0755, uid);
+                                r = mount_bounded(d, c->effective.disk_mb);
+                                if (r >= 0)
+                                        r = make_dir(out, 0755, uid);
                                 if (r >= 0)
                                         r = make_dir(in, 0755, (uid_t) -1);
                         }
