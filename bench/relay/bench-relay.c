@@ -45,7 +45,7 @@
 #include "upstream.h"
 
 #define TOKEN       "bench-token-0123456789abcdef"
-#define CLIENT_BUF  (64 * 1024)
+#define CLIENT_BUF (64UL * 1024)
 #define BULK_CHUNK  (1024 * 1024)
 #define BLOCK       1000
 #define WARMUP      500
@@ -480,6 +480,14 @@ static const struct frontend_ops bench_ops = {
         .on_done = ops_hook,
 };
 
+/* SIGTERM ends the relay through exit(), so that a profiler running the
+ * bench (valgrind --tool=callgrind) writes the relay's counts. */
+static int relay_on_term(struct loop_source *s, const struct signalfd_siginfo *si, void *ud)
+{
+        (void) s, (void) si, (void) ud;
+        exit(0);
+}
+
 static pid_t spawn_relay(int listen_fd, const char *env_sock)
 {
         pid_t pid = fork();
@@ -490,9 +498,12 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
                 struct frontend_config cfg = { .env_socket = env_sock, .token = TOKEN };
                 struct frontend *f = NULL;
                 struct loop *l = NULL;
+                struct loop_source *term = NULL;
                 (void) prctl(PR_SET_NAME, "bench-relay-fe");
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (loop_new(&l) < 0 || frontend_new(l, listen_fd, &cfg, &bench_ops, NULL, &f) < 0)
+                if (loop_new(&l) < 0 ||
+                    frontend_new(l, listen_fd, &cfg, &bench_ops, NULL, &f) < 0 ||
+                    loop_add_signal(l, SIGTERM, relay_on_term, NULL, &term) < 0)
                         _exit(1);
                 (void) loop_run(l);
                 _exit(1);
@@ -703,7 +714,7 @@ int main(int argc, char **argv)
         }
         printf("# targets: %s\n", all_met ? "all met" : "some MISSED");
 
-        kill(relay_pid, SIGKILL);
+        kill(relay_pid, SIGTERM);
         kill(up_pid, SIGKILL);
         (void) waitpid(relay_pid, NULL, 0);
         (void) waitpid(up_pid, NULL, 0);

@@ -44,6 +44,20 @@ struct daemon {
 
 /* --- control API --------------------------------------------------------- */
 
+/*
+ * A closed episode's containers, relays and storage go after the reply that
+ * carries (or follows) the verdict: at the end of the loop round, so replies
+ * already dispatched in it are out first. d outlives the loop; a reset in
+ * between already tore the episode down (and the phase is no longer closed).
+ */
+static void teardown_closed(void *userdata)
+{
+        struct daemon *d = userdata;
+
+        if (d->unit && unit_phase(d->unit) == PHASE_CLOSED)
+                unit_teardown(d->unit);
+}
+
 static void reply_json(struct frontend_reply *reply, unsigned status, json_t *j)
 {
         reply->status = status;
@@ -88,10 +102,12 @@ static void on_control(void *userdata, const char *method, const char *path, con
                 r = unit_inspect(d->unit, &observers, refusal, sizeof(refusal));
         else if (streq(path, "/resume"))
                 r = unit_resume(d->unit, refusal, sizeof(refusal));
-        else if (streq(path, "/end_episode"))
+        else if (streq(path, "/end_episode")) {
                 r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", refusal,
                              sizeof(refusal));
-        else {
+                if (r >= 0)
+                        loop_defer(d->loop, teardown_closed, d);
+        } else {
                 reply->status = 404;
                 reply->error_code = "not_found";
                 return;
@@ -130,10 +146,16 @@ static void finish_episode(void *userdata)
 {
         struct daemon *d = userdata;
         char refusal[128];
+        int r;
 
         d->end_pending = false;
-        if (unit_end(d->unit, ACTOR_ENVIRONMENT, "done", refusal, sizeof(refusal)) == -EPERM)
+        r = unit_end(d->unit, ACTOR_ENVIRONMENT, "done", refusal, sizeof(refusal));
+        if (r == -EPERM)
                 log_info("environment reported done: %s", refusal);
+        else if (r >= 0)
+                /* Deferred from a deferred callback: runs next round, after
+                 * a GET /verdict that arrived during grading is answered. */
+                loop_defer(d->loop, teardown_closed, d);
 }
 
 static void on_done(void *userdata)

@@ -104,10 +104,11 @@ static void pid1_mount_cgroup2(void)
 
         if (getpid() != 1)
                 return;
-        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 1024 * 1024, &mounts, NULL) < 0 ||
+        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) 1024 * 1024, &mounts,
+                              NULL) < 0 ||
             strstr(mounts, " - cgroup2 "))
                 return;
-        if (read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &self, NULL) < 0 ||
+        if (read_full_file_at(AT_FDCWD, "/proc/self/cgroup", (size_t) 64 * 1024, &self, NULL) < 0 ||
             !(startswith(self, "0::") || strstr(self, "\n0::")))
                 return;
         if (mkdir("/sys/fs/cgroup/unified", 0555) < 0 && errno != EEXIST)
@@ -288,8 +289,10 @@ int main(int argc, char **argv)
                 return daemon_exec_fallback(m);
         }
 
-        if (!opts.shim_path)
-                opts.shim_path = shim = default_shim();
+        if (!opts.shim_path) {
+                shim = default_shim(); /* freed on return */
+                opts.shim_path = shim;
+        }
         if (access(opts.shim_path, X_OK) < 0) {
                 log_error_errno(-errno, "shim %s: %m", opts.shim_path);
                 return DAEMON_EXIT_FAILURE;

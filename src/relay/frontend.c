@@ -10,6 +10,7 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
+#include "relay/http-chunked.h"
 #include "relay/http-proxy.h"
 
 #define TOKEN_MAX_BYTES 4096
@@ -43,17 +44,6 @@ static const struct control_route {
 
 static const char *const token_paths[] = { "/reset", "/step", "/state", "/ws" };
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* Percent-decodes the path into out (NUL-terminated) and drops one trailing
  * slash. -EBADMSG for encodings an env server might read differently. */
 static int path_normalize(const char *p, size_t n, char *out, size_t out_size)
@@ -65,8 +55,8 @@ static int path_normalize(const char *p, size_t n, char *out, size_t out_size)
         for (size_t i = 0; i < n; i++) {
                 char ch = p[i];
                 if (ch == '%') {
-                        int hi = i + 2 < n ? hexval(p[i + 1]) : -1;
-                        int lo = i + 2 < n ? hexval(p[i + 2]) : -1;
+                        int hi = i + 2 < n ? http_hexval(p[i + 1]) : -1;
+                        int lo = i + 2 < n ? http_hexval(p[i + 2]) : -1;
                         if (hi < 0 || lo < 0)
                                 return -EBADMSG;
                         ch = (char) (hi * 16 + lo);
@@ -190,8 +180,18 @@ static void fe_on_request_body(void *userdata, struct http_exchange *x, const ch
         reply_from(x, &reply);
 }
 
+/* Whether a JSON text may hold a member named key: the name appears quoted
+ * as is, or written with \u escapes (the only escapes that can spell letters).
+ * Cheap enough to run before jansson on every step. */
+static bool json_may_have_key(const char *data, size_t len, const char *quoted_key)
+{
+        return memmem(data, len, quoted_key, strlen(quoted_key)) || memmem(data, len, "\\u", 2);
+}
+
 static bool json_done(const char *data, size_t len, bool need_observation)
 {
+        if (!json_may_have_key(data, len, "\"done\""))
+                return false;
         json_t *root = json_loadb(data, len, 0, NULL);
         bool done = false;
 
@@ -212,6 +212,8 @@ static bool json_done(const char *data, size_t len, bool need_observation)
 
 static bool json_is_step(const char *data, size_t len)
 {
+        if (!json_may_have_key(data, len, "\"step\""))
+                return false;
         json_t *root = json_loadb(data, len, 0, NULL);
         bool step = false;
 

@@ -24,17 +24,6 @@ void http_chunked_init(struct http_chunked *c)
         *c = (struct http_chunked){ .state = CH_SIZE };
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                       http_chunked_data_fn on_data, void *userdata, size_t *ret_used)
 {
@@ -61,7 +50,7 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                 }
                 switch (c->state) {
                 case CH_SIZE: {
-                        int v = hexval(ch);
+                        int v = http_hexval(ch);
                         if (v >= 0) {
                                 /* 15 digits keep the size below 2^60: no overflow. */
                                 if (++c->digits > 15)

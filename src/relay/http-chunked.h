@@ -12,6 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Value of one hex digit, -1 if c is none (shared by the chunk-size and
+ * percent-decoding parsers). */
+static inline int http_hexval(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 typedef void (*http_chunked_data_fn)(void *userdata, const char *data, size_t len);
 
 struct http_chunked {

@@ -30,6 +30,7 @@ enum {
 };
 
 #define WS_CLOSE_NORMAL       1000
+#define WS_CLOSE_GOING_AWAY   1001
 #define WS_CLOSE_PROTOCOL     1002
 #define WS_CLOSE_INVALID_DATA 1007
 #define WS_CLOSE_POLICY       1008

@@ -260,8 +260,9 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
         s.masks = unit_masks(ctx);
         plan_env(ctx, c, &s);
 
-        /* The one way out of every container. */
-        add_mount(&s, sock, "/run/openenvd", RW_FLAGS | MS_NOEXEC, false);
+        /* The one way out of every container: both launchers bind it at
+         * /run/openenvd (nosuid, nodev, noexec), resolved O_NOFOLLOW. */
+        s.socket_dir = xstrdup(sock);
 
         switch (c->zone) {
         case MANIFEST_ZONE_AGENT: {

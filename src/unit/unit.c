@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -21,6 +22,7 @@
 #include "base/util.h"
 #include "sandbox/launcher-native.h"
 #include "sandbox/launcher-oci.h"
+#include "sandbox/syscall-filter.h"
 #include "unit/custody.h"
 #include "unit/episode-fs.h"
 #include "unit/unit-plan.h"
@@ -44,8 +46,11 @@ struct unit {
         struct unit_plan_context plan;
         struct unit_member *members; /* owned, one per manifest container */
         size_t n_members;
-        struct unit_relays *relays; /* owned, per episode */
+        struct unit_relays *relays;    /* owned, per episode */
+        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
         bool assets_copied;
+        bool zones_created; /* zones/<zone> exist with their limits (once per unit) */
+        bool episode_live;  /* something of the episode may exist: teardown has work */
 
         /* Verdict of the current episode. */
         enum unit_verdict_kind verdict;
@@ -191,6 +196,7 @@ static int member_start(struct unit *u, struct unit_member *mb, enum manifest_ph
         spec.shim_path = xstrdup(u->cfg.shim_path);
         spec.stdio_fd = u->cfg.log_fd;
         spec.weaken = u->cfg.weaken;
+        spec.filter = u->filter;
 
         if (manifest_zone(u->cfg.manifest, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE) {
                 r = member_spawn_oci(u, mb, &spec);
@@ -296,17 +302,28 @@ static int connect_socket_nofollow(const char *path)
         return TAKE_FD(fd);
 }
 
-static void sleep_backoff(usec_t *delay)
+/*
+ * The pause between two readiness attempts. Each attempt is a connect() (and
+ * for the env one small HTTP exchange), so a tight schedule is cheap, while
+ * every pause is latency added to the reset: 100 µs doubling to at most 1 ms
+ * for the first 100 ms after start, then at most 10 ms for slow starters.
+ * Waits on the container's pidfd, so a container that dies ends the pause.
+ */
+static void readiness_pause(struct unit_member *mb, usec_t start, usec_t *delay)
 {
-        struct timespec ts = { .tv_nsec = (long) (*delay * 1000) };
-        (void) nanosleep(&ts, NULL);
-        *delay = MIN(*delay * 2, 50 * USEC_PER_MSEC);
+        usec_t cap = now_usec(CLOCK_MONOTONIC) - start < 100 * USEC_PER_MSEC ? USEC_PER_MSEC
+                                                                             : 10 * USEC_PER_MSEC;
+        struct timespec ts = { .tv_nsec = (long) (MIN(*delay, cap) * 1000) };
+        struct pollfd p = { .fd = member_started(mb) ? member_pidfd(mb) : -1, .events = POLLIN };
+
+        (void) ppoll(&p, 1, &ts, NULL);
+        *delay = MIN(*delay * 2, cap);
 }
 
 /* Waits until something accepts connections on path (bounded). */
 static int wait_socket(struct unit_member *mb, const char *path, usec_t timeout)
 {
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout, delay = 500;
+        usec_t start = now_usec(CLOCK_MONOTONIC), deadline = start + timeout, delay = 100;
 
         for (;;) {
                 int fd = connect_socket_nofollow(path);
@@ -318,7 +335,7 @@ static int wait_socket(struct unit_member *mb, const char *path, usec_t timeout)
                         return -ECHILD;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -ETIMEDOUT;
-                sleep_backoff(&delay);
+                readiness_pause(mb, start, &delay);
         }
 }
 
@@ -351,7 +368,8 @@ static int env_health_once(const char *path, usec_t timeout)
 
 static int wait_env_healthy(struct unit *u, struct unit_member *env)
 {
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + u->cfg.start_timeout, delay = 1000;
+        usec_t start = now_usec(CLOCK_MONOTONIC), deadline = start + u->cfg.start_timeout;
+        usec_t delay = 100;
 
         for (;;) {
                 if (env_health_once(u->env_socket, USEC_PER_SEC) >= 0)
@@ -360,7 +378,7 @@ static int wait_env_healthy(struct unit *u, struct unit_member *env)
                         return -ECHILD;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -ETIMEDOUT;
-                sleep_backoff(&delay);
+                readiness_pause(env, start, &delay);
         }
 }
 
@@ -434,6 +452,8 @@ static int copy_assets(struct unit *u)
 
 static void episode_teardown(struct unit *u)
 {
+        if (!u->episode_live)
+                return;
         /* Relays first: nothing new reaches a container we are stopping. */
         u->relays = unit_relays_free(u->relays);
         for (size_t i = 0; i < u->n_members; i++)
@@ -447,12 +467,20 @@ static void episode_teardown(struct unit *u)
                 if (r < 0)
                         log_warning_errno(r, "%s did not empty: %m", zone_cgroups[z]);
         }
-        (void) cgroup_remove(u->cfg.cgroups, "zones");
+        /* Only the leaves are per episode: their counters (OOM kills,
+         * refused forks) are the evidence of this episode alone. The zones
+         * keep their limits until unit_free(). */
+        for (size_t i = 0; i < u->n_members; i++) {
+                int r = cgroup_remove(u->cfg.cgroups, u->members[i].cgroup);
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "removing %s: %m", u->members[i].cgroup);
+        }
         if (u->episode_dir) {
                 int r = episode_fs_teardown(&u->plan);
                 if (r < 0)
                         log_warning_errno(r, "episode %s: storage teardown: %m", u->episode_id);
         }
+        u->episode_live = false;
 }
 
 static int create_cgroups(struct unit *u)
@@ -460,13 +488,15 @@ static int create_cgroups(struct unit *u)
         const struct manifest *m = u->cfg.manifest;
         int r;
 
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+        /* The zones' limits never change: created once per unit. */
+        for (int z = 0; !u->zones_created && z < MANIFEST_ZONE_MAX; z++) {
                 struct cgroup_limits lim;
                 limits_from(&m->zones[z].resources, &lim);
                 r = cgroup_create(u->cfg.cgroups, zone_cgroups[z], &lim);
                 if (r < 0)
                         return log_error_errno(r, "cgroup %s: %m", zone_cgroups[z]);
         }
+        u->zones_created = true;
         for (size_t i = 0; i < u->n_members; i++) {
                 struct cgroup_limits lim;
                 limits_from(&u->members[i].mc->effective, &lim);
@@ -520,6 +550,7 @@ static int provision(struct unit *u)
         r = copy_assets(u);
         if (r < 0)
                 return r;
+        u->episode_live = true;
         r = episode_fs_setup(&u->plan);
         if (r < 0)
                 return log_error_errno(r, "episode %s: storage: %m", u->episode_id);
@@ -533,13 +564,18 @@ static int provision(struct unit *u)
                             &u->relays);
         if (r < 0)
                 return log_error_errno(r, "episode %s: relays: %m", u->episode_id);
+        /* Services and env start together: what the env needs of a service
+         * at start is its relay (created above), and the env only counts as
+         * ready once its /health answers, which is retried until
+         * start_timeout — an env whose health depends on a service simply
+         * answers later. The harness still starts after both. */
         r = start_zone(u, MANIFEST_ZONE_SERVICES, NULL, NULL);
         if (r < 0)
                 return r;
-        r = wait_services(u);
+        r = start_zone(u, MANIFEST_ZONE_AGENT, "env", NULL);
         if (r < 0)
                 return r;
-        r = start_zone(u, MANIFEST_ZONE_AGENT, "env", NULL);
+        r = wait_services(u);
         if (r < 0)
                 return r;
         r = wait_env_healthy(u, env);
@@ -569,6 +605,8 @@ static void episode_reset_state(struct unit *u)
                 u->members[i].status = -1;
 }
 
+static void start_early_observers(struct unit *u);
+
 int unit_reset(struct unit *u, char *ret_refusal, size_t refusal_size)
 {
         int r;
@@ -591,7 +629,10 @@ int unit_reset(struct unit *u, char *ret_refusal, size_t refusal_size)
                 episode_teardown(u);
                 return r;
         }
-        return move(u, ACTOR_SYSTEM, PHASE_READY, "healthy", NULL, 0);
+        r = move(u, ACTOR_SYSTEM, PHASE_READY, "healthy", NULL, 0);
+        if (r >= 0)
+                start_early_observers(u);
+        return r;
 }
 
 int unit_first_step(struct unit *u)
@@ -685,35 +726,40 @@ static json_t *read_result(struct unit *u, struct unit_member *mb, int *ret_erro
         return j;
 }
 
-static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
+static int observer_start(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
 {
-        cleanup_free char *why = NULL;
-        struct cgroup_stats stats = { 0 };
-        json_t *result;
-        int r, rerr;
-
-        if (member_started(mb))
-                return 0; /* already running (it lists an earlier phase too) */
-        r = stage_inputs(u, mb);
+        int r = stage_inputs(u, mb);
         if (r < 0)
                 return r;
         r = member_start(u, mb, phase);
-        if (r < 0) {
+        if (r < 0)
                 verdict_set(u, UNIT_VERDICT_INFRASTRUCTURE_ERROR, mb->cgroup,
                             "observer %s did not start", mb->mc->name);
-                return r;
-        }
-        r = member_wait(mb, u->cfg.observer_timeout);
-        if (r == -ETIMEDOUT)
-                why = xasprintf("observer %s timed out", mb->mc->name);
+        return r;
+}
+
+/*
+ * Ends a started observer and records its result. why: the failure found so
+ * far (taken over), NULL if none. killed: the daemon ended it on purpose (an
+ * early observer at sealing), so death by SIGKILL is not a failure then.
+ */
+static int observer_collect(struct unit *u, struct unit_member *mb, char *why_in, bool killed)
+{
+        cleanup_free char *why = why_in;
+        struct cgroup_stats stats = { 0 };
+        json_t *result;
+        int rerr;
+
         /* Anything it left behind dies before the next observer starts. */
         (void) cgroup_kill(u->cfg.cgroups, mb->cgroup);
+        if (killed) /* its exit status, before container_free() reaps it */
+                (void) member_wait(mb, 5 * USEC_PER_SEC);
         member_stop(u, mb);
         if (cgroup_wait_empty(u->cfg.cgroups, mb->cgroup, 5 * USEC_PER_SEC) < 0 && !why)
                 why = xasprintf("observer %s did not exit", mb->mc->name);
         if (!why && cgroup_stats(u->cfg.cgroups, mb->cgroup, &stats) >= 0 && stats.oom_kills > 0)
                 why = xasprintf("observer %s ran out of memory", mb->mc->name);
-        if (!why && mb->status != 0)
+        if (!why && mb->status != 0 && !(killed && WIFSIGNALED(mb->status)))
                 why = xasprintf("observer %s exited with status %d", mb->mc->name, mb->status);
         result = read_result(u, mb, &rerr);
         if (!why && rerr < 0)
@@ -724,6 +770,72 @@ static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_ph
                 return -EIO;
         }
         return 0;
+}
+
+static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
+{
+        char *why = NULL;
+        int r;
+
+        if (member_started(mb)) {
+                /* Started early (it lists ready or running too): never twice.
+                 * Inspection leaves it running; at sealing or grading its turn
+                 * is to finish and be collected, in `after` order. */
+                if (phase == MANIFEST_PHASE_FROZEN)
+                        return 0;
+        } else {
+                r = observer_start(u, mb, phase);
+                if (r < 0)
+                        return r;
+        }
+        r = member_wait(mb, u->cfg.observer_timeout);
+        if (r == -ETIMEDOUT)
+                why = xasprintf("observer %s timed out", mb->mc->name);
+        return observer_collect(u, mb, why, false);
+}
+
+static bool observer_lists(const struct manifest_container *c, enum manifest_phase p)
+{
+        return c->phases & MANIFEST_PHASE_BIT(p);
+}
+
+/*
+ * Observers listing ready or running start when the unit becomes ready and
+ * run in the background, in the observers zone beside the agent: nothing
+ * waits for them. A failure to start is the infrastructure's.
+ */
+static void start_early_observers(struct unit *u)
+{
+        const struct manifest_container *const *order;
+        size_t n = manifest_observer_order(u->cfg.manifest, &order);
+
+        for (size_t i = 0; i < n; i++) {
+                struct unit_member *mb = member_find(u, order[i]);
+                if (!observer_lists(order[i], MANIFEST_PHASE_READY) &&
+                    !observer_lists(order[i], MANIFEST_PHASE_RUNNING))
+                        continue;
+                if (observer_start(u, mb, MANIFEST_PHASE_READY) < 0)
+                        return;
+        }
+}
+
+/*
+ * At sealing, early observers that list no later phase are stopped (if
+ * still running) and their /out/verdict.json recorded; those that also list
+ * sealed or grading are collected in their turn there.
+ */
+static void stop_early_observers(struct unit *u)
+{
+        const struct manifest_container *const *order;
+        size_t n = manifest_observer_order(u->cfg.manifest, &order);
+
+        for (size_t i = 0; i < n; i++) {
+                struct unit_member *mb = member_find(u, order[i]);
+                if (!member_started(mb) || observer_lists(order[i], MANIFEST_PHASE_SEALED) ||
+                    observer_lists(order[i], MANIFEST_PHASE_GRADING))
+                        continue;
+                (void) observer_collect(u, mb, NULL, member_running(mb));
+        }
 }
 
 /* Runs, in `after` order, the observers that list phase; stops at the first failure. */
@@ -995,6 +1107,7 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, char *r
         if (r < 0)
                 return r;
 
+        stop_early_observers(u);
         if (u->verdict == UNIT_VERDICT_NONE)
                 (void) run_observers(u, MANIFEST_PHASE_SEALED);
         if (u->verdict == UNIT_VERDICT_NONE) {
@@ -1004,8 +1117,14 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, char *r
         if (u->verdict == UNIT_VERDICT_NONE)
                 u->verdict = UNIT_VERDICT_GRADED;
         (void) move(u, ACTOR_SYSTEM, PHASE_CLOSED, verdict_names[u->verdict], NULL, 0);
-        episode_teardown(u);
+        /* The verdict is complete: the caller replies first and tears the
+         * episode down afterwards with unit_teardown(). */
         return 0;
+}
+
+void unit_teardown(struct unit *u)
+{
+        episode_teardown(u);
 }
 
 /* --- state ------------------------------------------------------------- */
@@ -1076,9 +1195,17 @@ json_t *unit_info(const struct unit *u)
 int unit_new(const struct unit_config *cfg, struct unit **ret)
 {
         const struct manifest *m = cfg->manifest;
-        struct unit *u = xcalloc(1, sizeof(*u));
+        cleanup(syscall_filter_freep) struct syscall_filter *filter = NULL;
+        struct unit *u;
         size_t n = 0;
+        int r;
 
+        /* Compiled once here rather than by libseccomp in every child. */
+        r = syscall_filter_new(&filter);
+        if (r < 0)
+                return r;
+        u = xcalloc(1, sizeof(*u));
+        u->filter = TAKE_PTR(filter);
         u->cfg = *cfg;
         phase_machine_init(&u->phase);
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
@@ -1111,6 +1238,9 @@ struct unit *unit_free(struct unit *u)
         if (!u)
                 return NULL;
         episode_teardown(u);
+        if (u->zones_created)
+                (void) cgroup_remove(u->cfg.cgroups, "zones");
+        syscall_filter_free(u->filter);
         for (size_t i = 0; i < u->n_members; i++)
                 free(u->members[i].cgroup);
         free(u->members);

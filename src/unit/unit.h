@@ -10,6 +10,11 @@
  *   unit_inspect()      running → frozen, observers listing `frozen` run
  *   unit_resume()       frozen → running
  *   unit_end()          → sealed → grading → closed, with a verdict
+ *   unit_teardown()     stops what the closed episode still runs
+ *
+ * Observers listing ready or running start in the background when the unit
+ * becomes ready; they are stopped at sealing (or, if they list sealed or
+ * grading too, collected in their turn there) and their results recorded.
  *
  * Grading order is fixed: the agent zone is killed and the kernel must report
  * its cgroup empty (within kill_deadline_s, else agent_misbehavior) before
@@ -85,6 +90,11 @@ int unit_inspect(struct unit *u, json_t **ret_observers, char *ret_refusal, size
 int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size);
 int unit_end(struct unit *u, enum phase_actor actor, const char *reason, char *ret_refusal,
              size_t refusal_size);
+/* Stops the episode's containers and relays and removes its cgroup leaves
+ * and storage. unit_end() leaves that to the caller, so that the verdict is
+ * served first (the daemon defers it to the end of the loop round); the
+ * next unit_reset() and unit_free() do it too. Idempotent. */
+void unit_teardown(struct unit *u);
 
 /* {"phase", "episode_id", "history": [...], "verdict"}; new reference. */
 json_t *unit_info(const struct unit *u);

@@ -100,6 +100,7 @@ Test(custody, symlink_to_dir_refused_and_not_followed)
         assert_refused(r, err, -EPERM, CUSTODY_ERR_SYMLINK, "sub/etc: symlink not allowed");
         cr_assert_not(exists_at(tmp_fd, "dst/sub/etc"));
         cr_assert_not(exists_at(tmp_fd, "dst/sub/etc/passwd"));
+        custody_error_done(&err);
 }
 
 Test(custody, dangling_symlink_refused)
@@ -108,6 +109,7 @@ Test(custody, dangling_symlink_refused)
         cr_assert_eq(symlinkat("/nonexistent/nowhere", src_fd, "dangling"), 0);
         int r = copy_tree(NULL, NULL, &err);
         assert_refused(r, err, -EPERM, CUSTODY_ERR_SYMLINK, "dangling: symlink not allowed");
+        custody_error_done(&err);
 }
 
 Test(custody, fifo_refused_without_blocking)
@@ -119,6 +121,7 @@ Test(custody, fifo_refused_without_blocking)
         cr_assert_eq(mkfifoat(src_fd, "pipe", 0644), 0);
         int r = copy_tree(NULL, NULL, &err);
         assert_refused(r, err, -EPERM, CUSTODY_ERR_FIFO, "pipe: FIFO not allowed");
+        custody_error_done(&err);
 }
 
 Test(custody, unix_socket_refused)
@@ -134,6 +137,7 @@ Test(custody, unix_socket_refused)
         int r = copy_tree(NULL, NULL, &err);
         assert_refused(r, err, -EPERM, CUSTODY_ERR_SOCKET, "run/sock: socket not allowed");
         safe_close(s);
+        custody_error_done(&err);
 }
 
 Test(custody, byte_limit)
@@ -151,6 +155,7 @@ Test(custody, byte_limit)
         o.limits.max_bytes = 9;
         int r = copy_tree(&o, NULL, &err);
         assert_refused(r, err, -EFBIG, CUSTODY_ERR_BYTES, "b: copy exceeds 9 bytes");
+        custody_error_done(&err);
 }
 
 Test(custody, entry_limit_counts_files_and_dirs)
@@ -206,6 +211,7 @@ Test(custody, depth_limit)
         int r = copy_tree(&o, NULL, &err);
         assert_refused(r, err, -ELOOP, CUSTODY_ERR_DEPTH,
                        "a/b/c: nested deeper than 2 directories");
+        custody_error_done(&err);
 }
 
 Test(custody, default_depth_limit_from_limits_h)
@@ -318,6 +324,7 @@ Test(custody, swap_file_for_symlink)
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_TYPE_CHANGED,
                        "sub/victim: changed type while copying");
         cr_assert_not(exists_at(tmp_fd, "dst/sub/victim"), "nothing read through the link");
+        custody_error_done(&err);
 }
 
 Test(custody, swap_file_for_fifo_does_not_block)
@@ -330,6 +337,7 @@ Test(custody, swap_file_for_fifo_does_not_block)
         int r = run_swap(&s, &o, &err);
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_TYPE_CHANGED,
                        "victim: changed type while copying");
+        custody_error_done(&err);
 }
 
 Test(custody, swap_file_for_other_inode)
@@ -343,6 +351,7 @@ Test(custody, swap_file_for_other_inode)
         int r = run_swap(&s, &o, &err);
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_TYPE_CHANGED,
                        "victim: changed type while copying");
+        custody_error_done(&err);
 }
 
 Test(custody, swap_dir_for_symlink)
@@ -357,6 +366,7 @@ Test(custody, swap_dir_for_symlink)
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_TYPE_CHANGED, "d: changed type while copying");
         cr_assert_not(exists_at(tmp_fd, "dst/d/passwd"));
         cr_assert_not(exists_at(tmp_fd, "dst/d"));
+        custody_error_done(&err);
 }
 
 Test(custody, swap_dir_for_file)
@@ -368,6 +378,7 @@ Test(custody, swap_dir_for_file)
         put_dir(src_fd, "d");
         int r = run_swap(&s, &o, &err);
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_TYPE_CHANGED, "d: changed type while copying");
+        custody_error_done(&err);
 }
 
 Test(custody, file_growing_during_copy_counts_real_bytes)
@@ -379,6 +390,7 @@ Test(custody, file_growing_during_copy_counts_real_bytes)
         put_file(src_fd, "grows", "tiny"); /* listed at 4 bytes, read at 104 */
         int r = run_swap(&s, &o, &err);
         assert_refused(r, err, -EFBIG, CUSTODY_ERR_BYTES, "grows: copy exceeds 50 bytes");
+        custody_error_done(&err);
 }
 
 Test(custody, file_removed_during_copy)
@@ -390,6 +402,7 @@ Test(custody, file_removed_during_copy)
         put_file(src_fd, "gone", "x");
         int r = run_swap(&s, &o, &err);
         assert_refused(r, err, -ESTALE, CUSTODY_ERR_VANISHED, "gone: disappeared while copying");
+        custody_error_done(&err);
 }
 
 Test(custody, hook_failure_is_the_copiers_error)
@@ -417,6 +430,7 @@ Test(custody, source_symlink_refused)
         int r = custody_copy(tmp_fd, "alias", tmp_fd, "dst", NULL, NULL, &err);
         assert_refused(r, err, -ENOTDIR, CUSTODY_ERR_SOURCE, ".: source is not a plain directory");
         cr_assert_not(exists_at(tmp_fd, "dst"));
+        custody_error_done(&err);
 }
 
 Test(custody, source_path_through_symlink_refused)
@@ -428,6 +442,7 @@ Test(custody, source_path_through_symlink_refused)
         cr_assert_eq(symlinkat("real", tmp_fd, "alias"), 0);
         int r = custody_copy(tmp_fd, "alias/inner", tmp_fd, "dst", NULL, NULL, &err);
         assert_refused(r, err, -ENOTDIR, CUSTODY_ERR_SOURCE, ".: source is not a plain directory");
+        custody_error_done(&err);
 }
 
 Test(custody, source_regular_file_refused)
@@ -441,6 +456,7 @@ Test(custody, source_regular_file_refused)
         r = custody_copy(fd, NULL, tmp_fd, "dst2", NULL, NULL, &err);
         cr_assert_eq(r, -ENOTDIR);
         safe_close(fd);
+        custody_error_done(&err);
 }
 
 Test(custody, destination_empty_dir_accepted)
@@ -465,6 +481,7 @@ Test(custody, destination_not_empty_refused)
                        ".: custody destination dst must not exist or be empty");
         cr_assert_not(custody_reason_is_source_fault(err.reason));
         cr_assert_not(exists_at(tmp_fd, "dst/f"));
+        custody_error_done(&err);
 }
 
 Test(custody, destination_symlink_or_file_refused)
@@ -554,4 +571,5 @@ Test(custody, never_writes_outside_destination)
         }
         closedir(d);
         cr_assert_eq(n, 2);
+        custody_error_done(&err);
 }

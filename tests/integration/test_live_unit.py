@@ -482,6 +482,31 @@ def case_observer_hang():
                      ("timed out",))
 
 
+def case_early_observers():
+    d = Daemon("early-observers.yaml")
+    try:
+        for episode in range(2):
+            check(d.ok("POST", "/reset_unit")["phase"] == "ready", "ready")
+            # Started in the background once ready, beside the agent zone.
+            poll(lambda: "populated 1" in (read(d.cg_file(
+                "unified", "zones/observers/watch", "cgroup.events")) or ""), "watch running")
+            check(d.phase() == "ready", "observers do not hold up ready")
+            eid = d.ok("GET", "/info")["episode_id"]
+            for name in ("watch", "twice"):
+                poll(lambda n=name: read("/proc/%d/root%s/episodes/%s/observers/%s/out/verdict.json"
+                                         % (d.pid, d.state, eid, n)), "%s wrote its result" % name)
+            v = d.ok("POST", "/end_episode")
+            check(v["verdict"] == "graded", "stopping a running early observer is no failure: %s"
+                  % v)
+            obs = v["observers"]
+            check(obs.get("watch") == {"phase": "ready"}, "watch recorded: %s" % obs)
+            check(obs.get("twice") == {"phase": "ready", "starts": 1},
+                  "twice started once, at ready, collected at grading: %s" % obs)
+            check(d.phase() == "closed", "closed")
+    finally:
+        d.stop()
+
+
 def case_custody_symlink():
     observer_failure("custody-symlink.yaml", [], "zones/observers/runner", ("evil-link",),
                      "agent_misbehavior")
@@ -649,6 +674,8 @@ CASES = [
      case_observer_crash),
     ("hanging observer => infrastructure_error blamed on zones/observers/judge",
      case_observer_hang),
+    ("observers listing ready/running start at ready, stop at sealing, start once",
+     case_early_observers),
     ("runner output holding a symlink is refused by custody", case_custody_symlink),
     ("runner output holding a FIFO is refused by custody", case_custody_fifo),
     ("unprivileged: isolation disabled, the env server runs on the same port",

@@ -30,6 +30,7 @@
 #include "relay/listen-socket.h"
 #include "relay/model-proxy.h"
 #include "relay/service-relay.h"
+#include "relay/ws-frame.h"
 #include "test-helpers.h"
 
 #define TOKEN    "orchestrator-secret-token"
@@ -680,15 +681,40 @@ Test(frontend, websocket_invalid_client_frame_closes_1002)
         response_release(&r);
 }
 
-Test(frontend, websocket_invalid_server_frame_closes)
+/* Sends msg, expects the env's frames to end in a close frame with code, then EOF. */
+static void ws_expect_close_after(const char *msg, uint16_t code, const char *first_text)
 {
         struct cl c = ws_open("Authorization: Bearer " TOKEN "\r\n");
+        struct strbuf p = STRBUF_INIT;
 
-        ws_send_masked(c.fd, 0x1, "bad", true);
+        ws_send_masked(c.fd, 0x1, msg, true);
+        if (first_text) {
+                cr_assert_eq(ws_read(&c, &p), 0x1);
+                cr_assert_str_eq(p.buf, first_text);
+        }
+        cr_assert_eq(ws_read(&c, &p), 0x8, "%s: no close frame", msg);
+        cr_assert_eq(p.len, 2);
+        cr_assert_eq(((uint8_t) p.buf[0] << 8) | (uint8_t) p.buf[1], code, "%s: close code", msg);
+        cr_assert_eq(c.in.len, 0, "%s: bytes after the close frame", msg);
         cr_assert(cl_wait_close(c.fd));
-        cr_assert_null(memmem(c.in.buf, c.in.len, "\x81\x7e", 2), "invalid frame was relayed");
+        strbuf_release(&p);
         strbuf_release(&c.in);
         close(c.fd);
+}
+
+Test(frontend, websocket_invalid_server_frame_closes)
+{
+        /* Neither frame reaches the client: it gets 1002 / 1009 instead. */
+        ws_expect_close_after("bad", WS_CLOSE_PROTOCOL, NULL);
+        ws_expect_close_after("big", WS_CLOSE_TOO_BIG, NULL);
+}
+
+Test(frontend, websocket_env_gone_after_last_frame_is_1001)
+{
+        /* The env sends its final observation and its connection ends
+         * without a close frame: the observation, then 1001. */
+        ws_expect_close_after("done-exit", WS_CLOSE_GOING_AWAY,
+                              "{\"type\": \"observation\", \"done\": true}");
 }
 
 /* --- hostile input --- */
@@ -819,7 +845,7 @@ Test(frontend, ten_thousand_connections_dropped, .timeout = 240)
 #endif
 #endif
         /* Generous: a leak of ~1 KiB per connection would show as 10 MiB. */
-        cr_assert_lt(after - before, 8 * 1024, "RSS grew from %ld to %ld KiB", before, after);
+        cr_assert_lt(after - before, 8L * 1024, "RSS grew from %ld to %ld KiB", before, after);
 }
 
 /* Slowloris with a short head timeout: the relay answers 408 and closes. */

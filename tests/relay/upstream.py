@@ -88,6 +88,15 @@ async def websocket(r, w, hdrs):
             return
         elif data == b"bad":
             w.write(b"\x81\x7e\x00\x01x")  # non-minimal length: protocol error
+        elif data == b"big":
+            w.write(b"\x82\x7f" + struct.pack(">Q", 1 << 40))  # above WS_MAX_FRAME_BYTES
+        elif data == b"done-exit":
+            # The env's last word, then it is gone (the unit kills it on
+            # done): no close frame, just the end of the stream.
+            ws_send(w, 1, json.dumps({"type": "observation", "done": True}).encode())
+            await w.drain()
+            w.close()
+            return
         else:
             ws_send(w, op, data)
         await w.drain()

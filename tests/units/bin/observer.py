@@ -7,6 +7,8 @@
   snapshot  (frozen phase) report the env's tick counter from the workspace
   symlink   leave a symlink in /out (custody must refuse it)
   fifo      leave a FIFO in /out (custody must refuse it)
+  watch     (early phases) record the phase it started in, then run until stopped
+  phase     record the phase it started in and the start count, exit
   crash     exit 3
   hang      never exit
 """
@@ -50,6 +52,18 @@ elif role == "symlink":
 elif role == "fifo":
     os.mkfifo(os.path.join(OUT, "evil-fifo"))
     result({"ran": True})
+elif role == "watch":
+    result({"phase": os.environ.get("OPENENVD_PHASE")})
+    while True:
+        signal.pause()
+elif role == "phase":
+    # /out lives for the whole episode: a second start would count 2.
+    try:
+        with open(os.path.join(OUT, "verdict.json")) as f:
+            starts = json.load(f).get("starts", 0)
+    except (OSError, ValueError):
+        starts = 0
+    result({"phase": os.environ.get("OPENENVD_PHASE"), "starts": starts + 1})
 elif role == "crash":
     sys.exit(3)
 elif role == "hang":
