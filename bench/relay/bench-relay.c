@@ -45,7 +45,7 @@
 #include "upstream.h"
 
 #define TOKEN       "bench-token-0123456789abcdef"
-#define CLIENT_BUF (64UL * 1024)
+#define CLIENT_BUF  (64UL * 1024)
 #define BULK_CHUNK  (1024 * 1024)
 #define BLOCK       1000
 #define WARMUP      500

@@ -305,6 +305,9 @@ static void daemon_done(struct daemon *d)
                         log_warning_errno(r, "removing the cgroup subtree: %m");
                 d->cgroups = cgroup_tree_free(d->cgroups);
         }
+        /* The loop frees its own state only; the sources are ours. */
+        for (size_t i = 0; i < ELEMENTSOF(d->signals); i++)
+                d->signals[i] = loop_source_free(d->signals[i]);
         d->loop = loop_free(d->loop);
         /* Episodes, sockets and the asset copy are per daemon run; the state
          * directory itself is the operator's. */
@@ -351,6 +354,7 @@ static int daemon_setup(struct daemon *d)
                 return log_error_errno(r, "cgroup layout: %m");
         layout.subtree_name = subtree;
         r = cgroup_tree_open(&layout, &d->cgroups);
+        cgroup_layout_done(&layout); /* the tree keeps copies of what it needs */
         if (r < 0)
                 return log_error_errno(r, "cgroup subtree: %m");
         r = cgroup_tree_adopt_self(d->cgroups);
