@@ -409,19 +409,6 @@ static void teardown(struct run *R)
 
 /* --- one probe container ------------------------------------------------------ */
 
-static void spec_add_bind(struct container_spec *s, const char *source, const char *target,
-                          unsigned long flags, bool is_file)
-{
-        s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
-        s->mounts[s->n_mounts++] = (struct mount_entry){
-                .kind = MOUNT_BIND,
-                .source = xstrdup(source),
-                .target = xstrdup(target),
-                .flags = flags,
-                .is_file = is_file,
-        };
-}
-
 static int wait_bounded(struct container *c, usec_t timeout, int *ret_status)
 {
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
@@ -500,13 +487,13 @@ static void run_probe(struct run *R, const struct manifest_container *c, const c
          * uid range, environment, limits. */
         strv_free(spec.argv);
         spec.argv = enforce_plan_probe_argv(p, PROBE_INSIDE, out, R->o->probe_fault);
-        spec_add_bind(&spec, R->o->probe_path, PROBE_INSIDE, MS_RDONLY | MS_NOSUID | MS_NODEV,
-                      true);
-        spec_add_bind(&spec, R->links, LINKS_INSIDE, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                      false);
+        container_spec_add_bind(&spec, R->o->probe_path, PROBE_INSIDE,
+                                MS_RDONLY | MS_NOSUID | MS_NODEV, true);
+        container_spec_add_bind(&spec, R->links, LINKS_INSIDE,
+                                MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, false);
         if (extra_src)
-                spec_add_bind(&spec, extra_src, extra_dst,
-                              MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, false);
+                container_spec_add_bind(&spec, extra_src, extra_dst,
+                                        MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, false);
         spec.shim_path = xstrdup(R->o->shim_path);
         spec.stdio_fd = R->log_fd;
         spec.weaken = R->o->weaken;

@@ -118,3 +118,16 @@ int container_spec_validate(const struct container_spec *spec)
         }
         return 0;
 }
+
+void container_spec_add_bind(struct container_spec *spec, const char *source, const char *target,
+                             unsigned long flags, bool is_file)
+{
+        spec->mounts = xrealloc(spec->mounts, (spec->n_mounts + 1) * sizeof(*spec->mounts));
+        spec->mounts[spec->n_mounts++] = (struct mount_entry){
+                .kind = MOUNT_BIND,
+                .source = xstrdup(source),
+                .target = xstrdup(target),
+                .flags = flags,
+                .is_file = is_file,
+        };
+}

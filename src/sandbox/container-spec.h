@@ -96,6 +96,10 @@ struct container_spec {
 };
 
 void container_spec_done(struct container_spec *spec);
+/* Appends a MOUNT_BIND of source (host) at target (inside) with flags; the
+ * strings are copied. */
+void container_spec_add_bind(struct container_spec *spec, const char *source, const char *target,
+                             unsigned long flags, bool is_file);
 
 /* Checks what every launcher relies on: non-empty argv, absolute targets
  * without "." or ".." components, a principal uid/gid inside the mapped

@@ -113,19 +113,6 @@ char **unit_masks(const struct unit_plan_context *ctx)
         return v;
 }
 
-static void add_mount(struct container_spec *s, const char *source, const char *target,
-                      unsigned long flags, bool is_file)
-{
-        s->mounts = xrealloc(s->mounts, (s->n_mounts + 1) * sizeof(*s->mounts));
-        s->mounts[s->n_mounts++] = (struct mount_entry){
-                .kind = MOUNT_BIND,
-                .source = xstrdup(source),
-                .target = xstrdup(target),
-                .flags = flags,
-                .is_file = is_file,
-        };
-}
-
 static void add_forward(struct container_spec *s, enum forward_kind kind, const char *host,
                         uint16_t port, const char *path)
 {
@@ -212,7 +199,7 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
                 switch (r->kind) {
                 case MANIFEST_READ_WORKSPACE:
                         src = xasprintf("%s/workspace/merged", ctx->episode_dir);
-                        add_mount(s, src, "/workspace", VIEW_FLAGS, false);
+                        container_spec_add_bind(s, src, "/workspace", VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_ASSET:
                         /* The daemon's private copy (<state>/assets/<name>, made
@@ -220,12 +207,12 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
                          * dir): a file asset appears as /assets/<name>/<basename>. */
                         src = xasprintf("%s/assets/%s", ctx->state_dir, r->target);
                         dst = xasprintf("/assets/%s", r->target);
-                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        container_spec_add_bind(s, src, dst, VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_SERVICE_STATE:
                         src = xasprintf("%s/services/%s/merged", ctx->episode_dir, r->target);
                         dst = xasprintf("/services/%s", r->target);
-                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        container_spec_add_bind(s, src, dst, VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_OUTPUT:
                         /* Never the upstream's live /out: a custody copy made
@@ -233,7 +220,7 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
                         src = xasprintf("%s/observers/%s/inputs/%s", ctx->episode_dir, c->name,
                                         r->target);
                         dst = xasprintf("/inputs/%s", r->target);
-                        add_mount(s, src, dst, VIEW_FLAGS, false);
+                        container_spec_add_bind(s, src, dst, VIEW_FLAGS, false);
                         break;
                 }
         }
@@ -267,13 +254,14 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
         switch (c->zone) {
         case MANIFEST_ZONE_AGENT: {
                 cleanup_free char *ws = xasprintf("%s/workspace/merged", ctx->episode_dir);
-                add_mount(&s, ws, "/workspace", RW_FLAGS, false);
+                container_spec_add_bind(&s, ws, "/workspace", RW_FLAGS, false);
                 if (streq(c->name, "env")) {
                         const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
                         cleanup_free char *hosts = xasprintf("%s/hosts", sock);
                         size_t i = 0;
 
-                        add_mount(&s, hosts, "/etc/hosts", MS_RDONLY | RW_FLAGS | MS_NOEXEC, true);
+                        container_spec_add_bind(&s, hosts, "/etc/hosts",
+                                                MS_RDONLY | RW_FLAGS | MS_NOEXEC, true);
                         /* The env server listens on TCP in its own netns; the shim
                          * bridges env.sock to it, so any TCP server works unchanged. */
                         add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port ?: m->port,
@@ -300,7 +288,7 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
                 if (c->state) {
                         cleanup_free char *st =
                                 xasprintf("%s/services/%s/merged", ctx->episode_dir, c->name);
-                        add_mount(&s, st, c->state, RW_FLAGS, false);
+                        container_spec_add_bind(&s, st, c->state, RW_FLAGS, false);
                 }
                 if (c->port)
                         add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port,
@@ -308,7 +296,7 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
                 break;
         case MANIFEST_ZONE_OBSERVERS: {
                 cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
-                add_mount(&s, out, "/out", RW_FLAGS | MS_NOEXEC, false);
+                container_spec_add_bind(&s, out, "/out", RW_FLAGS | MS_NOEXEC, false);
                 plan_observer_views(ctx, c, &s);
                 break;
         }
