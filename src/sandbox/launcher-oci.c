@@ -790,7 +790,7 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
         c->root_mounted = true;
 
         cgroups_path = opts->cgroups_path ? xstrdup(opts->cgroups_path)
-                                          : xasprintf("/openenvd-oci-%s", c->id);
+                                          : xasprintf("openenvd-oci-%s", c->id);
         r = oci_config_render(spec, rootfs, shim, cgroups_path, opts->limits, &cfg);
         if (r < 0)
                 return fail(ret_err, r, "OCI launcher: rendering config.json: %s", strerror(-r));

@@ -43,8 +43,10 @@ struct oci_options {
         /* Host path of the shim (PID 1 inside); NULL: spec->shim_path; both
          * NULL: the principal's argv is run directly as the init. */
         const char *shim_path;
-        /* linux.cgroupsPath; NULL: "/openenvd-oci-<id>" (absolute, created
-         * by the runtime in every v1 hierarchy and the unified one). */
+        /* linux.cgroupsPath; NULL: "openenvd-oci-<id>". Relative paths are
+         * resolved by the runtime below its own cgroup, i.e. the caller's, in
+         * every hierarchy: the runtime never creates cgroups outside the
+         * caller's subtree (an absolute path would land at each root). */
         const char *cgroups_path;
         /* Rendered as linux.resources when set (memory + swap = limit, pids,
          * cpu quota over a 100 ms period); NULL: no resources. */

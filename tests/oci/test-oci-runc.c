@@ -44,6 +44,45 @@ static void require_runtime(const char *name)
         require_feature(ok, name);
 }
 
+/* Where the runtime puts the container's cgroup in hierarchy ctrl ("unified"
+ * for the cgroup2 tree): below the test process's own cgroup there, since the
+ * default cgroups_path is relative. */
+static char *cg_path(const char *ctrl, const char *id)
+{
+        cleanup_free char *self = NULL;
+        const char *own = NULL;
+        size_t own_len = 0;
+
+        cr_assert_eq(read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 65536, &self, NULL), 0);
+        for (char *line = self; line && *line;) {
+                char *nl = strchr(line, '\n');
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                if (c1 && c2 && (!nl || c2 < nl)) {
+                        size_t clen = (size_t) (c2 - c1 - 1);
+                        bool unified = streq(ctrl, "unified") && clen == 0;
+                        bool match = false;
+                        for (const char *p = c1 + 1; !unified && p < c2;) {
+                                const char *comma = memchr(p, ',', (size_t) (c2 - p));
+                                const char *end = comma ? comma : c2;
+                                if ((size_t) (end - p) == strlen(ctrl) &&
+                                    memcmp(p, ctrl, strlen(ctrl)) == 0)
+                                        match = true;
+                                p = end + 1;
+                        }
+                        if (unified || match) {
+                                own = c2 + 1;
+                                own_len = nl ? (size_t) (nl - own) : strlen(own);
+                                break;
+                        }
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        cr_assert_not_null(own, "no %s line in /proc/self/cgroup", ctrl);
+        while (own_len > 0 && own[own_len - 1] == '/')
+                own_len--;
+        return xasprintf("/sys/fs/cgroup/%s%.*s/openenvd-oci-%s", ctrl, (int) own_len, own, id);
+}
+
 /* Asserts that nothing the container had is left on the host. */
 static void assert_gone(const char *id)
 {
@@ -55,8 +94,7 @@ static void assert_gone(const char *id)
         cr_assert_neq(stat(bundle, &st), 0, "bundle %s left behind", bundle);
         cr_assert_neq(stat(rstate, &st), 0, "runtime state %s left behind", rstate);
         for (size_t i = 0; i < ELEMENTSOF(ctrls); i++) {
-                cleanup_free char *cg =
-                        xasprintf("/sys/fs/cgroup/%s/openenvd-oci-%s", ctrls[i], id);
+                cleanup_free char *cg = cg_path(ctrls[i], id);
                 cr_assert_neq(stat(cg, &st), 0, "cgroup %s left behind", cg);
         }
 }
@@ -387,9 +425,9 @@ Test(oci_runc, cgroup_limits_applied_by_runtime)
         spec_init(&s, argv);
         cr_assert_eq(oci_container_spawn(&o, &s, &c, &err), 0, "%s", err.message);
         const char *id = oci_container_id(c);
-        cleanup_free char *pids = xasprintf("/sys/fs/cgroup/pids/openenvd-oci-%s", id);
-        cleanup_free char *mem = xasprintf("/sys/fs/cgroup/memory/openenvd-oci-%s", id);
-        cleanup_free char *cpu = xasprintf("/sys/fs/cgroup/cpu/openenvd-oci-%s", id);
+        cleanup_free char *pids = cg_path("pids", id);
+        cleanup_free char *mem = cg_path("memory", id);
+        cleanup_free char *cpu = cg_path("cpu", id);
         cleanup_free char *pids_max = read_cg(pids, "pids.max");
         cleanup_free char *mem_max = read_cg(mem, "memory.limit_in_bytes");
         cleanup_free char *quota = read_cg(cpu, "cpu.cfs_quota_us");
