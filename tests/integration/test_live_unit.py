@@ -224,7 +224,9 @@ def full_episode():
     with open(os.path.join(key_dir, "stub-key"), "w") as f:
         f.write(key)
     model_port = free_port()
-    stub = subprocess.Popen(["/usr/bin/python3", os.path.join(INSTALL, "bin/model_stub.py"),
+    # The example's own stub: it runs on the host, outside every zone.
+    stub = subprocess.Popen(["/usr/bin/python3", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "../../examples/echo/model_stub.py"),
                              str(model_port), os.path.join(key_dir, "stub-key")])
     d = None
     try:
