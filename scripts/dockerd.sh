@@ -49,6 +49,9 @@ ready() {
 
 start() {
         mkdir -p "$dir/data" "$dir/exec"
+        # containerd's "opt" plugin creates /opt/containerd/{bin,lib} on the
+        # host; remember whether it was there so that stop leaves /opt as found.
+        [ -e /opt/containerd ] || [ -e "$dir/opt-containerd-ours" ] || touch "$dir/opt-containerd-ours"
         if alive && ready; then
                 echo "DOCKER_HOST=$host"
                 return 0
@@ -129,6 +132,9 @@ stop() {
         [ -d "$dir" ] || return 0
         stop_daemon
         unmount_below
+        if [ -e "$dir/opt-containerd-ours" ]; then
+                rmdir /opt/containerd/bin /opt/containerd/lib /opt/containerd 2>/dev/null || true
+        fi
         rm -rf --one-file-system "$dir"
         [ ! -e "$dir" ] || die "could not remove $dir"
 }
