@@ -25,10 +25,13 @@ daemon_pid=
 stub_pid=
 installed=
 cleanup() {
-        [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-        [ -n "$stub_pid" ] && kill "$stub_pid" 2>/dev/null && wait "$stub_pid" 2>/dev/null
-        [ -n "$installed" ] && rm -rf /opt/openenv-echo
+        # Every step runs, whatever the previous one returned (wait on a
+        # killed process is non-zero, and set -e applies inside traps).
+        if [ -n "$daemon_pid" ]; then kill -TERM "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null || true; fi
+        if [ -n "$stub_pid" ]; then kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null || true; fi
+        if [ -n "$installed" ]; then rm -rf /opt/openenv-echo; fi
         rm -rf "$work"
+        return 0
 }
 trap cleanup EXIT
 
