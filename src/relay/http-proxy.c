@@ -609,6 +609,23 @@ static int process_head(struct http_conn *c)
         return 1;
 }
 
+/*
+ * Frames the next part of the request body in data (Content-Length countdown
+ * or chunked decoding). *ret_n gets how many bytes belong to the body; returns
+ * 1 when the body ended with them, 0 when more is to come, < 0 on a framing
+ * error. Shared by forwarding and by discarding a refused request's body.
+ */
+static int request_body_take(struct http_conn *c, const char *data, size_t avail, size_t *ret_n)
+{
+        if (c->req_body == HTTP_BODY_LENGTH) {
+                size_t n = (size_t) MIN((uint64_t) avail, c->req_left);
+                c->req_left -= n;
+                *ret_n = n;
+                return c->req_left == 0;
+        }
+        return http_chunked_feed(&c->req_chunked, data, avail, NULL, NULL, ret_n);
+}
+
 static int process_client(struct http_conn *c)
 {
         size_t avail = buf_avail(&c->cin);
@@ -650,18 +667,12 @@ static int process_client(struct http_conn *c)
                                 conn_kill(c); /* body cut short */
                         return 0;
                 }
-                if (c->req_body == HTTP_BODY_LENGTH) {
-                        n = (size_t) MIN((uint64_t) avail, c->req_left);
-                        c->req_left -= n;
-                        r = c->req_left == 0;
-                } else {
-                        r = http_chunked_feed(&c->req_chunked, data, avail, NULL, NULL, &n);
-                        if (r < 0) {
-                                /* The head already went upstream: no clean
-                                 * answer is possible, cut both sides. */
-                                conn_kill(c);
-                                return 0;
-                        }
+                r = request_body_take(c, data, avail, &n);
+                if (r < 0) {
+                        /* The head already went upstream: no clean answer
+                         * is possible, cut both sides. */
+                        conn_kill(c);
+                        return 0;
                 }
                 c->c_fwd += n;
                 if (r > 0)
@@ -676,16 +687,10 @@ static int process_client(struct http_conn *c)
                                 c->close_after_flush = true;
                         return 0;
                 }
-                if (c->req_body == HTTP_BODY_LENGTH) {
-                        n = (size_t) MIN((uint64_t) avail, c->req_left);
-                        c->req_left -= n;
-                        r = c->req_left == 0;
-                } else {
-                        r = http_chunked_feed(&c->req_chunked, data, avail, NULL, NULL, &n);
-                        if (r < 0) {
-                                c->close_after_flush = true;
-                                return 1;
-                        }
+                r = request_body_take(c, data, avail, &n);
+                if (r < 0) {
+                        c->close_after_flush = true;
+                        return 1;
                 }
                 buf_consume(&c->cin, n);
                 if (r > 0) {
