@@ -10,8 +10,8 @@
 #    openenvd's runtime libraries. It is cached as a tarball in
 #    $OPENENVD_CI_CACHE (default /var/cache/openenvd-ci), keyed by the
 #    package list, so it is downloaded once per machine.
-# 2. The image: that tarball plus openenvd, openenvd-shim, openenv and
-#    openenv-probe from BUILD_DIR (in /usr/local as `meson install` lays them
+# 2. The image: that tarball plus openenvd, openenvd-shim, openenvctl and
+#    openenvd-probe from BUILD_DIR (in /usr/local as `meson install` lays them
 #    out, plus the shim next to openenvd, where the daemon looks for it) and examples/echo at /opt/openenv-echo,
 #    `docker import`ed with openenvd as the entrypoint. Its tag is a hash of
 #    everything that goes in, so an unchanged tree reuses the image.
@@ -36,7 +36,7 @@ name=${OPENENVD_CI_IMAGE:-openenvd-ci}
 suite=bookworm
 
 # The example's Python stack (Debian's, as on the host) and the shared
-# libraries openenvd and openenv link against (`ldd` of both).
+# libraries openenvd and openenvctl link against (`ldd` of both).
 packages=python3-fastapi,python3-uvicorn,uvicorn,python3-websockets
 packages+=,libyaml-0-2,libjansson4,libseccomp2,libhttp-parser2.9
 
@@ -44,8 +44,8 @@ bins=(
         "src/daemon/openenvd:usr/local/bin/openenvd"
         "src/sandbox/shim/openenvd-shim:usr/local/bin/openenvd-shim"
         "src/sandbox/shim/openenvd-shim:usr/local/libexec/openenvd/openenvd-shim"
-        "src/cli/openenv:usr/local/bin/openenv"
-        "src/probe/openenv-probe:usr/local/libexec/openenv/openenv-probe"
+        "src/cli/openenvctl:usr/local/bin/openenvctl"
+        "src/probe/openenvd-probe:usr/local/libexec/openenvd/openenvd-probe"
 )
 
 mirror() {

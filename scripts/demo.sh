@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== preflight"
-build/src/cli/openenv check preflight || true
+build/src/cli/openenvctl check preflight || true
 echo
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,7 +11,7 @@
 
 /* The log configuration is the one mutable global the style allows. */
 static int log_max_level = LOG_INFO;
-static const char *log_program = "openenv";
+static const char *log_program = "openenvd";
 
 void log_set_level(int level)
 {

@@ -10,7 +10,7 @@
 
 void oom(void)
 {
-        static const char msg[] = "openenv: out of memory\n";
+        static const char msg[] = "openenvd: out of memory\n";
         (void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
         abort();
 }

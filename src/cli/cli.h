@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Sub-commands of `openenv`. Each takes the arguments after its own name
+ * Sub-commands of `openenvctl`. Each takes the arguments after its own name
  * (argv[0] is the sub-command) and returns the process exit code.
  *
  * Exit codes shared by every command (documented in docs/CLI.md):

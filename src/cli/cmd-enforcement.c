@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenv check enforcement [--manifest FILE] [--json]: every container of
+ * openenvctl check enforcement [--manifest FILE] [--json]: every container of
  * the manifest gets a throwaway probe container with its zone's real
  * confinement, which attacks everything the zone must not do
  * (docs/ENFORCEMENT.md). Exit 0 all held, 1 any guarantee failed (a probe
@@ -34,15 +34,15 @@
 
 static void help(FILE *f)
 {
-        fputs("Usage: openenv check enforcement [--manifest FILE] [--json] [options]\n"
+        fputs("Usage: openenvctl check enforcement [--manifest FILE] [--json] [options]\n"
               "\n"
               "Attacks every zone from inside a throwaway probe container with the zone's\n"
               "real confinement and reports which guarantees held.\n"
               "\n"
               "  --manifest FILE      manifest (default ./openenv.yaml)\n"
               "  --json               every attempt and its result, as JSON\n"
-              "  --shim PATH          openenvd-shim (default: next to openenv, or installed)\n"
-              "  --probe PATH         static openenv-probe (default: likewise)\n"
+              "  --shim PATH          openenvd-shim (default: next to openenvctl, or installed)\n"
+              "  --probe PATH         static openenvd-probe (default: likewise)\n"
               "  --state-parent DIR   where the temporary state dir goes (default /var/tmp)\n"
               "  --timeout SEC        per probe container (default 60)\n"
               "\n"
@@ -153,7 +153,7 @@ int cli_check_enforcement(int argc, char **argv)
                         break;
                 case ARG_TIMEOUT:
                         if (parse_uint(optarg, 1, 3600, &timeout_s) < 0) {
-                                fprintf(stderr, "openenv check enforcement: bad --timeout '%s'\n",
+                                fprintf(stderr, "openenvctl check enforcement: bad --timeout '%s'\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
@@ -161,7 +161,7 @@ int cli_check_enforcement(int argc, char **argv)
                 case ARG_WEAKEN:
                         if (parse_weaken(optarg, &o.weaken) < 0) {
                                 fprintf(stderr,
-                                        "openenv check enforcement: unknown weakening in '%s'\n",
+                                        "openenvctl check enforcement: unknown weakening in '%s'\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
@@ -169,20 +169,20 @@ int cli_check_enforcement(int argc, char **argv)
                 case ARG_FAULT:
                         if (!streq(optarg, "silent") && !streq(optarg, "partial") &&
                             !streq(optarg, "garble") && !streq(optarg, "crash")) {
-                                fprintf(stderr, "openenv check enforcement: unknown fault '%s'\n",
+                                fprintf(stderr, "openenvctl check enforcement: unknown fault '%s'\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
                         o.probe_fault = optarg;
                         break;
                 default:
-                        fprintf(stderr, "openenv check enforcement: bad argument '%s'\n",
+                        fprintf(stderr, "openenvctl check enforcement: bad argument '%s'\n",
                                 argv[optind - 1]);
                         return EXIT_USAGE;
                 }
         }
         if (optind < argc) {
-                fprintf(stderr, "openenv check enforcement: unexpected argument '%s'\n",
+                fprintf(stderr, "openenvctl check enforcement: unexpected argument '%s'\n",
                         argv[optind]);
                 return EXIT_USAGE;
         }
@@ -198,7 +198,7 @@ int cli_check_enforcement(int argc, char **argv)
                                 manifest_errors_format(&errors, &sb);
                                 fputs(sb.buf, stderr);
                         } else
-                                fprintf(stderr, "openenv check enforcement: %s: %s\n",
+                                fprintf(stderr, "openenvctl check enforcement: %s: %s\n",
                                         manifest_path, strerror(-r));
                         strbuf_release(&sb);
                         manifest_errors_done(&errors);
@@ -210,7 +210,7 @@ int cli_check_enforcement(int argc, char **argv)
         /* Same preconditions as the daemon: without isolation there is
          * nothing to check, and that is not a pass. */
         if (geteuid() != 0) {
-                fputs("openenv check enforcement: isolation unavailable: must run as root\n",
+                fputs("openenvctl check enforcement: isolation unavailable: must run as root\n",
                       stderr);
                 return EXIT_UNAVAILABLE;
         }
@@ -221,7 +221,7 @@ int cli_check_enforcement(int argc, char **argv)
         }
         if (!pre->isolation) {
                 cleanup_free char *reasons = preflight_report_reasons(pre);
-                fprintf(stderr, "openenv check enforcement: isolation unavailable: %s\n", reasons);
+                fprintf(stderr, "openenvctl check enforcement: isolation unavailable: %s\n", reasons);
                 return EXIT_UNAVAILABLE;
         }
 
@@ -232,9 +232,9 @@ int cli_check_enforcement(int argc, char **argv)
                 o.shim_path = shim;
         }
         if (!o.probe_path) {
-                probe = find_helper("OPENENV_PROBE", "../probe/openenv-probe",
-                                    "../libexec/openenv/openenv-probe",
-                                    "/usr/libexec/openenv/openenv-probe");
+                probe = find_helper("OPENENVD_PROBE", "../probe/openenvd-probe",
+                                    "../libexec/openenvd/openenvd-probe",
+                                    "/usr/libexec/openenvd/openenvd-probe");
                 o.probe_path = probe;
         }
         o.manifest = m;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `openenv manifest validate FILE [--json]`: prints the effective manifest
+ * `openenvctl manifest validate FILE [--json]`: prints the effective manifest
  * (a human summary, or the full defaulted contract as JSON) or every error.
  * Exit codes (docs/CLI.md, docs/MANIFEST.md): 0 valid, 2 invalid (including a
  * file over MANIFEST_MAX_BYTES) or bad usage, 1 the file cannot be read.
@@ -129,22 +129,22 @@ int cli_manifest_validate(int argc, char **argv)
                 if (streq(argv[i], "--json"))
                         json = true;
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        printf("Usage: openenv manifest validate FILE [--json]\n"
+                        printf("Usage: openenvctl manifest validate FILE [--json]\n"
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
                         return EXIT_VALID;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
-                        fprintf(stderr, "openenv manifest validate: unknown option '%s'\n",
+                        fprintf(stderr, "openenvctl manifest validate: unknown option '%s'\n",
                                 argv[i]);
                         return EXIT_INVALID;
                 } else if (!file)
                         file = argv[i];
                 else {
-                        fprintf(stderr, "openenv manifest validate: more than one FILE given\n");
+                        fprintf(stderr, "openenvctl manifest validate: more than one FILE given\n");
                         return EXIT_INVALID;
                 }
         }
         if (!file) {
-                fprintf(stderr, "Usage: openenv manifest validate FILE [--json]\n");
+                fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json]\n");
                 return EXIT_INVALID;
         }
 

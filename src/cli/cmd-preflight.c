@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenv check preflight [--json]: would isolation be on here? Exit 0 when
+ * openenvctl check preflight [--json]: would isolation be on here? Exit 0 when
  * it would, 3 when it would not (every reason is printed), 2 on bad usage.
  */
 #include <stdio.h>
@@ -27,12 +27,12 @@ int cli_check_preflight(int argc, char **argv)
                 if (streq(argv[i], "--json"))
                         json = true;
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        fputs("Usage: openenv check preflight [--json]\n"
+                        fputs("Usage: openenvctl check preflight [--json]\n"
                               "Exit: 0 isolation on, 3 isolation off, 2 bad usage.\n",
                               stdout);
                         return EXIT_ON;
                 } else {
-                        fprintf(stderr, "openenv check preflight: unknown argument '%s'\n",
+                        fprintf(stderr, "openenvctl check preflight: unknown argument '%s'\n",
                                 argv[i]);
                         return EXIT_USAGE;
                 }

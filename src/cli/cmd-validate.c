@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenv validate IMAGE [--json] [options]: runs `runtime.host_containment`
+ * openenvctl validate IMAGE [--json] [options]: runs `runtime.host_containment`
  * against a local Docker engine (docs/VALIDATE.md).
  *
  * Exit codes: 0 pass or warn (skip), 1 fail, 2 unusable input (bad usage, no
@@ -31,14 +31,14 @@
 
 static void help(FILE *f)
 {
-        fputs("Usage: openenv validate IMAGE [--json] [options]\n"
+        fputs("Usage: openenvctl validate IMAGE [--json] [options]\n"
               "\n"
               "Launches IMAGE under Docker hardened and measures runtime.host_containment.\n"
               "\n"
               "  --json               machine-readable report\n"
               "  --host URL           docker engine (default: $DOCKER_HOST)\n"
               "  --docker PATH        docker CLI binary (default: docker)\n"
-              "  --probe PATH         static openenv-probe helper binary\n"
+              "  --probe PATH         static openenvd-probe helper binary\n"
               "  --disk-mb N          writable budget for /tmp + /dev/shm (default 64)\n"
               "  --memory-mb N        memory limit (default 256)\n"
               "  --pids N             pids limit (default 256)\n"
@@ -55,7 +55,7 @@ static char *find_probe(void)
 {
         char self[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        const char *env = getenv("OPENENV_PROBE");
+        const char *env = getenv("OPENENVD_PROBE");
 
         if (env && *env)
                 return xstrdup(env);
@@ -65,10 +65,10 @@ static char *find_probe(void)
                 slash = strrchr(self, '/');
                 if (slash) {
                         *slash = '\0';
-                        cleanup_free char *a = xasprintf("%s/openenv-probe", self);
-                        cleanup_free char *b = xasprintf("%s/../probe/openenv-probe", self);
+                        cleanup_free char *a = xasprintf("%s/openenvd-probe", self);
+                        cleanup_free char *b = xasprintf("%s/../probe/openenvd-probe", self);
                         cleanup_free char *c =
-                                xasprintf("%s/../libexec/openenv/openenv-probe", self);
+                                xasprintf("%s/../libexec/openenvd/openenvd-probe", self);
                         if (access(a, X_OK) == 0)
                                 return TAKE_PTR(a);
                         if (access(b, X_OK) == 0)
@@ -77,7 +77,7 @@ static char *find_probe(void)
                                 return TAKE_PTR(c);
                 }
         }
-        return xstrdup("/usr/libexec/openenv/openenv-probe");
+        return xstrdup("/usr/libexec/openenvd/openenvd-probe");
 }
 
 static int report(struct check_result *r, const char *image, const char *run_id, bool json)

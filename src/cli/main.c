@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenv: the operator's command line. Dispatches to one file per command.
+ * openenvctl: the operator's command line. Dispatches to one file per command.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,10 +14,10 @@
 static void usage(FILE *f)
 {
         fputs("Usage:\n"
-              "  openenv manifest validate FILE [--json]\n"
-              "  openenv check preflight [--json]\n"
-              "  openenv check enforcement [--manifest FILE] [--json]\n"
-              "  openenv validate IMAGE [--json]\n"
+              "  openenvctl manifest validate FILE [--json]\n"
+              "  openenvctl check preflight [--json]\n"
+              "  openenvctl check enforcement [--manifest FILE] [--json]\n"
+              "  openenvctl validate IMAGE [--json]\n"
               "\n"
               "Exit codes: see docs/CLI.md.\n",
               f);
@@ -25,7 +25,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-        log_set_program("openenv");
+        log_set_program("openenvctl");
         if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
                 usage(stdout);
                 return 0;

@@ -233,7 +233,7 @@ void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t)
                   "write-proc-sys-hostname");
         add_probe(p, G_KERNEL_TUNABLES, "write-file", "/proc/sysrq-trigger",
                   "write-proc-sysrq-trigger");
-        add_probe(p, G_KERNEL_TUNABLES, "mkdir", "/sys/fs/cgroup/openenv-probe", "mkdir-cgroup");
+        add_probe(p, G_KERNEL_TUNABLES, "mkdir", "/sys/fs/cgroup/openenvd-probe", "mkdir-cgroup");
         add_probe(p, G_KERNEL_TUNABLES, "write-file", "/sys/fs/cgroup/cgroup.procs",
                   "write-cgroup-procs");
 

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The plan of `openenv check enforcement` for one probe container: every
+ * The plan of `openenvctl check enforcement` for one probe container: every
  * attempt the zone must resist, grouped by guarantee, and the evaluation of
  * the probe's report against it. Pure (no I/O): the runner (enforce.c)
  * gathers the targets, runs the probe and feeds its report in here, so the

@@ -29,7 +29,7 @@
 
 /* Where the probe binary and the check's own mounts appear inside. /run is
  * a fresh tmpfs in every container, so these names shadow nothing. */
-#define PROBE_INSIDE   "/run/openenv-probe"
+#define PROBE_INSIDE   "/run/openenvd-probe"
 #define LINKS_INSIDE   "/run/openenv-links"
 #define SYMLINK_INSIDE "/run/openenv-symlink"
 #define REPORT_MAIN    "enforce-report.jsonl"

@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * `openenv check enforcement`: for every container of the manifest, a
+ * `openenvctl check enforcement`: for every container of the manifest, a
  * throwaway probe container planned exactly like it (unit_plan_container():
  * same mounts, masks, forwarders, uid range, syscall filter; only argv is
- * replaced by `openenv-probe attack`) tries everything its zone must not do
+ * replaced by `openenvd-probe attack`) tries everything its zone must not do
  * (enforce-plan.c) and reports each attempt; the check evaluates the report
  * fail-closed.
  *
@@ -29,10 +29,10 @@
 struct enforce_options {
         const struct manifest *manifest; /* borrowed */
         const char *shim_path;           /* openenvd-shim */
-        const char *probe_path;          /* static openenv-probe */
+        const char *probe_path;          /* static openenvd-probe */
         const char *state_parent;        /* NULL: /var/tmp (must not be under /tmp or /run) */
         unsigned weaken;                 /* test-only: enum container_weaken */
-        const char *probe_fault;         /* test-only: openenv-probe --test-fault */
+        const char *probe_fault;         /* test-only: openenvd-probe --test-fault */
         usec_t probe_timeout;            /* per probe container; 0: 60 s */
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The full, defaulted contract as JSON: what `openenv manifest validate
+ * The full, defaulted contract as JSON: what `openenvctl manifest validate
  * --json` prints and what the daemon can serve. Every field is present
  * (absent values are null), so consumers never re-implement the defaults.
  */

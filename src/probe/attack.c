@@ -357,7 +357,7 @@ static void attack_caps(struct attack_outcome *o)
 static void attack_mount(struct attack_outcome *o)
 {
         char dir[64];
-        (void) snprintf(dir, sizeof(dir), "/tmp/.openenv-probe-mnt-%d", (int) getpid());
+        (void) snprintf(dir, sizeof(dir), "/tmp/.openenvd-probe-mnt-%d", (int) getpid());
         if (mkdir(dir, 0700) < 0)
                 return outcome_errno(o, errno, (const int[]){ 0 }, "mkdir mount point");
         if (mount("none", dir, "tmpfs", 0, "size=4k") < 0) {
@@ -504,7 +504,7 @@ static void attack_mknod_char(const char *arg, struct attack_outcome *o)
 
         if (sscanf(arg, "%u:%u", &ma, &mi) != 2)
                 return outcome_set(o, ATTACK_ERROR, "bad device '%s'", arg);
-        (void) snprintf(path, sizeof(path), "/tmp/.openenv-probe-dev-%d", (int) getpid());
+        (void) snprintf(path, sizeof(path), "/tmp/.openenvd-probe-dev-%d", (int) getpid());
         if (mknod(path, S_IFCHR | 0600, makedev(ma, mi)) < 0)
                 return outcome_errno(o, errno, deny_perm, "mknod");
         (void) unlink(path);

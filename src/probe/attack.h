@@ -3,9 +3,9 @@
 
 /*
  * Attacks: what a confined process must NOT be able to do, attempted for
- * real by the process itself (`openenv-probe attack`, run inside a throwaway
- * container by `openenv check enforcement`). This is the "what can this
- * process do" half that is shared with `openenv validate`: read/write checks
+ * real by the process itself (`openenvd-probe attack`, run inside a throwaway
+ * container by `openenvctl check enforcement`). This is the "what can this
+ * process do" half that is shared with `openenvctl validate`: read/write checks
  * come from write-check.h, mount tables from mountinfo.h, credentials from
  * proc-status.h.
  *

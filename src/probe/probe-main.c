@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenv-probe: the trusted helper of `openenv validate`. Built static so it
+ * openenvd-probe: the trusted helper of `openenvctl validate`. Built static so it
  * can be the only file of a locally imported image (no registry, no libc in
  * the image); runs as the subject's uid/gid inside the subject's PID
  * namespace and prints one JSON evidence document on stdout.
  *
- *   openenv-probe containment [--anchor-pid N] [--allotted PATH]...
+ *   openenvd-probe containment [--anchor-pid N] [--allotted PATH]...
  *
  * Exit 0 when a document was written, 1 otherwise (the document's absence is
  * itself the evidence: "containment evidence is unavailable").
  *
- * It is also the attacker of `openenv check enforcement`, run as the
+ * It is also the attacker of `openenvctl check enforcement`, run as the
  * principal inside a throwaway container of each zone:
  *
- *   openenv-probe attack --out FILE [--test-fault KNOB] -- NAME GUARANTEE KIND ARG ...
+ *   openenvd-probe attack --out FILE [--test-fault KNOB] -- NAME GUARANTEE KIND ARG ...
  *
  * runs every attempt (probe/attack.h) in order and appends one JSON object
  * per attempt to FILE as soon as it is known, then {"end":true,"attempts":N}.
@@ -77,16 +77,16 @@ static int attack_main(int argc, char **argv)
                                 : streq(k, "crash")   ? FAULT_CRASH
                                                       : FAULT_NONE;
                         if (fault == FAULT_NONE) {
-                                fprintf(stderr, "openenv-probe: unknown fault '%s'\n", k);
+                                fprintf(stderr, "openenvd-probe: unknown fault '%s'\n", k);
                                 return 2;
                         }
                 } else {
-                        fprintf(stderr, "openenv-probe: unknown argument '%s'\n", argv[i]);
+                        fprintf(stderr, "openenvd-probe: unknown argument '%s'\n", argv[i]);
                         return 2;
                 }
         }
         if (!out || i >= argc || (argc - i - 1) % 4 != 0) {
-                fputs("usage: openenv-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
+                fputs("usage: openenvd-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
                       stderr);
                 return 2;
         }
@@ -96,7 +96,7 @@ static int attack_main(int argc, char **argv)
 
         fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0) {
-                fprintf(stderr, "openenv-probe: %s: %s\n", out, strerror(errno));
+                fprintf(stderr, "openenvd-probe: %s: %s\n", out, strerror(errno));
                 return 1;
         }
         for (int k = 0; k < n_attempts; k++) {
@@ -119,7 +119,7 @@ static int attack_main(int argc, char **argv)
                 r = write_line(fd, &w, fault);
                 jwriter_release(&w);
                 if (r < 0) {
-                        fprintf(stderr, "openenv-probe: %s: %s\n", out, strerror(-r));
+                        fprintf(stderr, "openenvd-probe: %s: %s\n", out, strerror(-r));
                         return 1;
                 }
                 if (fault == FAULT_CRASH)
@@ -154,8 +154,8 @@ int main(int argc, char **argv)
         int r;
 
         if (argc < 2 || !streq(argv[1], "containment")) {
-                fputs("usage: openenv-probe containment [--anchor-pid N] [--allotted PATH]...\n"
-                      "       openenv-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
+                fputs("usage: openenvd-probe containment [--anchor-pid N] [--allotted PATH]...\n"
+                      "       openenvd-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
                       stderr);
                 return 2;
         }
@@ -163,20 +163,20 @@ int main(int argc, char **argv)
                 if (streq(argv[i], "--anchor-pid") && i + 1 < argc) {
                         int pid;
                         if (parse_int(argv[++i], 1, INT32_MAX, &pid) < 0) {
-                                fprintf(stderr, "openenv-probe: bad pid '%s'\n", argv[i]);
+                                fprintf(stderr, "openenvd-probe: bad pid '%s'\n", argv[i]);
                                 return 2;
                         }
                         o.anchor_pid = pid;
                 } else if (streq(argv[i], "--allotted") && i + 1 < argc) {
                         if (argv[i + 1][0] != '/') {
-                                fprintf(stderr, "openenv-probe: not absolute: '%s'\n", argv[i + 1]);
+                                fprintf(stderr, "openenvd-probe: not absolute: '%s'\n", argv[i + 1]);
                                 return 2;
                         }
                         strv_push(&allotted, xstrdup(argv[++i]));
                 } else if (streq(argv[i], "--proc") && i + 1 < argc)
                         o.proc_path = argv[++i];
                 else {
-                        fprintf(stderr, "openenv-probe: unknown argument '%s'\n", argv[i]);
+                        fprintf(stderr, "openenvd-probe: unknown argument '%s'\n", argv[i]);
                         return 2;
                 }
         }
@@ -185,14 +185,14 @@ int main(int argc, char **argv)
         jwriter_init(&w);
         r = containment_probe_run(&o, &w);
         if (r < 0 || w.failed || w.depth != 0) {
-                fprintf(stderr, "openenv-probe: cannot measure: %s\n",
+                fprintf(stderr, "openenvd-probe: cannot measure: %s\n",
                         r < 0 ? strerror(-r) : "writer state");
                 jwriter_release(&w);
                 return 1;
         }
         strbuf_addch(&w.out, '\n');
         if (w.out.len > PROBE_EVIDENCE_MAX_BYTES) {
-                fputs("openenv-probe: evidence exceeds PROBE_EVIDENCE_MAX_BYTES\n", stderr);
+                fputs("openenvd-probe: evidence exceeds PROBE_EVIDENCE_MAX_BYTES\n", stderr);
                 jwriter_release(&w);
                 return 1;
         }

@@ -123,7 +123,7 @@ enum write_result write_check_dir(int dir_fd, int *ret_errno)
                 *ret_errno = -r;
                 return WRITE_INCONCLUSIVE;
         }
-        name = xasprintf(".openenv-probe-%s", hex);
+        name = xasprintf(".openenvd-probe-%s", hex);
         /* O_EXCL|O_NOFOLLOW: never opens (let alone truncates) something that
          * exists, and never writes through a symlink planted under our name. */
         fd = openat(dir_fd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,

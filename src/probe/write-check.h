@@ -3,7 +3,7 @@
 
 /*
  * Bounded, non-destructive "can this process write here?" attempts, shared by
- * `openenv validate` (through /proc/<subject>/root) and `openenv check
+ * `openenvctl validate` (through /proc/<subject>/root) and `openenvctl check
  * enforcement` (inside openenvd's zones).
  *
  * Every attempt runs with the caller's own credentials, so the answer is the

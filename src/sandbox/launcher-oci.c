@@ -389,7 +389,7 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
         cfg = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:s}, s:o}", "ociVersion", "1.0.2",
                         "process", process, "root", "path", root_path, "readonly",
                         !(spec->weaken & WEAKEN_WRITABLE_ROOT), "hostname", spec->name, "mounts",
-                        mounts, "annotations", "org.openenv.openenvd.container", spec->name,
+                        mounts, "annotations", "org.openenvd.openenvd.container", spec->name,
                         "linux", linux_);
         if (!cfg)
                 return -ENOMEM;

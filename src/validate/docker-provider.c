@@ -18,7 +18,7 @@
 #include "validate/sha256.h"
 #include "validate/tar-writer.h"
 
-#define RUN_LABEL            "org.openenv.validation.run"
+#define RUN_LABEL            "org.openenvd.validation.run"
 #define SUBJECT_USER         "65532:65532"
 #define FAULT_BIND_TARGET    "/mnt/openenv-fault"
 #define FAULT_VOLUME_DST     "/data"
@@ -210,7 +210,7 @@ static int ensure_helper_image(struct ctx *c, struct docker_run *ret)
                 return set_error(ret, DOCKER_FAILED,
                                  xasprintf("probe helper %s: %s", c->o->probe_path, strerror(-r)));
         sha256_hex(bin, len, hex);
-        c->helper_image = xasprintf("openenv-probe-helper:%.16s", hex);
+        c->helper_image = xasprintf("openenvd-probe-helper:%.16s", hex);
 
         r = docker(c, ARGS("image", "inspect", "--format", "{{.Id}}", c->helper_image), -1,
                    CMD_TIMEOUT, 4096, &out);
@@ -222,15 +222,15 @@ static int ensure_helper_image(struct ctx *c, struct docker_run *ret)
         if (c->interrupted)
                 return set_error(ret, DOCKER_INTERRUPTED, xstrdup("interrupted"));
 
-        tar_fd = memfd_create("openenv-probe-image", MFD_CLOEXEC);
+        tar_fd = memfd_create("openenvd-probe-image", MFD_CLOEXEC);
         if (tar_fd < 0)
                 return set_error(ret, DOCKER_FAILED, xasprintf("memfd: %m"));
         if ((r = tar_add_dir(tar_fd, "etc/", 0755, 0, 0)) < 0 ||
-            (r = tar_add_file(tar_fd, "openenv-probe", 0755, 0, 0, bin, len)) < 0 ||
+            (r = tar_add_file(tar_fd, "openenvd-probe", 0755, 0, 0, bin, len)) < 0 ||
             (r = tar_finish(tar_fd)) < 0 ||
             (r = lseek(tar_fd, 0, SEEK_SET) < 0 ? negative_errno() : 0) < 0)
                 return set_error(ret, DOCKER_FAILED, xasprintf("helper archive: %s", strerror(-r)));
-        cleanup_free char *label = xasprintf("LABEL org.openenv.probe.sha256=%s", hex);
+        cleanup_free char *label = xasprintf("LABEL org.openenvd.probe.sha256=%s", hex);
         r = docker(c, ARGS("import", "--change", label, "-", c->helper_image), tar_fd, CMD_TIMEOUT,
                    4096, &out);
         if (r < 0 || out.exit_status != 0) {
@@ -480,7 +480,7 @@ static json_t *run_helper(struct ctx *c, const char *user, long anchor, char **r
                   "none", "--cgroupns", "private", "--read-only", "--cap-drop", "ALL",
                   "--security-opt", "no-new-privileges", "--user", user, "--pids-limit", "64",
                   "--memory", "64m", "--memory-swap", "64m", "--stop-timeout", "0", "--log-driver",
-                  "none", "--", c->helper_image, "/openenv-probe", "containment", "--anchor-pid",
+                  "none", "--", c->helper_image, "/openenvd-probe", "containment", "--anchor-pid",
                   anchor_s, "--allotted", "/tmp", "--allotted", "/dev/shm", NULL);
         r = docker(c, a, -1, CMD_TIMEOUT, DOCKER_OUTPUT_MAX_BYTES, &out);
         if (r < 0 || out.exit_status != 0) {

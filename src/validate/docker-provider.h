@@ -2,14 +2,14 @@
 #pragma once
 
 /*
- * The Docker provider of `openenv validate`: launches the subject image
- * hardened, runs the trusted openenv-probe helper as the subject's user in
+ * The Docker provider of `openenvctl validate`: launches the subject image
+ * hardened, runs the trusted openenvd-probe helper as the subject's user in
  * the subject's PID namespace, and assembles the evidence document the
  * grader judges (docs/VALIDATE.md). It talks to the engine only through the
  * docker CLI (fork/execve, argv arrays, bounded output, timeouts).
  *
  * Ownership: every container it creates carries the label
- * org.openenv.validation.run=<run id>; cleanup lists by that label, removes,
+ * org.openenvd.validation.run=<run id>; cleanup lists by that label, removes,
  * and lists again, and only an empty second listing counts as removed. The
  * helper image is built locally by `docker import` of a tarball holding just
  * the static probe (no registry) and is named after the probe's SHA-256, so it
@@ -41,7 +41,7 @@ struct docker_options {
         const char *docker;     /* borrowed: CLI binary, "docker" */
         const char *host;       /* borrowed: -H value, NULL = DOCKER_HOST / default */
         const char *image;      /* borrowed */
-        const char *probe_path; /* borrowed: the static openenv-probe */
+        const char *probe_path; /* borrowed: the static openenvd-probe */
         uint64_t disk_mb;       /* writable budget split between /tmp and /dev/shm */
         uint64_t memory_mb;
         unsigned pids;

@@ -244,11 +244,11 @@ else
         not_ok "privileged (image defaults): isolation on, episode graded"
         { logs "$priv" | tail -n 20; cat "$work/episode.json"; } 2>/dev/null | diag
 fi
-if [ -n "$priv" ] && docker exec "$priv" openenv check preflight --json >"$work/preflight.json" 2>&1 &&
+if [ -n "$priv" ] && docker exec "$priv" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
         grep -q '"isolation": *"on"' "$work/preflight.json"; then
-        ok "privileged: openenv check preflight says isolation on"
+        ok "privileged: openenvctl check preflight says isolation on"
 else
-        not_ok "privileged: openenv check preflight says isolation on"
+        not_ok "privileged: openenvctl check preflight says isolation on"
         head -c 2000 "$work/preflight.json" 2>/dev/null | diag
 fi
 if [ -n "$priv" ]; then
@@ -260,16 +260,16 @@ fi
 while [ "$n" -lt 9 ]; do not_ok "privileged: episode not reached"; done
 
 if [ -n "$priv" ]; then
-        docker exec "$priv" openenv check enforcement --manifest /opt/openenv-echo/openenv.yaml \
+        docker exec "$priv" openenvctl check enforcement --manifest /opt/openenv-echo/openenv.yaml \
                 --json >"$work/enforcement.out" 2>&1
         code=$?
 else
         code=none
 fi
 if [ "$code" = 0 ]; then
-        ok "privileged: openenv check enforcement holds in every zone"
+        ok "privileged: openenvctl check enforcement holds in every zone"
 else
-        not_ok "privileged: openenv check enforcement holds in every zone (exit $code)"
+        not_ok "privileged: openenvctl check enforcement holds in every zone (exit $code)"
         tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
 fi
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The fail-closed evaluation of `openenv check enforcement` (enforce-plan.c)
+ * The fail-closed evaluation of `openenvctl check enforcement` (enforce-plan.c)
  * and the attack library's bookkeeping, without a kernel: a report is only
  * a pass when every planned attempt is reported exactly once as denied, the
  * report ends properly and the probe exited 0.
@@ -132,8 +132,8 @@ Test(enforce_plan, probe_argv_carries_every_probe_attempt_and_no_secret)
         plan_new(&p);
         for (size_t i = 0; i < p.n_attempts; i++)
                 n_probe += !p.attempts[i].on_host;
-        argv = enforce_plan_probe_argv(&p, "/run/openenv-probe", "/run/openenvd/r", "silent");
-        cr_assert_str_eq(argv[0], "/run/openenv-probe");
+        argv = enforce_plan_probe_argv(&p, "/run/openenvd-probe", "/run/openenvd/r", "silent");
+        cr_assert_str_eq(argv[0], "/run/openenvd-probe");
         cr_assert_str_eq(argv[1], "attack");
         cr_assert_str_eq(argv[5], "silent");
         cr_assert_str_eq(argv[6], "--");

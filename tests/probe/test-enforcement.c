@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `openenv check enforcement` for real, as root: the example unit holds every
+ * `openenvctl check enforcement` for real, as root: the example unit holds every
  * guarantee; each deliberate weakening of the launcher makes the check fail
  * with the right guarantee named; a probe that reports nothing (or dies) is a
  * failure, never a pass; and nothing is left behind (state dir, cgroups,
@@ -93,7 +93,7 @@ static void run_check(struct check_run *ret, const char *manifest, ...)
         cr_assert(out >= 0);
         (void) unlink(outp);
 
-        argv[n++] = (char *) OPENENV_CLI;
+        argv[n++] = (char *) OPENENVCTL;
         argv[n++] = (char *) "check";
         argv[n++] = (char *) "enforcement";
         argv[n++] = (char *) "--manifest";

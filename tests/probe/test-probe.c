@@ -305,7 +305,7 @@ static char tmpdir[64];
 
 static void mk_tmp(void)
 {
-        (void) snprintf(tmpdir, sizeof(tmpdir), "/tmp/openenv-probe-test-XXXXXX");
+        (void) snprintf(tmpdir, sizeof(tmpdir), "/tmp/openenvd-probe-test-XXXXXX");
         cr_assert_not_null(mkdtemp(tmpdir));
 }
 

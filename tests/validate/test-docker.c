@@ -106,7 +106,7 @@ static void setup(void)
 {
         cleanup_free char *dummy = NULL;
 
-        if (access(BUSYBOX, X_OK) < 0 || !getenv("OPENENV_BIN") || !getenv("DOCKERD_SH")) {
+        if (access(BUSYBOX, X_OK) < 0 || !getenv("OPENENVCTL_BIN") || !getenv("DOCKERD_SH")) {
                 fprintf(stderr, "# docker suite: busybox-static or test paths missing\n");
                 return;
         }
@@ -155,7 +155,7 @@ struct outcome {
 static struct outcome validate(const char *fault)
 {
         cleanup_free char *fault_arg = fault ? xasprintf("--fault=%s", fault) : NULL;
-        char *const argv[] = { getenv("OPENENV_BIN"), "validate", "--json",
+        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "--json",
                                SUBJECT_IMAGE,         fault_arg,  NULL };
         struct command_output o;
         struct outcome out = {};
@@ -181,8 +181,8 @@ static void assert_nothing_left(const char *run_id)
 {
         struct command_output o;
         cleanup_free char *filter =
-                run_id && *run_id ? xasprintf("label=org.openenv.validation.run=%s", run_id)
-                                  : xstrdup("label=org.openenv.validation.run");
+                run_id && *run_id ? xasprintf("label=org.openenvd.validation.run=%s", run_id)
+                                  : xstrdup("label=org.openenvd.validation.run");
         char *const argv[] = { "docker", "ps", "--all", "--quiet", "--filter", filter, NULL };
         cr_assert_eq(run(argv, -1, &o), 0);
         cr_assert_eq(o.exit_status, 0);
@@ -275,7 +275,7 @@ Test(docker, violation_plus_broken_control_fails)
 
 Test(docker, missing_image_is_unusable_input)
 {
-        char *const argv[] = { getenv("OPENENV_BIN"), "validate", "openenv-no-such-image:0", NULL };
+        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "openenv-no-such-image:0", NULL };
         struct command_output o;
 
         require_docker();
