@@ -39,7 +39,7 @@
 #include "base/fd-util.h"
 #include "base/parse-util.h"
 #include "base/util.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "relay/frontend.h"
 #include "relay/listen-socket.h"
 #include "upstream.h"

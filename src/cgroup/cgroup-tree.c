@@ -21,19 +21,16 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/parse-util.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "cgroup/cgroup-internal.h"
 
-const char *cgroup_mode_to_string(enum cgroup_mode m)
-{
-        switch (m) {
-        case CGROUP_MODE_V2:
-                return "v2";
-        case CGROUP_MODE_HYBRID:
-                return "hybrid";
-        }
-        return "unknown";
-}
+static const char *const cgroup_mode_table[] = {
+        [CGROUP_MODE_V2] = "v2",
+        [CGROUP_MODE_HYBRID] = "hybrid",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(cgroup_mode, enum cgroup_mode, "unknown");
 
 /* ---- layout ---------------------------------------------------------------- */
 

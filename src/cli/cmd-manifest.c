@@ -79,10 +79,10 @@ static void print_summary(const char *file, const struct manifest *m)
                         struct strbuf ph = STRBUF_INIT;
                         cleanup_free char *cmd = manifest_container_command_line(c);
 
-                        for (unsigned p = 0; p < MANIFEST_PHASE_MAX; p++)
-                                if (c->phases & MANIFEST_PHASE_BIT(p))
+                        for (unsigned p = 0; p < PHASE_MANIFEST_MAX; p++)
+                                if (c->phases & PHASE_BIT(p))
                                         strbuf_addf(&ph, "%s%s", ph.len ? "," : "",
-                                                    manifest_phase_to_string(p));
+                                                    phase_to_string(p));
                         print_limits_row(c->name, manifest_egress_to_string(c->egress), c->port,
                                          &c->effective, ph.buf);
                         strbuf_release(&ph);

@@ -22,7 +22,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "relay/frontend.h"
 #include "relay/listen-socket.h"
 #include "unit/unit.h"

@@ -8,6 +8,7 @@
 
 #include "base/limits.h"
 #include "base/strbuf.h"
+#include "base/string-table.h"
 #include "base/util.h"
 
 static const struct {
@@ -41,7 +42,7 @@ static const struct {
         [G_PROBE_REPORT] = { "probe-report", "the probe ran and reported every attempt" },
 };
 
-static const char *const result_names[_ENFORCE_RESULT_MAX] = {
+static const char *const enforce_result_table[_ENFORCE_RESULT_MAX] = {
         [ENFORCE_PENDING] = "pending", [ENFORCE_DENIED] = "denied",
         [ENFORCE_ALLOWED] = "allowed", [ENFORCE_ERROR] = "error",
         [ENFORCE_MISSING] = "missing", [ENFORCE_COMPLETE] = "complete",
@@ -65,10 +66,7 @@ int enforce_guarantee_from_string(const char *s)
         return -EINVAL;
 }
 
-const char *enforce_result_to_string(enum enforce_result r)
-{
-        return (unsigned) r < _ENFORCE_RESULT_MAX ? result_names[r] : "error";
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(enforce_result, enum enforce_result, "error");
 
 void enforce_plan_init(struct enforce_plan *p, const char *zone, const char *container)
 {

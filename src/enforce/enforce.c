@@ -361,7 +361,7 @@ static int setup(struct run *R)
                 .state_dir = R->state,
                 .episode_dir = R->episode,
                 .episode_id = "check",
-                .phase = MANIFEST_PHASE_GRADING,
+                .phase = PHASE_GRADING,
         };
         r = episode_fs_setup(&R->ctx);
         if (r < 0)

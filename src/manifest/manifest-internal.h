@@ -20,14 +20,14 @@
 
 /* Phases an observer may list; services live in the same set. */
 #define MANIFEST_OBSERVER_PHASES                                                                 \
-        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING) | \
-         MANIFEST_PHASE_BIT(MANIFEST_PHASE_FROZEN) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_SEALED) | \
-         MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING))
+        (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING) | \
+         PHASE_BIT(PHASE_FROZEN) | PHASE_BIT(PHASE_SEALED) | \
+         PHASE_BIT(PHASE_GRADING))
 #define MANIFEST_AGENT_PHASES \
-        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING))
+        (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING))
 /* The only phases in which a container may see privileged assets. */
 #define MANIFEST_ASSET_PHASES \
-        (MANIFEST_PHASE_BIT(MANIFEST_PHASE_FROZEN) | MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING))
+        (PHASE_BIT(PHASE_FROZEN) | PHASE_BIT(PHASE_GRADING))
 
 /* Where each container's keys were found, for the cross-container rules. */
 enum container_key {

@@ -40,9 +40,9 @@ static json_t *json_phases(unsigned phases)
 {
         json_t *a = json_array();
 
-        for (unsigned p = 0; p < MANIFEST_PHASE_MAX; p++)
-                if (phases & MANIFEST_PHASE_BIT(p))
-                        json_array_append_new(a, json_string(manifest_phase_to_string(p)));
+        for (unsigned p = 0; p < PHASE_MANIFEST_MAX; p++)
+                if (phases & PHASE_BIT(p))
+                        json_array_append_new(a, json_string(phase_to_string(p)));
         return a;
 }
 

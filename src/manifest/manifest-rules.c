@@ -259,9 +259,8 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                                         ctx_error(x, at, p,
                                                   "reads %s.output but '%s' does not run in '%s'",
                                                   rd->target, rd->target,
-                                                  manifest_phase_to_string(
-                                                          (enum manifest_phase) __builtin_ctz(
-                                                                  missing)));
+                                                  phase_to_string(
+                                                          (enum phase) __builtin_ctz(missing)));
                                 }
                                 break;
                         }
@@ -282,9 +281,9 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                                 cleanup_free char *p = NULL;
                                 unsigned bit = 0;
 
-                                for (unsigned ph = 0; ph < MANIFEST_PHASE_MAX; ph++)
-                                        if (streq(pn->value, manifest_phase_to_string(ph)))
-                                                bit = MANIFEST_PHASE_BIT(ph);
+                                int ph = phase_from_string(pn->value);
+                                if (ph >= 0 && ph < PHASE_MANIFEST_MAX)
+                                        bit = PHASE_BIT(ph);
                                 if (!bit || (bit & MANIFEST_ASSET_PHASES))
                                         continue;
                                 p = xasprintf("%s.phases[%zu]", ci->path,

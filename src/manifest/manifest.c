@@ -20,42 +20,41 @@
 #include "base/limits.h"
 #include "base/parse-util.h"
 #include "base/strbuf.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "manifest/manifest-internal.h"
 
-static const char *const zone_names[MANIFEST_ZONE_MAX] = { "agent", "services", "observers" };
-static const char *const egress_names[] = { "none", "relays-only" };
-static const char *const oci_names[] = { "native", "crun", "runc", "runsc" };
-static const char *const during_grading_names[] = { "frozen", "serve-observers" };
-static const char *const phase_names[MANIFEST_PHASE_MAX] = {
-        "provisioning", "ready", "running", "frozen", "sealed", "grading", "closed",
+static const char *const manifest_zone_kind_table[MANIFEST_ZONE_MAX] = {
+        [MANIFEST_ZONE_AGENT] = "agent",
+        [MANIFEST_ZONE_SERVICES] = "services",
+        [MANIFEST_ZONE_OBSERVERS] = "observers",
 };
-static const char *const read_kind_names[] = { "asset", "workspace", "service_state", "output" };
+static const char *const manifest_egress_table[] = {
+        [MANIFEST_EGRESS_NONE] = "none",
+        [MANIFEST_EGRESS_RELAYS_ONLY] = "relays-only",
+};
+static const char *const manifest_oci_table[] = {
+        [MANIFEST_OCI_NATIVE] = "native",
+        [MANIFEST_OCI_CRUN] = "crun",
+        [MANIFEST_OCI_RUNC] = "runc",
+        [MANIFEST_OCI_RUNSC] = "runsc",
+};
+static const char *const manifest_during_grading_table[] = {
+        [MANIFEST_DURING_GRADING_FROZEN] = "frozen",
+        [MANIFEST_DURING_GRADING_SERVE_OBSERVERS] = "serve-observers",
+};
+static const char *const manifest_read_kind_table[] = {
+        [MANIFEST_READ_ASSET] = "asset",
+        [MANIFEST_READ_WORKSPACE] = "workspace",
+        [MANIFEST_READ_SERVICE_STATE] = "service_state",
+        [MANIFEST_READ_OUTPUT] = "output",
+};
 
-const char *manifest_zone_kind_to_string(enum manifest_zone_kind k)
-{
-        return (unsigned) k < MANIFEST_ZONE_MAX ? zone_names[k] : NULL;
-}
-const char *manifest_egress_to_string(enum manifest_egress e)
-{
-        return (unsigned) e < ELEMENTSOF(egress_names) ? egress_names[e] : NULL;
-}
-const char *manifest_oci_to_string(enum manifest_oci o)
-{
-        return (unsigned) o < ELEMENTSOF(oci_names) ? oci_names[o] : NULL;
-}
-const char *manifest_during_grading_to_string(enum manifest_during_grading d)
-{
-        return (unsigned) d < ELEMENTSOF(during_grading_names) ? during_grading_names[d] : NULL;
-}
-const char *manifest_phase_to_string(enum manifest_phase p)
-{
-        return (unsigned) p < MANIFEST_PHASE_MAX ? phase_names[p] : NULL;
-}
-const char *manifest_read_kind_to_string(enum manifest_read_kind k)
-{
-        return (unsigned) k < ELEMENTSOF(read_kind_names) ? read_kind_names[k] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_zone_kind, enum manifest_zone_kind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_egress, enum manifest_egress);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_oci, enum manifest_oci);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_during_grading, enum manifest_during_grading);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_read_kind, enum manifest_read_kind);
 
 /* ---- errors and paths ---- */
 
@@ -610,6 +609,8 @@ static void parse_reads(struct manifest_ctx *x, const struct mnode *n, const cha
 static void parse_phases(struct manifest_ctx *x, const struct mnode *n, const char *path,
                          struct container_info *ci)
 {
+        const char *phase_names[PHASE_MANIFEST_MAX];
+
         if (n->kind != MNODE_SEQ) {
                 ctx_error(x, n, path, "expected a list");
                 return;
@@ -623,26 +624,29 @@ static void parse_phases(struct manifest_ctx *x, const struct mnode *n, const ch
                           MANIFEST_MAX_LIST);
                 return;
         }
+        /* What a manifest may name: every phase but `failed`. */
+        for (unsigned i = 0; i < PHASE_MANIFEST_MAX; i++)
+                phase_names[i] = phase_to_string(i);
         ci->phase_nodes = xcalloc(n->n_children, sizeof(const struct mnode *));
         for (size_t i = 0; i < n->n_children; i++) {
                 cleanup_free char *p = path_index(path, i);
                 unsigned ph;
 
-                if (!get_enum(x, n->children[i], p, "phase", phase_names, MANIFEST_PHASE_MAX, &ph))
+                if (!get_enum(x, n->children[i], p, "phase", phase_names, PHASE_MANIFEST_MAX, &ph))
                         continue;
-                if (!(MANIFEST_PHASE_BIT(ph) & MANIFEST_OBSERVER_PHASES)) {
+                if (!(PHASE_BIT(ph) & MANIFEST_OBSERVER_PHASES)) {
                         ctx_error(x, n->children[i], p,
                                   "observers cannot run in '%s' (allowed: ready, running, frozen, "
                                   "sealed, grading)",
                                   phase_names[ph]);
                         continue;
                 }
-                if (ci->listed_phases & MANIFEST_PHASE_BIT(ph)) {
+                if (ci->listed_phases & PHASE_BIT(ph)) {
                         ctx_error(x, n->children[i], p, "phase '%s' is listed twice",
                                   phase_names[ph]);
                         continue;
                 }
-                ci->listed_phases |= MANIFEST_PHASE_BIT(ph);
+                ci->listed_phases |= PHASE_BIT(ph);
                 ci->phase_nodes[ci->n_phase_nodes++] = n->children[i];
         }
 }
@@ -906,7 +910,8 @@ static struct container_info *ctx_add_container(struct manifest_ctx *x, struct m
                 .c = &z->containers[z->n_containers++],
                 .key = key,
                 .node = node,
-                .path = xasprintf("zones.%s.containers.%s", zone_names[z->kind], name),
+                .path = xasprintf("zones.%s.containers.%s", manifest_zone_kind_to_string(z->kind),
+                                  name),
         };
         ci->c->name = xstrdup(name);
         ci->c->zone = z->kind;
@@ -937,7 +942,7 @@ static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind,
                                             "during_grading" };
         struct manifest_zone *z = &x->m->zones[kind];
         const struct mnode *k[5] = { 0 }, *v[5] = { 0 };
-        cleanup_free char *path = xasprintf("zones.%s", zone_names[kind]);
+        cleanup_free char *path = xasprintf("zones.%s", manifest_zone_kind_to_string(kind));
         size_t first = x->n_ci;
         bool ok;
 
@@ -966,8 +971,8 @@ static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind,
                 unsigned o;
                 if (map_fields(x, v[2], p, rkeys, 1, false, rk, rv) && rv[0]) {
                         cleanup_free char *po = path_key(p, "oci");
-                        if (get_enum(x, rv[0], po, "oci runtime", oci_names, ELEMENTSOF(oci_names),
-                                     &o))
+                        if (get_enum(x, rv[0], po, "oci runtime", manifest_oci_table,
+                                     ELEMENTSOF(manifest_oci_table), &o))
                                 z->oci = (enum manifest_oci) o;
                 }
         }
@@ -976,8 +981,8 @@ static void parse_zone(struct manifest_ctx *x, enum manifest_zone_kind kind,
                 unsigned d;
                 if (kind != MANIFEST_ZONE_SERVICES)
                         ctx_error(x, k[4], p, "during_grading only applies to the services zone");
-                else if (get_enum(x, v[4], p, "during_grading value", during_grading_names,
-                                  ELEMENTSOF(during_grading_names), &d))
+                else if (get_enum(x, v[4], p, "during_grading value", manifest_during_grading_table,
+                                  ELEMENTSOF(manifest_during_grading_table), &d))
                         z->during_grading = (enum manifest_during_grading) d;
         }
 

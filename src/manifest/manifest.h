@@ -26,6 +26,7 @@
 
 #include "base/macro.h"
 #include "manifest/manifest-errors.h"
+#include "phase/phase.h"
 
 enum manifest_zone_kind {
         MANIFEST_ZONE_AGENT,
@@ -51,19 +52,6 @@ enum manifest_during_grading {
         MANIFEST_DURING_GRADING_FROZEN,
         MANIFEST_DURING_GRADING_SERVE_OBSERVERS,
 };
-
-/* The unit's phases (DESIGN section 4), as the manifest names them. */
-enum manifest_phase {
-        MANIFEST_PHASE_PROVISIONING,
-        MANIFEST_PHASE_READY,
-        MANIFEST_PHASE_RUNNING,
-        MANIFEST_PHASE_FROZEN,
-        MANIFEST_PHASE_SEALED,
-        MANIFEST_PHASE_GRADING,
-        MANIFEST_PHASE_CLOSED,
-        MANIFEST_PHASE_MAX,
-};
-#define MANIFEST_PHASE_BIT(p) (1u << (p))
 
 enum manifest_read_kind {
         MANIFEST_READ_ASSET,         /* assets.<name> */
@@ -99,7 +87,7 @@ struct manifest_container {
         struct manifest_resources effective; /* narrowed by the zone, computed at load */
         enum manifest_egress egress;         /* effective */
         uint16_t port;                       /* listening port in its own netns; 0 = none */
-        unsigned phases;                     /* MANIFEST_PHASE_BIT set: when it lives */
+        unsigned phases;                     /* PHASE_BIT() set: when it lives */
         struct manifest_read *reads;         /* owned, n_reads entries (observers only) */
         size_t n_reads;
         struct manifest_expose expose; /* services only */
@@ -176,7 +164,6 @@ const char *manifest_zone_kind_to_string(enum manifest_zone_kind k);
 const char *manifest_egress_to_string(enum manifest_egress e);
 const char *manifest_oci_to_string(enum manifest_oci o);
 const char *manifest_during_grading_to_string(enum manifest_during_grading d);
-const char *manifest_phase_to_string(enum manifest_phase p);
 const char *manifest_read_kind_to_string(enum manifest_read_kind k);
 /* "assets.oracle", "workspace", "services.sim.state", "runner.output". */
 char *manifest_read_to_string(const struct manifest_read *r);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/macro.h"
+#include "base/string-table.h"
 #include "base/util.h"
 
 #define O (1u << ACTOR_ORCHESTRATOR)
@@ -51,7 +52,7 @@ static const unsigned allowed[PHASE_MAX][PHASE_MAX] = {
 #undef E
 #undef S
 
-static const char *const phase_names[PHASE_MAX] = {
+static const char *const phase_table[PHASE_MAX] = {
         [PHASE_PROVISIONING] = "provisioning",
         [PHASE_READY] = "ready",
         [PHASE_RUNNING] = "running",
@@ -62,31 +63,14 @@ static const char *const phase_names[PHASE_MAX] = {
         [PHASE_FAILED] = "failed",
 };
 
-static const char *const actor_names[ACTOR_MAX] = {
+static const char *const phase_actor_table[ACTOR_MAX] = {
         [ACTOR_ORCHESTRATOR] = "orchestrator",
         [ACTOR_ENVIRONMENT] = "environment",
         [ACTOR_SYSTEM] = "system",
 };
 
-const char *phase_to_string(enum phase p)
-{
-        return (unsigned) p < PHASE_MAX ? phase_names[p] : NULL;
-}
-
-int phase_from_string(const char *s, enum phase *ret)
-{
-        for (size_t i = 0; i < PHASE_MAX; i++)
-                if (streq(s, phase_names[i])) {
-                        *ret = (enum phase) i;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-const char *phase_actor_to_string(enum phase_actor a)
-{
-        return (unsigned) a < ACTOR_MAX ? actor_names[a] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP(phase, enum phase);
+DEFINE_STRING_TABLE_LOOKUP(phase_actor, enum phase_actor);
 
 unsigned phase_allowed_actors(enum phase from, enum phase to)
 {

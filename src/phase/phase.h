@@ -20,6 +20,8 @@
 
 #include "base/time-util.h"
 
+/* The first PHASE_MANIFEST_MAX phases are also what a manifest names
+ * (observers' `phases:`); `failed` is not a phase anything runs in. */
 enum phase {
         PHASE_PROVISIONING,
         PHASE_READY,
@@ -30,7 +32,10 @@ enum phase {
         PHASE_CLOSED,
         PHASE_FAILED,
         PHASE_MAX,
+        PHASE_MANIFEST_MAX = PHASE_FAILED,
 };
+/* A set of phases, as the manifest's `phases:` lists are kept. */
+#define PHASE_BIT(p) (1u << (p))
 
 enum phase_actor {
         ACTOR_ORCHESTRATOR,
@@ -58,8 +63,9 @@ struct phase_machine {
 };
 
 const char *phase_to_string(enum phase p);
-int phase_from_string(const char *s, enum phase *ret);
+int phase_from_string(const char *s); /* the phase or -EINVAL */
 const char *phase_actor_to_string(enum phase_actor a);
+int phase_actor_from_string(const char *s);
 
 /* Bitmask of (1 << actor) allowed to move from → to; 0 if nobody may. */
 unsigned phase_allowed_actors(enum phase from, enum phase to);

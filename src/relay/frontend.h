@@ -30,7 +30,7 @@
 #include <stddef.h>
 
 #include "base/time-util.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 struct frontend_reply {
         unsigned status;        /* 200...; errors are turned into {"error":{"code":...}} */

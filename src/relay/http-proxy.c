@@ -19,7 +19,7 @@
 #include "base/parse-util.h"
 #include "base/util.h"
 #include "relay/http-chunked.h"
-#include "relay/pipe-relay.h"
+#include "base/pipe-relay.h"
 #include "relay/ws-frame.h"
 
 /* Per direction; > HTTP_MAX_HEAD_BYTES so an oversized head is detected. */

@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 
 #include "base/strbuf.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "relay/http-head.h"
 
 enum http_action {

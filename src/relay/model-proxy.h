@@ -16,7 +16,7 @@
  * The upstream is plain TCP host:port: TLS to a real provider is outside this
  * module.
  */
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 struct model_proxy_config {
         const char *upstream;    /* IPv4 "a.b.c.d:port" */

@@ -10,7 +10,7 @@
  *
  * Ownership: owns listen_fd and its connections.
  */
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 struct service_relay;
 

@@ -23,6 +23,7 @@
 
 #include "base/fd-util.h"
 #include "base/limits.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "sandbox/mount-setup.h"
 #include "sandbox/syscall-filter.h"
@@ -36,7 +37,7 @@ struct container {
         int status; /* valid once reaped */
 };
 
-static const char *const step_names[_CONTAINER_STEP_MAX] = {
+static const char *const container_step_table[_CONTAINER_STEP_MAX] = {
         [CONTAINER_STEP_NONE] = "none",
         [CONTAINER_STEP_VALIDATE] = "validate",
         [CONTAINER_STEP_SHIM] = "shim",
@@ -76,12 +77,7 @@ static const char *const step_names[_CONTAINER_STEP_MAX] = {
         [CONTAINER_STEP_EXEC] = "exec",
 };
 
-const char *container_step_to_string(enum container_step step)
-{
-        if ((unsigned) step >= _CONTAINER_STEP_MAX)
-                return "unknown";
-        return step_names[step];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(container_step, enum container_step, "unknown");
 
 /* What the child needs, all prepared by the parent before clone3(): the
  * child runs on a copy of this memory and allocates nothing. */

@@ -182,8 +182,7 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                 }
         }
         if (c->zone == MANIFEST_ZONE_OBSERVERS)
-                strv_push(&s->env,
-                          xasprintf("OPENENVD_PHASE=%s", manifest_phase_to_string(ctx->phase)));
+                strv_push(&s->env, xasprintf("OPENENVD_PHASE=%s", phase_to_string(ctx->phase)));
         /* The container's own environment comes last and wins. */
         for (char **e = c->env; e && *e; e++)
                 strv_push(&s->env, xstrdup(*e));

@@ -45,8 +45,8 @@ struct unit_plan_context {
         const char *state_dir;           /* absolute; masked in every container */
         const char *episode_dir;         /* absolute: <state>/episodes/<id> */
         const char *episode_id;
-        enum manifest_phase phase; /* phase the container starts in (observers) */
-        char *const *extra_masks;  /* more host paths to hide (NULL-terminated, may be NULL) */
+        enum phase phase;         /* phase the container starts in (observers) */
+        char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
         /* Whether an asset path is a directory (a file asset is shown as
          * /assets/<name>/<basename>); NULL means stat(). Tests inject it. */
         bool (*is_dir)(const char *path);

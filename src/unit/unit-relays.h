@@ -13,7 +13,7 @@
  * relay/model-proxy.h). Ownership: the set owns its relays; unit_relays_free()
  * closes them all.
  */
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "unit/unit-plan.h"
 
 struct unit_model {

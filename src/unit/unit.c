@@ -182,7 +182,7 @@ static int member_spawn_oci(struct unit *u, struct unit_member *mb, struct conta
         return r;
 }
 
-static int member_start(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
+static int member_start(struct unit *u, struct unit_member *mb, enum phase phase)
 {
         struct container_spec spec = { .stdio_fd = -EBADF };
         struct cgroup_placement place = { .v2_fd = -EBADF };
@@ -517,7 +517,7 @@ static int start_zone(struct unit *u, enum manifest_zone_kind zone, const char *
                         continue;
                 if ((only && !streq(mb->mc->name, only)) || (skip && streq(mb->mc->name, skip)))
                         continue;
-                r = member_start(u, mb, MANIFEST_PHASE_PROVISIONING);
+                r = member_start(u, mb, PHASE_PROVISIONING);
                 if (r < 0)
                         return r;
         }
@@ -726,7 +726,7 @@ static json_t *read_result(struct unit *u, struct unit_member *mb, int *ret_erro
         return j;
 }
 
-static int observer_start(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
+static int observer_start(struct unit *u, struct unit_member *mb, enum phase phase)
 {
         int r = stage_inputs(u, mb);
         if (r < 0)
@@ -772,7 +772,7 @@ static int observer_collect(struct unit *u, struct unit_member *mb, char *why_in
         return 0;
 }
 
-static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_phase phase)
+static int run_observer(struct unit *u, struct unit_member *mb, enum phase phase)
 {
         char *why = NULL;
         int r;
@@ -781,7 +781,7 @@ static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_ph
                 /* Started early (it lists ready or running too): never twice.
                  * Inspection leaves it running; at sealing or grading its turn
                  * is to finish and be collected, in `after` order. */
-                if (phase == MANIFEST_PHASE_FROZEN)
+                if (phase == PHASE_FROZEN)
                         return 0;
         } else {
                 r = observer_start(u, mb, phase);
@@ -794,9 +794,9 @@ static int run_observer(struct unit *u, struct unit_member *mb, enum manifest_ph
         return observer_collect(u, mb, why, false);
 }
 
-static bool observer_lists(const struct manifest_container *c, enum manifest_phase p)
+static bool observer_lists(const struct manifest_container *c, enum phase p)
 {
-        return c->phases & MANIFEST_PHASE_BIT(p);
+        return c->phases & PHASE_BIT(p);
 }
 
 /*
@@ -811,10 +811,10 @@ static void start_early_observers(struct unit *u)
 
         for (size_t i = 0; i < n; i++) {
                 struct unit_member *mb = member_find(u, order[i]);
-                if (!observer_lists(order[i], MANIFEST_PHASE_READY) &&
-                    !observer_lists(order[i], MANIFEST_PHASE_RUNNING))
+                if (!observer_lists(order[i], PHASE_READY) &&
+                    !observer_lists(order[i], PHASE_RUNNING))
                         continue;
-                if (observer_start(u, mb, MANIFEST_PHASE_READY) < 0)
+                if (observer_start(u, mb, PHASE_READY) < 0)
                         return;
         }
 }
@@ -831,21 +831,21 @@ static void stop_early_observers(struct unit *u)
 
         for (size_t i = 0; i < n; i++) {
                 struct unit_member *mb = member_find(u, order[i]);
-                if (!member_started(mb) || observer_lists(order[i], MANIFEST_PHASE_SEALED) ||
-                    observer_lists(order[i], MANIFEST_PHASE_GRADING))
+                if (!member_started(mb) || observer_lists(order[i], PHASE_SEALED) ||
+                    observer_lists(order[i], PHASE_GRADING))
                         continue;
                 (void) observer_collect(u, mb, NULL, member_running(mb));
         }
 }
 
 /* Runs, in `after` order, the observers that list phase; stops at the first failure. */
-static int run_observers(struct unit *u, enum manifest_phase phase)
+static int run_observers(struct unit *u, enum phase phase)
 {
         const struct manifest_container *const *order;
         size_t n = manifest_observer_order(u->cfg.manifest, &order);
 
         for (size_t i = 0; i < n; i++) {
-                if (!(order[i]->phases & MANIFEST_PHASE_BIT(phase)))
+                if (!(order[i]->phases & PHASE_BIT(phase)))
                         continue;
                 int r = run_observer(u, member_find(u, order[i]), phase);
                 if (r < 0)
@@ -867,7 +867,7 @@ int unit_inspect(struct unit *u, json_t **ret_observers, char *ret_refusal, size
                 log_warning_errno(r, "agent zone did not freeze: %m");
         json_decref(u->observers);
         u->observers = json_object();
-        (void) run_observers(u, MANIFEST_PHASE_FROZEN);
+        (void) run_observers(u, PHASE_FROZEN);
         if (ret_observers)
                 *ret_observers = json_incref(u->observers);
         return 0;
@@ -1109,10 +1109,10 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, char *r
 
         stop_early_observers(u);
         if (u->verdict == UNIT_VERDICT_NONE)
-                (void) run_observers(u, MANIFEST_PHASE_SEALED);
+                (void) run_observers(u, PHASE_SEALED);
         if (u->verdict == UNIT_VERDICT_NONE) {
                 (void) move(u, ACTOR_SYSTEM, PHASE_GRADING, "agent zone empty", NULL, 0);
-                (void) run_observers(u, MANIFEST_PHASE_GRADING);
+                (void) run_observers(u, PHASE_GRADING);
         }
         if (u->verdict == UNIT_VERDICT_NONE)
                 u->verdict = UNIT_VERDICT_GRADED;

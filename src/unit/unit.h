@@ -40,7 +40,7 @@
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "phase/phase.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 struct unit_config {
         const struct manifest *manifest; /* borrowed */

@@ -97,8 +97,7 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_str_eq(env->argv[4], "--port");
         cr_expect_str_eq(env->argv[5], "8000");
         cr_expect_eq(env->port, 8000);
-        cr_expect_eq(env->phases, MANIFEST_PHASE_BIT(MANIFEST_PHASE_READY) |
-                                          MANIFEST_PHASE_BIT(MANIFEST_PHASE_RUNNING));
+        cr_expect_eq(env->phases, PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING));
         cr_expect_eq(env->egress, MANIFEST_EGRESS_RELAYS_ONLY);
         cr_expect_eq(env->effective.memory_mb, 1024);
         cr_expect_str_eq(env->workdir, "/workspace");
@@ -280,7 +279,7 @@ Test(manifest, example_is_a_full_unit)
         cr_expect_str_eq(verdict->reads[2].target, "sim");
         cr_expect(manifest_container_reads(verdict, MANIFEST_READ_ASSET));
         cr_expect_not(manifest_container_reads(verdict, MANIFEST_READ_WORKSPACE));
-        cr_expect_eq(verdict->phases, MANIFEST_PHASE_BIT(MANIFEST_PHASE_GRADING));
+        cr_expect_eq(verdict->phases, PHASE_BIT(PHASE_GRADING));
         cr_assert_eq(manifest_observer_order(m, &order), 2);
         cr_expect_str_eq(order[0]->name, "runner");
         cr_expect_str_eq(order[1]->name, "verdict");

@@ -185,13 +185,13 @@ Test(phase, history_is_bounded_and_keeps_the_newest)
 
 Test(phase, names_round_trip)
 {
-        for (int p = 0; p < PHASE_MAX; p++) {
-                enum phase q;
-                cr_assert_eq(phase_from_string(phase_to_string(p), &q), 0);
-                cr_assert_eq(q, (enum phase) p);
-        }
-        enum phase q;
-        cr_assert_eq(phase_from_string("agent", &q), -EINVAL);
+        for (int p = 0; p < PHASE_MAX; p++)
+                cr_assert_eq(phase_from_string(phase_to_string(p)), p);
+        for (int a = 0; a < ACTOR_MAX; a++)
+                cr_assert_eq(phase_actor_from_string(phase_actor_to_string(a)), a);
+        cr_assert_eq(phase_from_string("agent"), -EINVAL);
+        cr_assert_eq(phase_from_string(NULL), -EINVAL);
+        cr_assert_null(phase_to_string(PHASE_MAX));
 }
 
 Test(phase, long_reason_is_truncated_not_overflowed)

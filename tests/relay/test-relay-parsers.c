@@ -11,10 +11,10 @@
 #include "base/fd-util.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "relay/http-chunked.h"
 #include "relay/http-head.h"
-#include "relay/pipe-relay.h"
+#include "base/pipe-relay.h"
 #include "relay/ws-frame.h"
 #include "test-helpers.h"
 

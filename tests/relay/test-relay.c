@@ -23,7 +23,7 @@
 #include "base/macro.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 #include "relay/frontend.h"
 #include "relay/http-chunked.h"
 #include "relay/http-head.h"

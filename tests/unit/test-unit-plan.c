@@ -67,7 +67,7 @@ static void setup(void)
                 .state_dir = "/var/lib/openenvd",
                 .episode_dir = "/var/lib/openenvd/episodes/abc",
                 .episode_id = "abc",
-                .phase = MANIFEST_PHASE_GRADING,
+                .phase = PHASE_GRADING,
                 .is_dir = never_dir,
         };
 }

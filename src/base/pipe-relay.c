@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "relay/pipe-relay.h"
+#include "base/pipe-relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -20,7 +20,7 @@
  */
 #include <stddef.h>
 
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 struct pipe_relay;
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "relay/event-loop.h"
+#include "base/event-loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
