@@ -119,6 +119,58 @@ int container_spec_validate(const struct container_spec *spec)
         return 0;
 }
 
+/* Docker's maskedPaths and readonlyPaths (moby oci/defaults.go). */
+static const char *const default_masked[] = {
+        "/proc/acpi",       "/proc/asound",      "/proc/interrupts",
+        "/proc/kcore",      "/proc/keys",        "/proc/latency_stats",
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+        "/proc/scsi",       "/sys/firmware",     "/sys/devices/virtual/powercap",
+};
+static const char *const default_readonly[] = {
+        "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+};
+
+void container_policy_init(struct container_policy *ret, const struct container_spec *spec,
+                           const char *shim_argv0)
+{
+        struct container_policy p = {};
+
+        if (!(spec->weaken & WEAKEN_NO_MASKS)) {
+                for (size_t i = 0; i < ELEMENTSOF(default_masked); i++)
+                        strv_push(&p.masked, xstrdup(default_masked[i]));
+                for (size_t i = 0; spec->masks && spec->masks[i]; i++)
+                        strv_push(&p.masked, xstrdup(spec->masks[i]));
+        }
+        /* Read-only paths stay even when masks are weakened: no test needs
+         * /proc/sys writable, and the native launcher writes its one
+         * sysctl before they are applied. */
+        for (size_t i = 0; i < ELEMENTSOF(default_readonly); i++)
+                strv_push(&p.readonly, xstrdup(default_readonly[i]));
+
+        strv_push(&p.shim_argv, xstrdup(shim_argv0));
+        for (size_t i = 0; i < spec->n_forwards; i++) {
+                const struct forward *f = &spec->forwards[i];
+                if (f->kind == FORWARD_TCP_TO_UNIX) {
+                        strv_push(&p.shim_argv, xstrdup("--tcp-to-unix"));
+                        strv_push(&p.shim_argv, xasprintf("%s:%u=%s", f->host, f->port, f->path));
+                } else {
+                        strv_push(&p.shim_argv, xstrdup("--unix-to-tcp"));
+                        strv_push(&p.shim_argv, xasprintf("%s=%s:%u", f->path, f->host, f->port));
+                }
+        }
+        strv_push(&p.shim_argv, xstrdup("--"));
+        for (char **a = spec->argv; a && *a; a++)
+                strv_push(&p.shim_argv, xstrdup(*a));
+        *ret = p;
+}
+
+void container_policy_done(struct container_policy *p)
+{
+        p->masked = strv_free(p->masked);
+        p->readonly = strv_free(p->readonly);
+        p->shim_argv = strv_free(p->shim_argv);
+}
+
 void container_spec_add_bind(struct container_spec *spec, const char *source, const char *target,
                              unsigned long flags, bool is_file)
 {

@@ -96,6 +96,25 @@ struct container_spec {
 };
 
 void container_spec_done(struct container_spec *spec);
+
+/*
+ * What every container gets on top of its spec, whichever launcher starts
+ * it: Docker's masked and read-only paths (moby oci/defaults.go) plus the
+ * spec's own masks, and the shim's command line (src/sandbox/shim/shim.c:
+ * forwarders, "--", the principal's argv). The native launcher applies it
+ * (mount-setup.c), the OCI launcher writes it into config.json: one
+ * definition, so the two cannot drift (tests/sandbox compare both).
+ */
+struct container_policy {
+        char **masked;    /* owned, inside paths: defaults then spec->masks; none under
+                           * WEAKEN_NO_MASKS */
+        char **readonly;  /* owned, inside paths (procfs subtrees made read-only) */
+        char **shim_argv; /* owned: shim_argv0, forwarder options, "--", spec->argv */
+};
+
+void container_policy_init(struct container_policy *ret, const struct container_spec *spec,
+                           const char *shim_argv0);
+void container_policy_done(struct container_policy *p);
 /* Appends a MOUNT_BIND of source (host) at target (inside) with flags; the
  * strings are copied. */
 void container_spec_add_bind(struct container_spec *spec, const char *source, const char *target,

@@ -83,7 +83,7 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(container_step, enum container_ste
  * child runs on a copy of this memory and allocates nothing. */
 struct child_args {
         const struct container_spec *spec;
-        char **shim_argv;
+        const struct container_policy *policy;
         int shim_fd; /* O_PATH of the shim binary: it need not be visible inside */
         int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
         int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
@@ -239,7 +239,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         CHILD_CHECK(a, CONTAINER_STEP_SETGID, setresgid(0, 0, 0));
         CHILD_CHECK(a, CONTAINER_STEP_SETUID, setresuid(0, 0, 0));
 
-        if (mount_setup(spec, &src, &e) < 0)
+        if (mount_setup(spec, a->policy, &src, &e) < 0)
                 child_fail(a, e);
 
         CHILD_CHECK(a, CONTAINER_STEP_HOSTNAME, sethostname(spec->name, strlen(spec->name)));
@@ -295,7 +295,7 @@ static noreturn_fn void child_main(const struct child_args *a)
 
         /* execveat of the O_PATH fd: the shim binary is not inside the
          * container's view, and nothing in the container can replace it. */
-        syscall(SYS_execveat, a->shim_fd, "", a->shim_argv,
+        syscall(SYS_execveat, a->shim_fd, "", a->policy->shim_argv,
                 spec->env ? spec->env : (char *[]){ NULL }, AT_EMPTY_PATH);
         child_fail(a, (struct container_error){ CONTAINER_STEP_EXEC, errno, -1 });
 }
@@ -306,27 +306,6 @@ static int write_map(pid_t pid, const char *file, uid_t host, uint32_t count)
         (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
         (void) snprintf(map, sizeof(map), "0 %u %u\n", (unsigned) host, (unsigned) count);
         return write_string_file_at(AT_FDCWD, path, map);
-}
-
-static char **shim_argv_new(const struct container_spec *spec)
-{
-        char **v = NULL;
-
-        strv_push(&v, xstrdup("openenvd-shim"));
-        for (size_t i = 0; i < spec->n_forwards; i++) {
-                const struct forward *f = &spec->forwards[i];
-                if (f->kind == FORWARD_TCP_TO_UNIX) {
-                        strv_push(&v, xstrdup("--tcp-to-unix"));
-                        strv_push(&v, xasprintf("%s:%u=%s", f->host, f->port, f->path));
-                } else {
-                        strv_push(&v, xstrdup("--unix-to-tcp"));
-                        strv_push(&v, xasprintf("%s=%s:%u", f->path, f->host, f->port));
-                }
-        }
-        strv_push(&v, xstrdup("--"));
-        for (char **a = spec->argv; *a; a++)
-                strv_push(&v, xstrdup(*a));
-        return v;
 }
 
 static int spawn_fail(struct container_error *ret_err, enum container_step step, int r)
@@ -351,7 +330,9 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         cleanup_close int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (null_fd < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
-        cleanup_strv char **shim_argv = shim_argv_new(spec);
+        /* Built here: the child allocates nothing. */
+        cleanup(container_policy_done) struct container_policy policy;
+        container_policy_init(&policy, spec, "openenvd-shim");
 
         if (pipe2(go, O_CLOEXEC) < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
@@ -368,7 +349,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
 
         struct child_args args = {
                 .spec = spec,
-                .shim_argv = shim_argv,
+                .policy = &policy,
                 .shim_fd = shim_fd,
                 .go_fd = go_r,
                 .err_fd = err_w,

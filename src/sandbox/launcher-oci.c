@@ -28,23 +28,6 @@
 #define LOG_TAIL_MAX  2000
 #define CPU_PERIOD_US 100000
 
-/* Docker's default masked and read-only paths (moby oci/defaults.go). */
-static const char *const default_masked[] = {
-        "/proc/asound",
-        "/proc/acpi",
-        "/proc/kcore",
-        "/proc/keys",
-        "/proc/latency_stats",
-        "/proc/timer_list",
-        "/proc/timer_stats",
-        "/proc/sched_debug",
-        "/proc/scsi",
-        "/sys/firmware",
-        "/sys/devices/virtual/powercap",
-};
-static const char *const default_readonly[] = {
-        "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
-};
 /* Only for WEAKEN_KEEP_CAPS (tests that prove a capability check can fail):
  * Docker's default set. */
 static const char *const weak_caps[] = {
@@ -291,6 +274,7 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
 {
         json_t *cfg = NULL, *args, *env, *rlimits, *process, *linux_, *mounts, *masked, *ro,
                *seccomp = NULL;
+        cleanup(container_policy_done) struct container_policy policy = {};
         int r;
 
         r = spec_check(spec);
@@ -299,24 +283,11 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
         if (!root_path)
                 return -EINVAL;
 
-        /* The shim's command line (src/sandbox/shim/shim.c), as the native
-         * launcher builds it: forwarders, "--", then the principal's argv. */
+        /* Masks, read-only paths and the shim's command line: the policy
+         * the native launcher applies too. */
+        container_policy_init(&policy, spec, SHIM_INSIDE);
         args = json_array();
-        if (shim_host) {
-                json_array_append_new(args, json_string(SHIM_INSIDE));
-                for (size_t i = 0; i < spec->n_forwards; i++) {
-                        const struct forward *f = &spec->forwards[i];
-                        bool tcp = f->kind == FORWARD_TCP_TO_UNIX;
-                        json_array_append_new(args,
-                                              json_string(tcp ? "--tcp-to-unix" : "--unix-to-tcp"));
-                        json_array_append_new(args, tcp ? json_sprintf("%s:%u=%s", f->host,
-                                                                       (unsigned) f->port, f->path)
-                                                        : json_sprintf("%s=%s:%u", f->path, f->host,
-                                                                       (unsigned) f->port));
-                }
-                json_array_append_new(args, json_string("--"));
-        }
-        for (char **a = spec->argv; *a; a++)
+        for (char **a = shim_host ? policy.shim_argv : spec->argv; *a; a++)
                 json_array_append_new(args, json_string(*a));
 
         env = json_array();
@@ -350,17 +321,8 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
                 return r;
         }
 
-        masked = json_array();
-        ro = json_array();
-        if (!(spec->weaken & WEAKEN_NO_MASKS)) {
-                for (size_t i = 0; i < ELEMENTSOF(default_masked); i++)
-                        json_array_append_new(masked, json_string(default_masked[i]));
-                for (size_t i = 0; i < ELEMENTSOF(default_readonly); i++)
-                        json_array_append_new(ro, json_string(default_readonly[i]));
-                if (spec->masks)
-                        for (char **m = spec->masks; *m; m++)
-                                json_array_append_new(masked, json_string(*m));
-        }
+        masked = json_strv((const char *const *) policy.masked, strv_length(policy.masked));
+        ro = json_strv((const char *const *) policy.readonly, strv_length(policy.readonly));
 
         linux_ = json_pack("{s:[{s:s},{s:s},{s:s},{s:s},{s:s},{s:s},{s:s}],"
                            " s:[{s:I, s:I, s:I}], s:[{s:I, s:I, s:I}],"

@@ -45,16 +45,9 @@
 
 static const char *const host_devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
-/* Docker's maskedPaths and readonlyPaths (moby oci/defaults.go). */
-static const char *const proc_masked[] = {
-        "acpi",          "asound",     "interrupts",  "kcore",       "keys",
-        "latency_stats", "timer_list", "timer_stats", "sched_debug", "scsi",
-};
-static const char *const proc_readonly[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
-static const char *const sys_masked[] = { "firmware", "devices/virtual/powercap" };
-
 struct setup {
         const struct container_spec *spec;
+        const struct container_policy *policy;
         struct container_error *err;
         int root_fd;                           /* top mount of the new root (attached) */
         int null_fd;                           /* O_PATH: host /dev/null, for file masks */
@@ -419,28 +412,23 @@ static int setup_proc(struct setup *s)
         if (r < 0)
                 return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
 
-        if (!(s->spec->weaken & WEAKEN_NO_MASKS))
-                for (size_t i = 0; i < ELEMENTSOF(proc_masked); i++) {
-                        r = mask_one(s, proc, proc_masked[i]);
-                        if (r < 0)
-                                return fail(s, CONTAINER_STEP_PROC, (int) i, r);
-                }
-        for (size_t i = 0; i < ELEMENTSOF(proc_readonly); i++) {
-                cleanup_close int t = resolve_in(proc, proc_readonly[i]);
-                if (t == -ENOENT)
-                        continue;
-                if (t < 0)
-                        return fail(s, CONTAINER_STEP_PROC, (int) i, t);
-                cleanup_close int c = clone_at(t, "",
-                                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                       MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-                if (c < 0)
-                        return fail(s, CONTAINER_STEP_PROC, (int) i, c);
-                r = mount_attach(c, t);
-                if (r < 0)
-                        return fail(s, CONTAINER_STEP_PROC, (int) i, r);
-        }
         return 0;
+}
+
+/* A procfs subtree made read-only: a read-only recursive clone over itself. */
+static int readonly_one(struct setup *s, const char *path)
+{
+        cleanup_close int t = resolve_in(s->root_fd, path);
+        if (t == -ENOENT)
+                return 0; /* not on this kernel */
+        if (t < 0)
+                return t;
+        cleanup_close int c = clone_at(t, "",
+                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                               MOUNT_ATTR_NOEXEC);
+        if (c < 0)
+                return c;
+        return mount_attach(c, t);
 }
 
 static int setup_dev(struct setup *s)
@@ -523,12 +511,6 @@ static int setup_sys(struct setup *s)
                 return fail(s, CONTAINER_STEP_SYS, -1, r);
         /* /sys/fs/cgroup stays an empty read-only directory: the container
          * sees no cgroup file system at all, so it cannot write any. */
-        if (!(s->spec->weaken & WEAKEN_NO_MASKS))
-                for (size_t i = 0; i < ELEMENTSOF(sys_masked); i++) {
-                        r = mask_one(s, sys, sys_masked[i]);
-                        if (r < 0)
-                                return fail(s, CONTAINER_STEP_SYS, (int) i, r);
-                }
         return 0;
 }
 
@@ -625,11 +607,12 @@ int mount_sources_open(const struct container_spec *spec, struct mount_sources *
         return 0;
 }
 
-int mount_setup(const struct container_spec *spec, const struct mount_sources *src,
-                struct container_error *err)
+int mount_setup(const struct container_spec *spec, const struct container_policy *policy,
+                const struct mount_sources *src, struct container_error *err)
 {
         struct setup s = {
                 .spec = spec,
+                .policy = policy,
                 .err = err,
                 .root_fd = -EBADF,
                 .null_fd = -EBADF,
@@ -699,12 +682,18 @@ int mount_setup(const struct container_spec *spec, const struct mount_sources *s
                         return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
         }
 
-        if (!(spec->weaken & WEAKEN_NO_MASKS) && spec->masks)
-                for (size_t i = 0; spec->masks[i]; i++) {
-                        r = mask_one(&s, s.root_fd, spec->masks[i]);
-                        if (r < 0)
-                                return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
-                }
+        /* The policy last, over everything mounted so far: paths are inside
+         * ones, resolved in the new root (/proc and /sys are mounted). */
+        for (size_t i = 0; policy->readonly && policy->readonly[i]; i++) {
+                r = readonly_one(&s, policy->readonly[i]);
+                if (r < 0)
+                        return fail(&s, CONTAINER_STEP_PROC, (int) i, r);
+        }
+        for (size_t i = 0; policy->masked && policy->masked[i]; i++) {
+                r = mask_one(&s, s.root_fd, policy->masked[i]);
+                if (r < 0)
+                        return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
+        }
 
         /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
          * mount point in them exists. */

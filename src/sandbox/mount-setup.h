@@ -9,15 +9,16 @@
  *
  * The view (docs/SANDBOX.md has the full table):
  *   /            the image root, a private recursive bind, read-only, nosuid, nodev
- *   /proc        fresh procfs of the new pid namespace; Docker's masked and
- *                read-only paths
+ *   /proc        fresh procfs of the new pid namespace
  *   /dev         read-only tmpfs: null zero full random urandom tty (bound from
  *                the host), pts (new devpts), shm (tmpfs, tmp_bytes), symlinks
- *   /sys         fresh read-only sysfs of the new network namespace, masked
- *                firmware/powercap; /sys/fs/cgroup is left empty
+ *   /sys         fresh read-only sysfs of the new network namespace;
+ *                /sys/fs/cgroup is left empty
  *   /tmp         tmpfs of tmp_bytes, nosuid, nodev
  *   /run         read-only tmpfs holding only /run/openenvd (the socket dir)
- *   spec mounts  in order; spec masks last
+ *   spec mounts  in order
+ *   policy       last: its read-only paths, then its masks (Docker's and the
+ *                spec's, struct container_policy)
  *
  * Mount targets that do not exist are created without writing the image: the
  * nearest existing ancestor is covered by a "scaffold" tmpfs that re-binds
@@ -47,5 +48,5 @@ int mount_sources_open(const struct container_spec *spec, struct mount_sources *
 /* Builds the view and pivots into it; on return the cwd and root are the
  * container's "/". On failure fills *err (step, errno, index) and returns
  * -errno. */
-int mount_setup(const struct container_spec *spec, const struct mount_sources *src,
-                struct container_error *err);
+int mount_setup(const struct container_spec *spec, const struct container_policy *policy,
+                const struct mount_sources *src, struct container_error *err);

@@ -27,6 +27,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -487,6 +488,27 @@ int main(int argc, char **argv)
                 return do_tcp_client(num(x), num(y));
         if (!strcmp(a, "tcp-echo"))
                 return do_tcp_echo(num(x));
+        if (!strcmp(a, "statvfs")) {
+                struct statvfs sv;
+                if (statvfs(x, &sv) < 0)
+                        return verdict(-1);
+                result("%s", (sv.f_flag & ST_RDONLY) ? "ro" : "rw");
+                return 0;
+        }
+        if (!strcmp(a, "cmdline")) {
+                /* PID 1's argv (the shim), NULs shown as spaces. */
+                char buf[900];
+                int fd = open("/proc/1/cmdline", O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+                if (n < 0)
+                        return verdict(-1);
+                for (ssize_t i = 0; i < n; i++)
+                        if (buf[i] == '\0')
+                                buf[i] = i + 1 == n ? '\0' : ' ';
+                buf[n] = '\0';
+                result("cmdline %s", buf);
+                return 0;
+        }
         if (!strcmp(a, "cwd")) {
                 char cwd[4096];
                 if (!getcwd(cwd, sizeof(cwd)))

@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "base/strbuf.h"
+#include "sandbox/launcher-oci.h"
 #include "sandbox-test.h"
 
 TestSuite(launcher, .fini = box_fini, .timeout = 60);
@@ -150,6 +152,62 @@ Test(launcher, proc_and_sys_masked)
                 assert_result(got, on_host ? "empty" : "denied ENOENT");
                 box_reset();
         }
+}
+
+/*
+ * One policy, two launchers (sandbox/container-spec.h): for the same spec,
+ * the native launcher must apply exactly what the OCI launcher writes into
+ * config.json — every masked path, every read-only path, the shim's argv.
+ */
+Test(launcher, native_applies_the_policy_the_oci_launcher_renders)
+{
+        json_t *cfg = NULL;
+        box_init();
+        B.masks[0] = (char *) "/etc/shadow";
+        cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg), 0);
+        json_t *linux_ = json_object_get(cfg, "linux");
+        json_t *masked = json_object_get(linux_, "maskedPaths");
+        json_t *ro = json_object_get(linux_, "readonlyPaths");
+        size_t i;
+        json_t *v;
+
+        cr_assert(json_array_size(masked) > 10, "Docker's masks and the spec's");
+        json_array_foreach(masked, i, v)
+        {
+                const char *path = json_string_value(v);
+                bool on_host = access(path, F_OK) == 0;
+                assert_result(box_attack("read", path, NULL), on_host ? "empty" : "denied ENOENT");
+                box_reset();
+        }
+        cr_assert_gt(json_array_size(ro), 0);
+        json_array_foreach(ro, i, v)
+        {
+                const char *path = json_string_value(v);
+                if (access(path, F_OK) < 0)
+                        continue;
+                assert_result(box_attack("statvfs", path, NULL), "ro");
+                box_reset();
+        }
+        /* The shim's argv: identical but for argv[0] (a path inside the
+         * OCI bundle there, the launcher's name here). */
+        struct strbuf want = STRBUF_INIT;
+        B.argv[1] = (char *) "cmdline";
+        B.argv[2] = NULL;
+        B.forwards[0] = (struct forward){ FORWARD_TCP_TO_UNIX, (char *) "127.0.0.1", 8000,
+                                          (char *) "/run/openenvd/mcp.sock" };
+        B.spec.n_forwards = 1;
+        json_decref(cfg);
+        cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg), 0);
+        strbuf_adds(&want, "cmdline openenvd-shim");
+        json_array_foreach(json_object_get(json_object_get(cfg, "process"), "args"), i,
+                           v) if (i > 0) strbuf_addf(&want, " %s", json_string_value(v));
+        cr_assert(strstr(want.buf, " --tcp-to-unix 127.0.0.1:8000=/run/openenvd/mcp.sock -- "),
+                  "%s", want.buf);
+        box_start();
+        cr_assert_eq(box_wait(), 0);
+        cr_assert_str_eq(box_result(), want.buf);
+        strbuf_release(&want);
+        json_decref(cfg);
 }
 
 Test(launcher, masks_are_real)
