@@ -167,3 +167,19 @@ int mkdir_p_at(int dirfd, const char *path, mode_t mode)
                 return -errno;
         return 0;
 }
+
+int fds_dup_above(const int *fds, size_t n, int floor, int *ret)
+{
+        for (size_t i = 0; i < n; i++) {
+                ret[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, floor);
+                if (ret[i] < 0) {
+                        int r = -errno;
+                        while (i > 0) {
+                                i--;
+                                ret[i] = safe_close(ret[i]);
+                        }
+                        return r;
+                }
+        }
+        return 0;
+}

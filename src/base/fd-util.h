@@ -22,3 +22,7 @@ int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned 
 int rm_rf_at(int dirfd, const char *name);
 /* mkdir -p relative to dirfd (absolute paths relative to "/"). */
 int mkdir_p_at(int dirfd, const char *path, mode_t mode);
+/* Duplicates fds[0..n) to numbers >= floor (O_CLOEXEC) into ret[], so that a
+ * child can dup2() them to small fixed numbers (3, 4, ...) without clobbering
+ * a source it still needs. On failure nothing stays open. */
+int fds_dup_above(const int *fds, size_t n, int floor, int *ret);

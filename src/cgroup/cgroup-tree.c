@@ -617,6 +617,40 @@ int cgroup_is_populated(struct cgroup_tree *t, const char *rel)
         return v != 0;
 }
 
+int cgroup_is_frozen(struct cgroup_tree *t, const char *rel)
+{
+        cleanup_close int dfd = -EBADF;
+        uint64_t v;
+        int r;
+
+        if (!cgroup_rel_valid(rel, true))
+                return -EINVAL;
+        if (!t->has_freeze)
+                return t->v1[CG_V1_FREEZER].root_fd >= 0 ? cgroup_v1_freezer_state(t, rel)
+                                                         : -EOPNOTSUPP;
+        dfd = cgroup_open_dir(t->v2.root_fd, rel);
+        if (dfd < 0)
+                return dfd;
+        r = cgroup_read_keyed_at(dfd, "cgroup.events", "frozen", &v);
+        if (r < 0)
+                return r;
+        return v != 0;
+}
+
+int cgroup_events_open(struct cgroup_tree *t, const char *rel)
+{
+        cleanup_close int dfd = -EBADF;
+        int fd;
+
+        if (!cgroup_rel_valid(rel, true))
+                return -EINVAL;
+        dfd = cgroup_open_dir(t->v2.root_fd, rel);
+        if (dfd < 0)
+                return dfd;
+        fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? -errno : fd;
+}
+
 int cgroup_wait_empty(struct cgroup_tree *t, const char *rel, usec_t timeout)
 {
         int r;

@@ -113,6 +113,14 @@ int cgroup_kill(struct cgroup_tree *t, const char *rel);
 int cgroup_wait_empty(struct cgroup_tree *t, const char *rel, usec_t timeout);
 int cgroup_wait_frozen(struct cgroup_tree *t, const char *rel, usec_t timeout);
 int cgroup_is_populated(struct cgroup_tree *t, const char *rel);
+/* 1 when rel is frozen (cgroup.events "frozen", else the v1 freezer state),
+ * 0 when not, -errno. */
+int cgroup_is_frozen(struct cgroup_tree *t, const char *rel);
+/* For event loops, which must not block in the waits above: an fd of rel's
+ * cgroup.events that turns EPOLLPRI on a change. Notifications are
+ * rate-limited (one per 10 ms per file), so callers re-read on a timer as
+ * well (cgroup_is_populated(), cgroup_is_frozen()). */
+int cgroup_events_open(struct cgroup_tree *t, const char *rel);
 int cgroup_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *ret);
 /* rmdir bottom-up; -EBUSY if still populated. */
 int cgroup_remove(struct cgroup_tree *t, const char *rel);

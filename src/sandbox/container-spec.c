@@ -78,8 +78,12 @@ int container_spec_validate(const struct container_spec *spec)
                 return -EINVAL;
         if (spec->tmp_bytes == 0)
                 return -EINVAL;
-        if (spec->n_mounts > CONTAINER_MAX_MOUNTS || spec->n_forwards > CONTAINER_MAX_FORWARDS)
+        if (spec->n_mounts > CONTAINER_MAX_MOUNTS || spec->n_forwards > CONTAINER_MAX_FORWARDS ||
+            spec->n_pass_fds > CONTAINER_MAX_PASS_FDS)
                 return -E2BIG;
+        for (size_t i = 0; i < spec->n_pass_fds; i++)
+                if (!spec->pass_fds || spec->pass_fds[i] < 0)
+                        return -EBADF;
         if (spec->masks && strv_length(spec->masks) > CONTAINER_MAX_MASKS)
                 return -E2BIG;
         for (size_t i = 0; i < spec->n_mounts; i++) {
@@ -106,10 +110,19 @@ int container_spec_validate(const struct container_spec *spec)
         for (size_t i = 0; spec->masks && spec->masks[i]; i++)
                 if (!path_is_normal_absolute(spec->masks[i]))
                         return -EINVAL;
+        if (spec->notify && spec->notify_pass_index >= spec->n_pass_fds)
+                return -EINVAL;
         for (size_t i = 0; i < spec->n_forwards; i++) {
                 const struct forward *f = &spec->forwards[i];
-                if (!f->host || !f->path || f->port == 0 || f->path[0] != '/' ||
-                    strchr(f->host, '=') || strchr(f->host, ':'))
+                if (!f->host || f->port == 0 || strchr(f->host, '=') || strchr(f->host, ':'))
+                        return -EINVAL;
+                if (f->kind == FORWARD_FD_TO_TCP) {
+                        if (f->pass_index >= spec->n_pass_fds ||
+                            (spec->notify && f->pass_index == spec->notify_pass_index))
+                                return -EINVAL;
+                        continue;
+                }
+                if (!f->path || f->path[0] != '/')
                         return -EINVAL;
                 if (f->kind != FORWARD_TCP_TO_UNIX && f->kind != FORWARD_UNIX_TO_TCP)
                         return -EINVAL;
@@ -147,16 +160,29 @@ void container_policy_init(struct container_policy *ret, const struct container_
         for (size_t i = 0; i < ELEMENTSOF(default_readonly); i++)
                 strv_push(&p.readonly, xstrdup(default_readonly[i]));
 
+        /* Passed fds arrive as 3, 4, ... in pass_fds order. */
         strv_push(&p.shim_argv, xstrdup(shim_argv0));
         for (size_t i = 0; i < spec->n_forwards; i++) {
                 const struct forward *f = &spec->forwards[i];
-                if (f->kind == FORWARD_TCP_TO_UNIX) {
+                switch (f->kind) {
+                case FORWARD_TCP_TO_UNIX:
                         strv_push(&p.shim_argv, xstrdup("--tcp-to-unix"));
                         strv_push(&p.shim_argv, xasprintf("%s:%u=%s", f->host, f->port, f->path));
-                } else {
+                        break;
+                case FORWARD_UNIX_TO_TCP:
                         strv_push(&p.shim_argv, xstrdup("--unix-to-tcp"));
                         strv_push(&p.shim_argv, xasprintf("%s=%s:%u", f->path, f->host, f->port));
+                        break;
+                case FORWARD_FD_TO_TCP:
+                        strv_push(&p.shim_argv, xstrdup("--fd-to-tcp"));
+                        strv_push(&p.shim_argv,
+                                  xasprintf("%u=%s:%u", 3 + f->pass_index, f->host, f->port));
+                        break;
                 }
+        }
+        if (spec->notify) {
+                strv_push(&p.shim_argv, xstrdup("--notify-fd"));
+                strv_push(&p.shim_argv, xasprintf("%u", 3 + spec->notify_pass_index));
         }
         strv_push(&p.shim_argv, xstrdup("--"));
         for (char **a = spec->argv; a && *a; a++)

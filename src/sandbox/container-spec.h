@@ -43,13 +43,15 @@ struct mount_entry {
 enum forward_kind {
         FORWARD_TCP_TO_UNIX, /* listen on host:port inside, connect to path */
         FORWARD_UNIX_TO_TCP, /* listen on path inside, connect to host:port */
+        FORWARD_FD_TO_TCP,   /* accept on pass_fds[pass_index], connect to host:port */
 };
 
 struct forward {
         enum forward_kind kind;
         char *host; /* numeric IPv4 inside the container's netns, e.g. 127.0.0.1 */
         uint16_t port;
-        char *path; /* unix socket path inside the container (under /run/openenvd) */
+        char *path;          /* unix socket path inside the container (under /run/openenvd) */
+        unsigned pass_index; /* FORWARD_FD_TO_TCP: the listening socket in pass_fds[] */
 };
 
 /* Deliberate weakenings, only for tests that prove the checks can fail. */
@@ -91,6 +93,15 @@ struct container_spec {
          * the launcher compiles it in the child, which costs ~2 ms a spawn */
         const struct syscall_filter *filter;
         int stdio_fd; /* borrowed; stdout+stderr of the container, -EBADF: /dev/null */
+        /* borrowed: fds the shim inherits as 3, 4, ... in this order, e.g.
+         * listening sockets the daemon created (socket activation) and the
+         * shim's readiness pipe; see the shim's --fd-to-tcp and --notify-fd. */
+        const int *pass_fds;
+        size_t n_pass_fds;
+        /* With notify, pass_fds[notify_pass_index] is the write end of a pipe
+         * on which the shim reports readiness (--notify-fd). */
+        bool notify;
+        unsigned notify_pass_index;
 
         unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
 };

@@ -88,6 +88,7 @@ struct child_args {
         int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
         int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
         int null_fd; /* host /dev/null, for stdin (and stdout/stderr by default) */
+        int pass_fds[CONTAINER_MAX_PASS_FDS]; /* copies of spec->pass_fds, all above 3 + n */
 };
 
 static noreturn_fn void child_fail(const struct child_args *a, struct container_error e)
@@ -282,9 +283,14 @@ static noreturn_fn void child_main(const struct child_args *a)
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(a->null_fd, STDIN_FILENO));
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(out, STDOUT_FILENO));
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(out, STDERR_FILENO));
+        /* The fds the shim is meant to inherit, as 3, 4, ... (dup2 clears
+         * CLOEXEC; every source sits above the targets, see spawn). */
+        int n_pass = (int) spec->n_pass_fds;
+        for (int i = 0; i < n_pass; i++)
+                CHILD_CHECK(a, CONTAINER_STEP_STDIO, dup2(a->pass_fds[i], 3 + i));
         /* Whatever the caller leaked into us (its listeners, other
          * containers' pidfds) must not reach the container. */
-        CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
+        CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3 + n_pass, ~0U, CLOSE_RANGE_CLOEXEC));
 
         if (!(spec->weaken & WEAKEN_NO_SECCOMP)) {
                 int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
@@ -308,6 +314,30 @@ static int write_map(pid_t pid, const char *file, uid_t host, uint32_t count)
         return write_string_file_at(AT_FDCWD, path, map);
 }
 
+/* fd itself if it is >= floor already, else a CLOEXEC copy above floor;
+ * fd is closed either way (-errno when no copy could be made). */
+static int fd_move_above(int fd, int floor)
+{
+        if (fd < 0 || fd >= floor)
+                return fd;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+        if (moved < 0)
+                moved = -errno;
+        safe_close(fd);
+        return moved;
+}
+
+struct pass_fds {
+        int *fds;
+        size_t n;
+};
+
+static void pass_fds_closep(struct pass_fds *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                safe_close(p->fds[i]);
+}
+
 static int spawn_fail(struct container_error *ret_err, enum container_step step, int r)
 {
         if (ret_err)
@@ -324,12 +354,26 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         if (r < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_VALIDATE, r);
 
+        /* Every fd the child uses sits above the numbers the passed fds
+         * take (3 .. 3+n), so placing those clobbers nothing. */
+        int floor = 3 + (int) spec->n_pass_fds;
         cleanup_close int shim_fd = open(spec->shim_path, O_PATH | O_CLOEXEC);
         if (shim_fd < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_SHIM, -errno);
+        shim_fd = fd_move_above(shim_fd, floor);
+        if (shim_fd < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_SHIM, shim_fd);
         cleanup_close int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (null_fd < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+        null_fd = fd_move_above(null_fd, floor);
+        if (null_fd < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, null_fd);
+        int pass[CONTAINER_MAX_PASS_FDS];
+        r = fds_dup_above(spec->pass_fds, spec->n_pass_fds, floor, pass);
+        if (r < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
+        cleanup(pass_fds_closep) struct pass_fds owned_pass = { pass, spec->n_pass_fds };
         /* Built here: the child allocates nothing. */
         cleanup(container_policy_done) struct container_policy policy;
         container_policy_init(&policy, spec, "openenvd-shim");
@@ -337,15 +381,19 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         if (pipe2(go, O_CLOEXEC) < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
         /* The child's ends are closed right after clone3(), on every path. */
-        int go_r = go[0];
+        int go_r = fd_move_above(go[0], floor);
         cleanup_close int go_w = go[1];
-        if (pipe2(errp, O_CLOEXEC) < 0) {
-                r = -errno;
+        if (go_r < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                r = go_r < 0 ? go_r : -errno;
                 safe_close(go_r);
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
         }
         cleanup_close int err_r = errp[0];
-        int err_w = errp[1];
+        int err_w = fd_move_above(errp[1], floor);
+        if (err_w < 0) {
+                safe_close(go_r);
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, err_w);
+        }
 
         struct child_args args = {
                 .spec = spec,
@@ -355,6 +403,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 .err_fd = err_w,
                 .null_fd = null_fd,
         };
+        memcpy(args.pass_fds, pass, spec->n_pass_fds * sizeof(int));
         int pidfd = -EBADF;
         struct clone_args ca = {
                 .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |

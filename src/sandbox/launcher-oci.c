@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/macro.h"
 #include "base/parse-util.h"
 #include "base/strbuf.h"
@@ -402,14 +403,26 @@ static const char *runtime_name(const struct oci_container *c)
         return s ? s + 1 : c->runtime;
 }
 
+struct pass_set {
+        int *fds;
+        size_t n;
+};
+
+static void pass_closep(struct pass_set *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                safe_close(p->fds[i]);
+}
+
 /*
  * Runs `<runtime> --root R --log L <args...>` and waits for it. stdin is
  * /dev/null; stdout and stderr go to out_fd (-EBADF: /dev/null). posix_spawn,
  * not a shell: the arguments are never parsed again.
  */
 static int runtime_run(const struct oci_container *c, const char *const *args, int out_fd,
-                       int *ret_status)
+                       const int *pass_fds, size_t n_pass, int *ret_status)
 {
+        int pass[CONTAINER_MAX_PASS_FDS];
         cleanup_free char *log = xasprintf("%s/runtime.log", c->bundle);
         cleanup_close int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         char *const envp[] = { (char *) OCI_PATH_ENV, NULL };
@@ -423,6 +436,14 @@ static int runtime_run(const struct oci_container *c, const char *const *args, i
                 return -errno;
         if (out_fd < 0)
                 out_fd = null_fd;
+        if (n_pass > CONTAINER_MAX_PASS_FDS)
+                return -E2BIG;
+        /* Sources above every target (3 .. 3+n), so the dup2 actions below
+         * clobber nothing; `create --preserve-fds n` hands 3.. to the init. */
+        r = fds_dup_above(pass_fds, n_pass, 3 + (int) n_pass + 3, pass);
+        if (r < 0)
+                return r;
+        cleanup(pass_closep) struct pass_set owned = { pass, n_pass };
         argv[n++] = c->runtime;
         argv[n++] = "--root";
         argv[n++] = c->root;
@@ -440,6 +461,8 @@ static int runtime_run(const struct oci_container *c, const char *const *args, i
                 r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
         if (r == 0)
                 r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
+        for (size_t i = 0; r == 0 && i < n_pass; i++)
+                r = posix_spawn_file_actions_adddup2(&fa, pass[i], 3 + (int) i);
         if (r == 0)
                 r = posix_spawn(&pid, c->runtime, &fa, NULL, (char *const *) argv, envp);
         posix_spawn_file_actions_destroy(&fa);
@@ -477,11 +500,11 @@ static char *runtime_log_tail(const struct oci_container *c)
 }
 
 static int runtime_cmd(struct oci_container *c, struct oci_error *err, const char *const *args,
-                       int out_fd)
+                       int out_fd, const int *pass_fds, size_t n_pass)
 {
         int status = 0, r;
 
-        r = runtime_run(c, args, out_fd, &status);
+        r = runtime_run(c, args, out_fd, pass_fds, n_pass, &status);
         if (r < 0)
                 return fail(err, r, "%s %s %s: %s", runtime_name(c), args[0], c->id, strerror(-r));
         if (status != 0) {
@@ -650,7 +673,7 @@ struct oci_container *oci_container_free(struct oci_container *c)
         if (c->created) {
                 const char *args[] = { "delete", "--force", c->id, NULL };
                 int status;
-                (void) runtime_run(c, args, -EBADF, &status);
+                (void) runtime_run(c, args, -EBADF, NULL, 0, &status);
         }
         if (c->root_mounted) {
                 cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
@@ -775,10 +798,15 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
          * before exec; its stdio is the container's. */
         pid_path = xasprintf("%s/init.pid", c->bundle);
         c->created = true; /* from here on a failed create may leave state: delete it */
-        r = runtime_cmd(c, ret_err,
-                        (const char *[]){ "create", "--bundle", c->bundle, "--pid-file", pid_path,
-                                          c->id, NULL },
-                        spec->stdio_fd);
+        {
+                char preserve[16];
+                (void) snprintf(preserve, sizeof(preserve), "%zu", spec->n_pass_fds);
+                r = runtime_cmd(c, ret_err,
+                                (const char *[]){ "create", "--bundle", c->bundle, "--pid-file",
+                                                  pid_path, "--preserve-fds", preserve, c->id,
+                                                  NULL },
+                                spec->stdio_fd, spec->pass_fds, spec->n_pass_fds);
+        }
         if (r < 0)
                 return r;
         r = read_pid_file(c->bundle, &c->pid);
@@ -796,7 +824,7 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
                         return fail(ret_err, -errno, "%s create %s: init %d is not our child: %m",
                                     runtime_name(c), c->id, (int) c->pid);
         }
-        r = runtime_cmd(c, ret_err, (const char *[]){ "start", c->id, NULL }, -EBADF);
+        r = runtime_cmd(c, ret_err, (const char *[]){ "start", c->id, NULL }, -EBADF, NULL, 0);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

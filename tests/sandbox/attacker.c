@@ -488,6 +488,23 @@ int main(int argc, char **argv)
                 return do_tcp_client(num(x), num(y));
         if (!strcmp(a, "tcp-echo"))
                 return do_tcp_echo(num(x));
+        if (!strcmp(a, "fds")) {
+                /* Every fd the principal holds, as numbers. */
+                char line[512] = "";
+                size_t len = 0;
+                DIR *d = opendir("/proc/self/fd");
+                struct dirent *de;
+                if (!d)
+                        return verdict(-1);
+                while ((de = readdir(d)))
+                        if (de->d_name[0] != '.' && strtol(de->d_name, NULL, 10) != dirfd(d) &&
+                            len + strlen(de->d_name) + 2 < sizeof(line))
+                                len += (size_t) snprintf(line + len, sizeof(line) - len, " %s",
+                                                         de->d_name);
+                closedir(d);
+                result("fds%s", line);
+                return 0;
+        }
         if (!strcmp(a, "statvfs")) {
                 struct statvfs sv;
                 if (statvfs(x, &sv) < 0)

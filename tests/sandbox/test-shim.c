@@ -4,6 +4,7 @@
  * signal forwarding, orphan reaping and the forwarders (both directions,
  * half-close, a 1 MiB payload, a missing upstream).
  */
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -189,4 +190,136 @@ Test(shim, forward_without_upstream_closes_client)
         cr_assert(streq(got, "sent 5 received 0 different") || streq(got, "denied ECONNRESET") ||
                           streq(got, "denied EPIPE") || streq(got, "denied ENOTCONN"),
                   "got \"%s\"", got);
+}
+
+/* A listening unix socket bound in a root-only directory the container never
+ * sees: the daemon's side of socket activation. */
+static int private_listener(char *dir_tmpl, char **ret_path)
+{
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        cr_assert(mkdtemp(dir_tmpl));
+        cr_assert(chmod(dir_tmpl, 0700) == 0);
+        *ret_path = xasprintf("%s/env.sock", dir_tmpl);
+        memcpy(sun.sun_path, *ret_path, strlen(*ret_path) + 1);
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert(l >= 0);
+        cr_assert(bind(l, (struct sockaddr *) &sun, sizeof(sun)) == 0);
+        cr_assert(listen(l, 16) == 0);
+        return l;
+}
+
+static bool notified(int fd, int timeout_ms)
+{
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        char buf[16] = "";
+        if (poll(&p, 1, timeout_ms) != 1)
+                return false;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        cr_assert(n > 0, "notify pipe: %zd", n);
+        cr_assert_str_eq(buf, "READY=1\n");
+        return true;
+}
+
+/*
+ * Socket activation: the daemon's listening socket, inherited as fd 3, is
+ * forwarded to the principal's TCP port; READY arrives on the notify pipe
+ * only once the principal listens; the principal holds neither fd.
+ */
+Test(shim, fd_to_tcp_with_readiness_notification)
+{
+        char dir[] = "/tmp/oe-sbx-priv-XXXXXX";
+        cleanup_free char *path = NULL;
+        int pass[2], notify[2];
+
+        box_init();
+        pass[0] = private_listener(dir, &path);
+        cr_assert(pipe2(notify, O_CLOEXEC) == 0);
+        pass[1] = notify[1];
+        B.spec.pass_fds = pass;
+        B.spec.n_pass_fds = 2;
+        B.spec.notify = true;
+        B.spec.notify_pass_index = 1;
+        B.forwards[0] = (struct forward){ .kind = FORWARD_FD_TO_TCP,
+                                          .host = (char *) "127.0.0.1",
+                                          .port = 9000,
+                                          .pass_index = 0 };
+        B.spec.n_forwards = 1;
+        B.argv[1] = (char *) "tcp-echo";
+        B.argv[2] = (char *) "9000";
+        box_start();
+        safe_close(notify[1]);
+        safe_close(pass[0]);
+        cr_assert(box_read_until("result: ready"));
+        cr_assert(notified(notify[0], 10000), "no READY although the principal listens");
+
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        memcpy(sun.sun_path, path, strlen(path) + 1);
+        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert(connect(fd, (struct sockaddr *) &sun, sizeof(sun)) == 0, "%s", strerror(errno));
+        cr_assert(write_all(fd, "hello", 5) == 0 && shutdown(fd, SHUT_WR) == 0);
+        char back[16] = "";
+        size_t got = 0;
+        for (ssize_t n; (n = read(fd, back + got, sizeof(back) - 1 - got)) > 0;)
+                got += (size_t) n;
+        cr_assert_str_eq(back, "hello");
+        cr_assert(box_read_until("result: echoed 5"), "%s", B.out);
+        cr_assert_eq(container_kill(B.c, SIGTERM), 0);
+        (void) box_wait();
+        safe_close(notify[0]);
+        (void) unlink(path);
+        (void) rmdir(dir);
+}
+
+Test(shim, no_ready_while_nothing_listens_and_principal_inherits_no_fd)
+{
+        char dir[] = "/tmp/oe-sbx-priv-XXXXXX";
+        cleanup_free char *path = NULL;
+        int pass[2], notify[2];
+
+        box_init();
+        pass[0] = private_listener(dir, &path);
+        cr_assert(pipe2(notify, O_CLOEXEC) == 0);
+        pass[1] = notify[1];
+        B.spec.pass_fds = pass;
+        B.spec.n_pass_fds = 2;
+        B.spec.notify = true;
+        B.spec.notify_pass_index = 1;
+        B.forwards[0] = (struct forward){ .kind = FORWARD_FD_TO_TCP,
+                                          .host = (char *) "127.0.0.1",
+                                          .port = 9000,
+                                          .pass_index = 0 };
+        B.spec.n_forwards = 1;
+        /* The principal lists its fds and exits without ever listening. */
+        const char *got = box_attack("fds", NULL, NULL);
+        cr_assert_str_eq(got, "fds 0 1 2");
+        safe_close(notify[1]);
+        safe_close(pass[0]);
+        /* The shim exited with it: EOF, never READY. */
+        char buf[16];
+        cr_assert_eq(read(notify[0], buf, sizeof(buf)), 0);
+        safe_close(notify[0]);
+        (void) unlink(path);
+        (void) rmdir(dir);
+}
+
+Test(shim, inherited_fd_must_be_a_listening_socket)
+{
+        int pass[1], p[2];
+
+        box_init();
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        pass[0] = p[0]; /* a pipe, not a listener */
+        B.spec.pass_fds = pass;
+        B.spec.n_pass_fds = 1;
+        B.forwards[0] = (struct forward){ .kind = FORWARD_FD_TO_TCP,
+                                          .host = (char *) "127.0.0.1",
+                                          .port = 9000,
+                                          .pass_index = 0 };
+        B.spec.n_forwards = 1;
+        box_start();
+        cr_assert_eq(box_wait(), 126);
+        cr_assert(strstr(B.out, "openenvd-shim: bad option --fd-to-tcp 3=127.0.0.1:9000"), "%s",
+                  B.out);
+        safe_close(p[0]);
+        safe_close(p[1]);
 }

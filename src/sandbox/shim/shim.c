@@ -3,23 +3,32 @@
  * openenvd-shim: PID 1 of every container started by openenvd.
  *
  *   openenvd-shim [--tcp-to-unix HOST:PORT=PATH]... [--unix-to-tcp PATH=HOST:PORT]...
+ *                 [--fd-to-tcp FD=HOST:PORT]... [--notify-fd FD]
  *                 -- PRINCIPAL [ARGS...]
  *
  * It runs as the (unprivileged) principal uid, with no capability, under the
  * container's syscall filter, and:
  *  - makes sure lo is up (the launcher already did; this is a no-op then),
- *  - opens the forwarders' listeners (TCP inside the container <-> unix socket
- *    in /run/openenvd, both directions, half-close preserved),
+ *  - runs the forwarders (TCP inside the container <-> unix socket, both
+ *    directions, half-close preserved): --tcp-to-unix listens on TCP and
+ *    connects to a socket in /run/openenvd; --unix-to-tcp listens on a path;
+ *    --fd-to-tcp accepts on a listening unix socket it inherited as FD (the
+ *    daemon created it: socket activation, so the daemon never has to
+ *    connect to a path inside a directory this container can write),
+ *  - with --notify-fd, writes "READY=1\n" to FD (a pipe the daemon reads)
+ *    once every TCP port it forwards to has a listener (read from
+ *    /proc/net/tcp{,6}: no connection is made to the principal), then
+ *    closes it; the daemon takes that as "the server is up",
  *  - starts the principal (posix_spawnp) in its own session with exactly our
- *    environment,
+ *    environment and none of our fds,
  *  - forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the principal's
  *    process group,
  *  - reaps every orphan of the pid namespace,
  *  - exits with the principal's exit status (128+signal if it was killed);
  *    as PID 1 leaving, it takes the whole pid namespace with it.
- * One thread; signals through signalfd, never an asynchronous handler; all
- * sockets non-blocking on one edge-triggered epoll. Messages on stderr all
- * start with "openenvd-shim: ".
+ * One thread on the base event loop; signals through signalfd, never an
+ * asynchronous handler; forwarded bytes are spliced (base/pipe-relay.h).
+ * Messages on stderr all start with "openenvd-shim: ".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,69 +40,60 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/event-loop.h"
+#include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/parse-util.h"
+#include "base/pipe-relay.h"
 #include "base/util.h"
 
 #define EXIT_SETUP_FAILED 126
 #define EXIT_EXEC_FAILED  127
 
-enum tag {
-        TAG_SIGNAL,
-        TAG_LISTENER,
-        TAG_END,
-};
+/* Readiness polling: every 1 ms at first, backing off to 50 ms. */
+#define READY_FIRST_DELAY (1 * USEC_PER_MSEC)
+#define READY_MAX_DELAY   (50 * USEC_PER_MSEC)
+
+struct shim;
 
 struct listener {
-        enum tag tag; /* TAG_LISTENER */
-        int fd;
-        int up_family; /* AF_UNIX or AF_INET: what each client is connected to */
-        struct sockaddr_storage up;
+        struct shim *shim;
+        int fd; /* owned */
+        struct loop_source *src;
+        struct sockaddr_storage up; /* what each client is connected to */
         socklen_t up_len;
 };
 
-struct pump {
-        char *buf; /* owned, SHIM_BUFFER_BYTES */
-        size_t off, len;
-        bool eof;  /* source said EOF */
-        bool shut; /* EOF passed on as shutdown(SHUT_WR) */
-};
-
-struct conn;
-struct end {
-        enum tag tag; /* TAG_END */
-        struct conn *conn;
-        int fd;
-};
-
-struct conn {
-        struct end client, upstream;
-        struct pump to_up, to_client;
-        bool connecting;
-        bool dead;              /* closed; freed after the current epoll batch */
-        struct conn *next_dead; /* graveyard link */
+/* A forwarded connection whose upstream connect() is still in progress. */
+struct pending {
+        struct shim *shim;
+        int cfd, ufd; /* owned until handed to a pipe_relay */
+        struct loop_source *src;
 };
 
 struct shim {
-        int epoll_fd;
-        int signal_fd;
-        sigset_t blocked, saved;
+        struct loop *loop;
+        sigset_t saved;
         pid_t principal;
+        int code;
         struct listener listeners[CONTAINER_MAX_FORWARDS];
         size_t n_listeners;
         size_t n_conns;
-        struct conn *graveyard;
+        struct loop_source *signals[1 + 6];
+        int notify_fd; /* owned until READY is written */
+        uint16_t ready_ports[CONTAINER_MAX_FORWARDS];
+        size_t n_ready_ports;
+        struct loop_source *ready_timer;
+        usec_t ready_delay;
 };
 
 static const int forwarded_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -191,24 +191,152 @@ static int listen_on(struct sockaddr_storage *addr, socklen_t len)
         return TAKE_FD(fd);
 }
 
-static int epoll_add(struct shim *s, int fd, uint32_t events, void *ptr)
+/*
+ * An inherited fd must be what the daemon says it is: a listening stream
+ * socket. It is made CLOEXEC (the principal must not inherit it) and
+ * non-blocking here.
+ */
+static int adopt_listener(int fd)
 {
-        struct epoll_event ev = { .events = events, .data.ptr = ptr };
-        return epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+        struct stat st;
+        int acc = 0, type = 0;
+        socklen_t l = sizeof(acc), tl = sizeof(type);
+
+        if (fd < 3 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) < 0 || !acc ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
+                return -EINVAL;
+        if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+                return -errno;
+        return fd;
 }
 
-static int forward_add(struct shim *s, bool tcp_listen, const char *arg)
+static void pending_free(struct pending *p)
 {
-        struct sockaddr_storage local;
-        socklen_t local_len;
-        struct listener *l;
-        int r;
+        p->src = loop_source_free(p->src);
+        safe_close(p->cfd);
+        safe_close(p->ufd);
+        p->shim->n_conns--;
+        free(p);
+}
+
+static void relay_done(struct pipe_relay *r, int error, void *userdata)
+{
+        struct shim *s = userdata;
+        (void) r;
+        (void) error;
+        s->n_conns--;
+}
+
+/* Both sockets connected: a splice relay takes them over. */
+static void pending_relay(struct pending *p)
+{
+        struct pipe_relay *relay;
+        struct shim *s = p->shim;
+
+        p->src = loop_source_free(p->src);
+        if (pipe_relay_new(s->loop, p->cfd, p->ufd, USEC_INFINITY, relay_done, s, &relay) < 0) {
+                pending_free(p); /* the fds are still ours */
+                return;
+        }
+        p->cfd = p->ufd = -EBADF;
+        free(p); /* n_conns now counts the relay */
+}
+
+static int on_pending(struct loop_source *src, int fd, uint32_t revents, void *userdata)
+{
+        struct pending *p = userdata;
+        int err = 0;
+        socklen_t l = sizeof(err);
+
+        (void) src;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+                err = errno;
+        if (err == 0 && !(revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+                return 0;
+        if (err != 0 || (revents & EPOLLERR))
+                pending_free(p); /* the client reads EOF */
+        else
+                pending_relay(p);
+        return 0;
+}
+
+static void forward_one(struct listener *l, int cfd)
+{
+        struct shim *s = l->shim;
+        int ufd;
+
+        if (s->n_conns >= SHIM_MAX_CONNECTIONS) {
+                close(cfd);
+                return;
+        }
+        ufd = socket(l->up.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (ufd < 0) {
+                close(cfd);
+                return;
+        }
+        struct pending *p = xcalloc(1, sizeof(*p));
+        *p = (struct pending){ .shim = s, .cfd = cfd, .ufd = ufd };
+        s->n_conns++;
+        if (connect(ufd, (struct sockaddr *) &l->up, l->up_len) == 0) {
+                pending_relay(p);
+                return;
+        }
+        /* Nobody upstream (ECONNREFUSED, ENOENT): the client reads EOF. */
+        if (errno != EINPROGRESS && errno != EAGAIN) {
+                pending_free(p);
+                return;
+        }
+        if (loop_add_io(s->loop, ufd, EPOLLOUT, on_pending, p, &p->src) < 0)
+                pending_free(p);
+}
+
+static int on_accept(struct loop_source *src, int fd, uint32_t revents, void *userdata)
+{
+        struct listener *l = userdata;
+
+        (void) src;
+        (void) revents;
+        for (;;) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        if (errno != EAGAIN)
+                                say("accept: %m");
+                        return 0;
+                }
+                forward_one(l, cfd);
+        }
+}
+
+static int listener_add(struct shim *s, int fd, const struct sockaddr_storage *up, socklen_t up_len)
+{
+        struct listener *l = &s->listeners[s->n_listeners];
+
+        *l = (struct listener){ .shim = s, .fd = fd, .up = *up, .up_len = up_len };
+        if (loop_add_io(s->loop, fd, EPOLLIN, on_accept, l, &l->src) < 0) {
+                safe_close(fd);
+                return -errno;
+        }
+        s->n_listeners++;
+        if (up->ss_family == AF_INET && s->n_ready_ports < ELEMENTSOF(s->ready_ports))
+                s->ready_ports[s->n_ready_ports++] =
+                        ntohs(((const struct sockaddr_in *) up)->sin_port);
+        return 0;
+}
+
+static int forward_add(struct shim *s, const char *opt, const char *arg)
+{
+        struct sockaddr_storage local, up;
+        socklen_t local_len, up_len;
+        int fd, r;
 
         if (s->n_listeners >= ELEMENTSOF(s->listeners))
                 return -E2BIG;
-        l = &s->listeners[s->n_listeners];
-        *l = (struct listener){ .tag = TAG_LISTENER, .fd = -EBADF };
-        if (tcp_listen) {
+        if (streq(opt, "--tcp-to-unix")) {
                 /* HOST:PORT=PATH, split at the first '=' (paths may hold '='). */
                 const char *eq = strchr(arg, '=');
                 char inet[64];
@@ -218,169 +346,94 @@ static int forward_add(struct shim *s, bool tcp_listen, const char *arg)
                 inet[eq - arg] = '\0';
                 r = parse_inet(inet, &local, &local_len);
                 if (r >= 0)
-                        r = parse_unix(eq + 1, strlen(eq + 1), &l->up, &l->up_len);
-        } else {
+                        r = parse_unix(eq + 1, strlen(eq + 1), &up, &up_len);
+                if (r < 0)
+                        return r;
+                fd = listen_on(&local, local_len);
+        } else if (streq(opt, "--unix-to-tcp")) {
                 /* PATH=HOST:PORT, split at the last '='. */
                 const char *eq = strrchr(arg, '=');
                 if (!eq)
                         return -EINVAL;
                 r = parse_unix(arg, (size_t) (eq - arg), &local, &local_len);
                 if (r >= 0)
-                        r = parse_inet(eq + 1, &l->up, &l->up_len);
+                        r = parse_inet(eq + 1, &up, &up_len);
+                if (r < 0)
+                        return r;
+                fd = listen_on(&local, local_len);
+        } else {
+                /* FD=HOST:PORT */
+                const char *eq = strchr(arg, '=');
+                char num[16];
+                unsigned v;
+                if (!eq || (size_t) (eq - arg) >= sizeof(num))
+                        return -EINVAL;
+                memcpy(num, arg, (size_t) (eq - arg));
+                num[eq - arg] = '\0';
+                r = parse_uint(num, 3, 1024, &v);
+                if (r >= 0)
+                        r = parse_inet(eq + 1, &up, &up_len);
+                if (r < 0)
+                        return r;
+                fd = adopt_listener((int) v);
         }
-        if (r < 0)
-                return r;
-        l->up_family = l->up.ss_family;
-        l->fd = listen_on(&local, local_len);
-        if (l->fd < 0)
-                return l->fd;
-        r = epoll_add(s, l->fd, EPOLLIN, l);
-        if (r < 0)
-                return r;
-        s->n_listeners++;
+        if (fd < 0)
+                return fd;
+        return listener_add(s, fd, &up, up_len);
+}
+
+/* --- readiness --------------------------------------------------------- */
+
+/* Whether /proc/net/<file> lists a TCP socket in LISTEN on port. */
+static bool port_listening(const char *file, uint16_t port)
+{
+        cleanup_free char *path = xasprintf("/proc/net/%s", file), *data = NULL;
+        size_t len;
+
+        /* Bounded: a principal with thousands of sockets makes this long. */
+        if (read_full_file_at(AT_FDCWD, path, (size_t) 4 * 1024 * 1024, &data, &len) < 0)
+                return false;
+        /* "  sl  local_address rem_address   st ...": local is HEXADDR:HEXPORT,
+         * st 0A is LISTEN. */
+        for (char *line = strchr(data, '\n'); line && *++line; line = strchr(line, '\n')) {
+                unsigned lport = 0, st = 0;
+                if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &lport, &st) == 2 &&
+                    lport == port && st == 0x0A)
+                        return true;
+        }
+        return false;
+}
+
+static bool all_ports_listening(const struct shim *s)
+{
+        for (size_t i = 0; i < s->n_ready_ports; i++)
+                if (!port_listening("tcp", s->ready_ports[i]) &&
+                    !port_listening("tcp6", s->ready_ports[i]))
+                        return false;
+        return true;
+}
+
+static int on_ready_timer(struct loop_source *src, usec_t now, void *userdata)
+{
+        struct shim *s = userdata;
+
+        if (!all_ports_listening(s)) {
+                loop_timer_set(src, now + s->ready_delay);
+                s->ready_delay = MIN(s->ready_delay * 2, READY_MAX_DELAY);
+                return 0;
+        }
+        (void) !write(s->notify_fd, "READY=1\n", 8);
+        s->notify_fd = safe_close(s->notify_fd);
+        s->ready_timer = loop_source_free(s->ready_timer);
         return 0;
 }
 
-static void conn_close(struct shim *s, struct conn *c)
-{
-        /* Closing an fd removes it from the epoll set; events already
-         * returned for it in this batch see c->dead and are skipped. */
-        c->client.fd = safe_close(c->client.fd);
-        c->upstream.fd = safe_close(c->upstream.fd);
-        c->to_up.buf = mfree(c->to_up.buf);
-        c->to_client.buf = mfree(c->to_client.buf);
-        c->dead = true;
-        c->next_dead = s->graveyard;
-        s->graveyard = c;
-        s->n_conns--;
-}
-
-static void conns_bury(struct shim *s)
-{
-        while (s->graveyard) {
-                struct conn *c = s->graveyard;
-                s->graveyard = c->next_dead;
-                free(c);
-        }
-}
-
-/* Moves bytes from -> to until neither side can make progress; passes EOF on
- * as a half-close. 0, or -errno when the connection is broken. */
-static int pump_run(struct pump *p, int from, int to)
-{
-        for (;;) {
-                bool progress = false;
-                if (!p->eof && p->len == 0) {
-                        ssize_t n = read(from, p->buf, SHIM_BUFFER_BYTES);
-                        if (n > 0) {
-                                p->off = 0;
-                                p->len = (size_t) n;
-                                progress = true;
-                        } else if (n == 0) {
-                                p->eof = true;
-                                progress = true;
-                        } else if (errno != EAGAIN && errno != EINTR) {
-                                return -errno;
-                        }
-                }
-                if (p->len > 0) {
-                        ssize_t n = send(to, p->buf + p->off, p->len, MSG_NOSIGNAL);
-                        if (n > 0) {
-                                p->off += (size_t) n;
-                                p->len -= (size_t) n;
-                                progress = true;
-                        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                                return -errno;
-                        }
-                }
-                if (p->eof && p->len == 0 && !p->shut) {
-                        if (shutdown(to, SHUT_WR) < 0 && errno != ENOTCONN)
-                                return -errno;
-                        p->shut = true;
-                }
-                if (!progress)
-                        return 0;
-        }
-}
-
-static void conn_event(struct shim *s, struct end *e, uint32_t events)
-{
-        struct conn *c = e->conn;
-
-        if (c->connecting) {
-                if (e != &c->upstream)
-                        return; /* client data waits in its socket */
-                int err = 0;
-                socklen_t l = sizeof(err);
-                if (getsockopt(c->upstream.fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
-                        err = errno;
-                if (err == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-                        return;
-                if (err != 0 || (events & EPOLLERR)) {
-                        conn_close(s, c); /* the client reads EOF */
-                        return;
-                }
-                c->connecting = false;
-        }
-        if (pump_run(&c->to_up, c->client.fd, c->upstream.fd) < 0 ||
-            pump_run(&c->to_client, c->upstream.fd, c->client.fd) < 0 ||
-            (c->to_up.shut && c->to_client.shut))
-                conn_close(s, c);
-}
-
-static void listener_event(struct shim *s, struct listener *l)
-{
-        for (;;) {
-                int cfd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (cfd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                                say("accept: %m");
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        return;
-                }
-                if (s->n_conns >= SHIM_MAX_CONNECTIONS) {
-                        close(cfd);
-                        continue;
-                }
-                int ufd = socket(l->up_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-                if (ufd < 0) {
-                        close(cfd);
-                        continue;
-                }
-                bool connecting = false;
-                if (connect(ufd, (struct sockaddr *) &l->up, l->up_len) < 0) {
-                        if (errno != EINPROGRESS) {
-                                /* Nobody upstream: the client reads EOF. */
-                                close(ufd);
-                                close(cfd);
-                                continue;
-                        }
-                        connecting = true;
-                }
-                struct conn *c = xcalloc(1, sizeof(*c));
-                c->client = (struct end){ TAG_END, c, cfd };
-                c->upstream = (struct end){ TAG_END, c, ufd };
-                c->to_up.buf = xmalloc(SHIM_BUFFER_BYTES);
-                c->to_client.buf = xmalloc(SHIM_BUFFER_BYTES);
-                c->connecting = connecting;
-                s->n_conns++;
-                uint32_t ev = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-                if (epoll_add(s, cfd, ev, &c->client) < 0 ||
-                    epoll_add(s, ufd, ev, &c->upstream) < 0) {
-                        conn_close(s, c);
-                        continue;
-                }
-                /* Edge-triggered: data that arrived before registration
-                 * produces no edge, so pump once now. */
-                conn_event(s, &c->upstream, connecting ? 0 : EPOLLOUT);
-        }
-}
+/* --- the principal ------------------------------------------------------- */
 
 /* posix_spawn() (vfork-like, CLONE_VM) rather than fork(): nothing to copy,
  * and glibc reports a failed exec back to us. The principal gets a clean
  * signal mask and its own session, so forwarded signals reach its whole
- * process group. */
+ * process group. Every fd of ours is CLOEXEC: it inherits stdio only. */
 static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
 {
         posix_spawnattr_t attr;
@@ -422,27 +475,45 @@ static bool reap_all(struct shim *s, int *code)
         return principal_done;
 }
 
-static void signal_event(struct shim *s, int *code, bool *done)
+static int on_signal(struct loop_source *src, const struct signalfd_siginfo *si, void *userdata)
 {
-        struct signalfd_siginfo ssi;
+        struct shim *s = userdata;
 
-        for (;;) {
-                ssize_t n = read(s->signal_fd, &ssi, sizeof(ssi));
-                if (n != (ssize_t) sizeof(ssi))
-                        return;
-                if (ssi.ssi_signo == SIGCHLD) {
-                        if (reap_all(s, code))
-                                *done = true;
-                        continue;
-                }
-                if (kill(-s->principal, (int) ssi.ssi_signo) < 0)
-                        (void) kill(s->principal, (int) ssi.ssi_signo);
+        (void) src;
+        if (si->ssi_signo == SIGCHLD) {
+                if (reap_all(s, &s->code))
+                        loop_quit(s->loop, 0);
+                return 0;
         }
+        if (kill(-s->principal, (int) si->ssi_signo) < 0)
+                (void) kill(s->principal, (int) si->ssi_signo);
+        return 0;
+}
+
+static int setup_signals(struct shim *s)
+{
+        sigset_t blocked;
+        size_t n = 0;
+        int r;
+
+        /* Blocked signals are queued even for a namespace's init, which
+         * otherwise drops every signal it has no handler for. The mask from
+         * before is the principal's. */
+        sigemptyset(&blocked);
+        sigaddset(&blocked, SIGCHLD);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaddset(&blocked, forwarded_signals[i]);
+        if (sigprocmask(SIG_BLOCK, &blocked, &s->saved) < 0)
+                return -errno;
+        r = loop_add_signal(s->loop, SIGCHLD, on_signal, s, &s->signals[n++]);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(forwarded_signals); i++)
+                r = loop_add_signal(s->loop, forwarded_signals[i], on_signal, s, &s->signals[n++]);
+        return r;
 }
 
 int main(int argc, char **argv)
 {
-        struct shim s = { .epoll_fd = -EBADF, .signal_fd = -EBADF };
+        struct shim s = { .notify_fd = -EBADF, .code = EXIT_SETUP_FAILED };
         char **principal_argv = NULL;
         int r;
 
@@ -454,46 +525,38 @@ int main(int argc, char **argv)
          * stop it. The principal's exec makes it dumpable again. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
-        /* Blocked signals are queued even for a namespace's init, which
-         * otherwise drops every signal it has no handler for. */
-        sigemptyset(&s.blocked);
-        sigaddset(&s.blocked, SIGCHLD);
-        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
-                sigaddset(&s.blocked, forwarded_signals[i]);
-        if (sigprocmask(SIG_BLOCK, &s.blocked, &s.saved) < 0) {
-                say("sigprocmask: %m");
+        if (loop_new(&s.loop) < 0 || setup_signals(&s) < 0) {
+                say("event loop: %m");
                 return EXIT_SETUP_FAILED;
         }
-        s.signal_fd = signalfd(-1, &s.blocked, SFD_NONBLOCK | SFD_CLOEXEC);
-        s.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-        if (s.signal_fd < 0 || s.epoll_fd < 0) {
-                say("signalfd/epoll: %m");
-                return EXIT_SETUP_FAILED;
-        }
-        enum tag signal_tag = TAG_SIGNAL;
-        if (epoll_add(&s, s.signal_fd, EPOLLIN, &signal_tag) < 0) {
-                say("epoll: %m");
-                return EXIT_SETUP_FAILED;
-        }
-
         loopback_up();
 
-        /* Options come in pairs: --tcp-to-unix VALUE / --unix-to-tcp VALUE. */
+        /* Options come in pairs: --OPTION VALUE. */
         for (int i = 1; i < argc; i += 2) {
                 if (streq(argv[i], "--")) {
                         principal_argv = argv + i + 1;
                         break;
                 }
-                bool tcp = streq(argv[i], "--tcp-to-unix");
-                if ((!tcp && !streq(argv[i], "--unix-to-tcp")) || i + 1 >= argc) {
-                        say("usage: openenvd-shim [--tcp-to-unix HOST:PORT=PATH] "
-                            "[--unix-to-tcp PATH=HOST:PORT] -- PRINCIPAL [ARGS...]");
-                        return EXIT_SETUP_FAILED;
-                }
-                r = forward_add(&s, tcp, argv[i + 1]);
+                if (i + 1 >= argc)
+                        r = -EINVAL;
+                else if (streq(argv[i], "--notify-fd")) {
+                        unsigned v;
+                        r = parse_uint(argv[i + 1], 3, 1024, &v);
+                        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
+                                r = -errno;
+                        if (r >= 0)
+                                s.notify_fd = (int) v;
+                } else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
+                           streq(argv[i], "--fd-to-tcp"))
+                        r = forward_add(&s, argv[i], argv[i + 1]);
+                else
+                        r = -EINVAL;
                 if (r < 0) {
                         errno = -r;
-                        say("failed to start forwarders: %s: %m", argv[i + 1]);
+                        say("bad option %s %s: %m; usage: openenvd-shim [--tcp-to-unix "
+                            "HOST:PORT=PATH] [--unix-to-tcp PATH=HOST:PORT] [--fd-to-tcp "
+                            "FD=HOST:PORT] [--notify-fd FD] -- PRINCIPAL [ARGS...]",
+                            argv[i], i + 1 < argc ? argv[i + 1] : "");
                         return EXIT_SETUP_FAILED;
                 }
         }
@@ -510,40 +573,20 @@ int main(int argc, char **argv)
                 say("failed to start the principal: %s: %m", principal_argv[0]);
                 return EXIT_EXEC_FAILED;
         }
-
-        int code = EXIT_SETUP_FAILED;
-        bool done = false;
-        while (!done) {
-                struct epoll_event evs[64];
-                int n = epoll_wait(s.epoll_fd, evs, (int) ELEMENTSOF(evs), -1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        say("epoll_wait: %m");
-                        (void) kill(s.principal, SIGKILL);
-                        break;
-                }
-                /* Signals first, so the principal's exit is seen even when
-                 * connections are busy. A connection closed while handling
-                 * one event may still have events later in this batch: it is
-                 * only marked dead then, and freed after the batch. */
-                for (int i = 0; i < n; i++)
-                        if (*(enum tag *) evs[i].data.ptr == TAG_SIGNAL)
-                                signal_event(&s, &code, &done);
-                for (int i = 0; i < n && !done; i++) {
-                        enum tag t = *(enum tag *) evs[i].data.ptr;
-                        if (t == TAG_LISTENER) {
-                                listener_event(&s, evs[i].data.ptr);
-                        } else if (t == TAG_END) {
-                                struct end *e = evs[i].data.ptr;
-                                if (!e->conn->dead)
-                                        conn_event(&s, e, evs[i].events);
-                        }
-                }
-                conns_bury(&s);
+        if (s.notify_fd >= 0) {
+                s.ready_delay = READY_FIRST_DELAY;
+                (void) loop_add_timer(s.loop, now_usec(CLOCK_MONOTONIC), on_ready_timer, &s,
+                                      &s.ready_timer);
         }
 
-        /* Orphans that already exited are reaped; the rest die with us. */
+        r = loop_run(s.loop);
+        if (r < 0) {
+                errno = -r;
+                say("event loop: %m");
+                (void) kill(s.principal, SIGKILL);
+        }
+        /* Orphans that already exited are reaped; the rest die with us (the
+         * process exits without freeing: it is PID 1 of its namespace). */
         (void) reap_all(&s, &(int){ 0 });
-        return code;
+        return s.code;
 }
