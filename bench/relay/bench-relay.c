@@ -467,10 +467,9 @@ static void ops_hook(void *ud)
 {
         (void) ud;
 }
-static void ops_control(void *ud, const char *method, const char *path, const char *body,
-                        size_t len, struct frontend_reply *reply)
+static void ops_control(void *ud, const struct frontend_request *req, struct frontend_reply *reply)
 {
-        (void) ud, (void) method, (void) path, (void) body, (void) len;
+        (void) ud, (void) req;
         reply->status = 200;
 }
 static const struct frontend_ops bench_ops = {

@@ -20,6 +20,9 @@
 #define CUSTODY_MAX_BYTES   (256ULL * 1024 * 1024)
 #define CUSTODY_MAX_ENTRIES 10000
 #define CUSTODY_MAX_DEPTH   128
+/* A file storing this much less than its size has holes: refused (one page
+ * of slack for file systems that allocate the tail lazily). */
+#define CUSTODY_SPARSE_SLACK 4096
 
 /* --- HTTP / WebSocket (the external port and every relay) --- */
 #define HTTP_MAX_HEAD_BYTES    (32UL * 1024) /* request/status line + headers */
@@ -33,7 +36,13 @@
 #define WS_MAX_INSPECT_BYTES   (1024UL * 1024) /* /ws text message scanned for "done" */
 
 /* --- grading --- */
-#define VERDICT_MAX_BYTES (1024 * 1024) /* an observer's /out/verdict.json */
+#define VERDICT_MAX_BYTES  (1024 * 1024) /* an observer's /out/verdict.json */
+#define VERDICT_MAX_EVENTS 64            /* facts recorded in one episode's verdict */
+
+/* --- containers' output (stdout+stderr are a pipe the daemon reads) --- */
+#define MEMBER_LOG_MAX_BYTES  (256UL * 1024)      /* kept per container per episode */
+#define MEMBER_LOG_RATE_BYTES (8UL * 1024 * 1024) /* read per second per container, at most */
+#define MEMBER_LOG_READ_BYTES (64UL * 1024)       /* read per wake-up: others get their turn */
 /* Sealing: who filled the agent's workspace (entries and depth walked) and
  * whose processes were left detached (a leaf's cgroup.procs read). */
 #define UNIT_DISK_BLAME_MAX_ENTRIES 100000

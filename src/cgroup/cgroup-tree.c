@@ -264,6 +264,54 @@ int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **re
         return 0;
 }
 
+int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix)
+{
+        cleanup_free char *self = NULL, *v2_path = NULL, *dir = NULL;
+        const char *text = layout->self_cgroup;
+        char **stale = NULL;
+        DIR *d;
+        struct dirent *de;
+        int r, n = 0;
+
+        if (!text) {
+                r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", CGROUP_FILE_MAX_BYTES, &self,
+                                      NULL);
+                if (r < 0)
+                        return r;
+                text = self;
+        }
+        r = cgroup_self_path_parse(text, NULL, &v2_path);
+        if (r < 0)
+                return r;
+        dir = xasprintf("%s%s", layout->v2_mount, v2_path);
+        d = opendir(dir);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                const char *digits = startswith(de->d_name, prefix);
+                int pid;
+                if (de->d_type != DT_DIR || !digits || parse_int(digits, 1, INT_MAX, &pid) < 0 ||
+                    pid == getpid())
+                        continue;
+                /* Alive (or ours to not know about): left alone. */
+                if (kill(pid, 0) == 0 || errno == EPERM)
+                        continue;
+                strv_push(&stale, xstrdup(de->d_name));
+        }
+        closedir(d);
+        for (char **name = stale; name && *name; name++) {
+                struct cgroup_layout l = *layout;
+                cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
+                l.subtree_name = *name;
+                l.self_cgroup = text;
+                if (cgroup_tree_open(&l, &t) < 0 || cgroup_tree_destroy(t) < 0)
+                        continue;
+                n++;
+        }
+        strv_free(stale);
+        return n;
+}
+
 bool cgroup_tree_has_kill(const struct cgroup_tree *t)
 {
         return t->has_kill;
@@ -712,6 +760,40 @@ int cgroup_freeze(struct cgroup_tree *t, const char *rel)
 int cgroup_thaw(struct cgroup_tree *t, const char *rel)
 {
         return freeze_set(t, rel, false);
+}
+
+int cgroup_list_pids(struct cgroup_tree *t, const char *rel, pid_t **ret_pids, size_t *ret_n)
+{
+        cleanup_close int dfd = -EBADF, fd = -EBADF;
+        cleanup_free char *procs = NULL;
+        pid_t *pids = NULL;
+        size_t n = 0, len;
+        int r;
+
+        if (!cgroup_rel_valid(rel, true))
+                return -EINVAL;
+        dfd = cgroup_open_dir(t->v2.root_fd, rel);
+        if (dfd < 0)
+                return dfd;
+        fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        r = read_full_fd(fd, CGROUP_PROCS_MAX_BYTES, &procs, &len);
+        if (r < 0)
+                return r;
+        /* At most one pid per two bytes ("1\n"). */
+        pids = xcalloc(len / 2 + 1, sizeof(*pids));
+        for (char *p = procs, *eol; p && *p; p = eol ? eol + 1 : NULL) {
+                int pid;
+                eol = strchr(p, '\n');
+                if (eol)
+                        *eol = '\0';
+                if (parse_int(p, 1, INT_MAX, &pid) >= 0)
+                        pids[n++] = pid;
+        }
+        *ret_pids = pids;
+        *ret_n = n;
+        return 0;
 }
 
 /* Sends SIGKILL to every pid in cgroup.procs of dfd and below; counts them. */

@@ -93,6 +93,14 @@ int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child);
 int cgroup_layout_detect(struct cgroup_layout *ret, enum cgroup_mode *ret_mode);
 
 int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **ret);
+/*
+ * Crash recovery: subtrees named <prefix><pid> beside where ours would go
+ * (children of the cgroup we were started in) whose pid no longer exists
+ * were left by a daemon that died without cleaning up (SIGKILL): their
+ * processes are killed and the subtrees removed in every hierarchy. A live
+ * pid's subtree is never touched. Returns how many were removed.
+ */
+int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix);
 struct cgroup_tree *cgroup_tree_free(struct cgroup_tree *t);
 DEFINE_CLEANUP_FUNC(struct cgroup_tree, cgroup_tree_free);
 enum cgroup_mode cgroup_tree_mode(const struct cgroup_tree *t);
@@ -122,6 +130,9 @@ int cgroup_is_frozen(struct cgroup_tree *t, const char *rel);
  * well (cgroup_is_populated(), cgroup_is_frozen()). */
 int cgroup_events_open(struct cgroup_tree *t, const char *rel);
 int cgroup_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *ret);
+/* The processes in rel itself (its cgroup.procs, at most
+ * CGROUP_PROCS_MAX_BYTES of it); *ret_pids is a new array. */
+int cgroup_list_pids(struct cgroup_tree *t, const char *rel, pid_t **ret_pids, size_t *ret_n);
 /* rmdir bottom-up; -EBUSY if still populated. */
 int cgroup_remove(struct cgroup_tree *t, const char *rel);
 /* Kills, waits and removes the whole subtree including control/ (moving

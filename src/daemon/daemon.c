@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The isolated daemon: one event loop serving the unit's port, driving the
- * unit, reaping every child.
+ * unit, reaping every child. Nothing in here waits: control calls that take
+ * time (a reset, an inspection, an end) are answered when the unit reports
+ * back, while /healthz, /info and the relays go on.
  */
 #include "daemon/daemon.h"
 
@@ -18,16 +20,38 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/event-loop.h"
 #include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
-#include "base/event-loop.h"
 #include "relay/frontend.h"
 #include "relay/listen-socket.h"
+#include "unit/assets.h"
+#include "unit/uid-block.h"
+#include "unit/unit-plan.h"
 #include "unit/unit.h"
 
 #define MODEL_KEY_MAX 4096
+/* The state tmpfs holds the asset copy plus the daemon's own small files
+ * (mount points, sockets, bundles); container-writable storage sits on
+ * tmpfs of its own, mounted below it. */
+#define STATE_BASE_BYTES (64ULL * 1024 * 1024)
+
+enum op_kind {
+        OP_RESET,
+        OP_INSPECT,
+        OP_END,
+};
+
+/* A control request waiting for the unit. */
+struct pending_op {
+        struct daemon *d;
+        enum op_kind kind;
+        struct http_deferred *h; /* the proxy's handle of the waiting client */
+        struct pending_op *next;
+};
 
 struct daemon {
         const struct daemon_options *opts; /* borrowed */
@@ -36,27 +60,15 @@ struct daemon {
         struct cgroup_tree *cgroups;       /* owned */
         struct unit *unit;                 /* owned */
         struct frontend *frontend;         /* owned */
+        struct uid_block uids;             /* owned */
         char *token;                       /* owned */
         char *model_key;                   /* owned, wiped on exit */
-        bool end_pending;                  /* an environment "done" is being handled */
+        struct pending_op *pending;        /* owned */
         struct loop_source *signals[3];    /* owned by the loop */
+        bool state_mounted;
 };
 
 /* --- control API --------------------------------------------------------- */
-
-/*
- * A closed episode's containers, relays and storage go after the reply that
- * carries (or follows) the verdict: at the end of the loop round, so replies
- * already dispatched in it are out first. d outlives the loop; a reset in
- * between already tore the episode down (and the phase is no longer closed).
- */
-static void teardown_closed(void *userdata)
-{
-        struct daemon *d = userdata;
-
-        if (d->unit && unit_phase(d->unit) == PHASE_CLOSED)
-                unit_teardown(d->unit);
-}
 
 static void reply_json(struct frontend_reply *reply, unsigned status, json_t *j)
 {
@@ -68,7 +80,7 @@ static void reply_json(struct frontend_reply *reply, unsigned status, json_t *j)
 static void reply_error(struct frontend_reply *reply, int r)
 {
         /* Never a message: paths and errno texts stay in the log. */
-        if (r == -EPERM) {
+        if (r == -EPERM || r == -ECANCELED || r == -EBUSY) {
                 reply->status = 409;
                 reply->error_code = "conflict";
         } else {
@@ -77,57 +89,162 @@ static void reply_error(struct frontend_reply *reply, int r)
         }
 }
 
-static void on_control(void *userdata, const char *method, const char *path, const char *body,
-                       size_t body_len, struct frontend_reply *reply)
+/* The value of key in a query string ("a=b&c=d"), decoded only as far as
+ * ids and names need (no escapes), into buf; NULL when absent. */
+static const char *query_get(const char *query, const char *key, char *buf, size_t size)
+{
+        size_t kl = strlen(key);
+
+        for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+                size_t n = strcspn(p, "&");
+                if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=' && n - kl - 1 < size) {
+                        memcpy(buf, p + kl + 1, n - kl - 1);
+                        buf[n - kl - 1] = '\0';
+                        return buf;
+                }
+        }
+        return NULL;
+}
+
+static void op_free(struct daemon *d, struct pending_op *op)
+{
+        for (struct pending_op **p = &d->pending; *p; p = &(*p)->next)
+                if (*p == op) {
+                        *p = op->next;
+                        break;
+                }
+        free(op);
+}
+
+static void op_done(void *userdata, int result)
+{
+        struct pending_op *op = userdata;
+        struct daemon *d = op->d;
+        struct frontend_reply reply = {};
+
+        if (result < 0)
+                reply_error(&reply, result == -EIO ? -EIO : result);
+        else if (op->kind == OP_END)
+                reply_json(&reply, 200, unit_verdict(d->unit, NULL));
+        else if (op->kind == OP_INSPECT) {
+                json_t *j = unit_info(d->unit);
+                json_object_set_new(j, "observers", unit_inspection(d->unit));
+                reply_json(&reply, 200, j);
+        } else
+                reply_json(&reply, 200, unit_info(d->unit));
+        frontend_answer(op->h, &reply);
+        op_free(d, op);
+}
+
+static struct pending_op *op_new(struct daemon *d, enum op_kind kind,
+                                 const struct frontend_request *req)
+{
+        struct pending_op *op = xcalloc(1, sizeof(*op));
+
+        op->d = d;
+        op->kind = kind;
+        op->h = frontend_later(req);
+        op->next = d->pending;
+        d->pending = op;
+        return op;
+}
+
+static void on_pending_gone(void *userdata, struct http_deferred *h)
 {
         struct daemon *d = userdata;
-        char refusal[128] = "";
-        json_t *observers = NULL;
+
+        for (struct pending_op *op = d->pending; op; op = op->next)
+                if (op->h == h) {
+                        unit_forget(d->unit, op);
+                        op_free(d, op);
+                        return;
+                }
+}
+
+static void control_logs(struct daemon *d, const struct frontend_request *req,
+                         struct frontend_reply *reply)
+{
+        char name[128], id[64];
+        const char *c = query_get(req->query, "container", name, sizeof(name));
+        const char *e = query_get(req->query, "episode_id", id, sizeof(id));
+        char *text;
+
+        if (!c || !manifest_find_container(d->manifest, c)) {
+                reply->status = 404;
+                reply->error_code = "not_found";
+                return;
+        }
+        text = unit_container_log(d->unit, c, e);
+        if (!text) {
+                reply->status = 404;
+                reply->error_code = "not_found";
+                return;
+        }
+        reply->status = 200;
+        reply->text = text;
+        reply->text_len = strlen(text);
+}
+
+static void on_control(void *userdata, const struct frontend_request *req,
+                       struct frontend_reply *reply)
+{
+        struct daemon *d = userdata;
+        char refusal[128] = "", id[64];
+        struct pending_op *op = NULL;
         int r;
 
-        (void) method;
-        (void) body;
-        (void) body_len;
-        if (streq(path, "/info")) {
+        if (streq(req->route, "/info")) {
                 reply_json(reply, 200, unit_info(d->unit));
                 return;
         }
-        if (streq(path, "/verdict")) {
-                reply_json(reply, 200, unit_verdict(d->unit));
+        if (streq(req->route, "/verdict")) {
+                json_t *v =
+                        unit_verdict(d->unit, query_get(req->query, "episode_id", id, sizeof(id)));
+                if (!v) {
+                        reply->status = 404;
+                        reply->error_code = "not_found";
+                        return;
+                }
+                reply_json(reply, 200, v);
                 return;
         }
-        if (streq(path, "/reset_unit"))
-                r = unit_reset(d->unit, refusal, sizeof(refusal));
-        else if (streq(path, "/inspect"))
-                r = unit_inspect(d->unit, &observers, refusal, sizeof(refusal));
-        else if (streq(path, "/resume"))
+        if (streq(req->route, "/logs")) {
+                control_logs(d, req, reply);
+                return;
+        }
+        if (streq(req->route, "/resume")) {
                 r = unit_resume(d->unit, refusal, sizeof(refusal));
-        else if (streq(path, "/end_episode")) {
-                r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", refusal,
-                             sizeof(refusal));
-                if (r >= 0)
-                        loop_defer(d->loop, teardown_closed, d);
+                if (r < 0) {
+                        if (r == -EPERM)
+                                log_info("%s refused: %s", req->route, refusal);
+                        reply_error(reply, r);
+                        return;
+                }
+                reply_json(reply, 200, unit_info(d->unit));
+                return;
+        }
+
+        if (streq(req->route, "/reset_unit")) {
+                op = op_new(d, OP_RESET, req);
+                r = unit_reset(d->unit, "reset", op_done, op, refusal, sizeof(refusal));
+        } else if (streq(req->route, "/inspect")) {
+                op = op_new(d, OP_INSPECT, req);
+                r = unit_inspect(d->unit, op_done, op, refusal, sizeof(refusal));
+        } else if (streq(req->route, "/end_episode")) {
+                op = op_new(d, OP_END, req);
+                r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", op_done, op,
+                             refusal, sizeof(refusal));
         } else {
                 reply->status = 404;
                 reply->error_code = "not_found";
                 return;
         }
-        if (r < 0) {
-                if (r == -EPERM)
-                        log_info("%s refused: %s", path, refusal);
-                json_decref(observers);
-                reply_error(reply, r);
-                return;
-        }
-        if (streq(path, "/end_episode")) {
-                reply_json(reply, 200, unit_verdict(d->unit));
-        } else if (observers) {
-                json_t *j = unit_info(d->unit);
-                json_object_set_new(j, "observers", observers);
-                reply_json(reply, 200, j);
-        } else {
-                reply_json(reply, 200, unit_info(d->unit));
-        }
+        reply->later = true;
+        if (r == 1)
+                return; /* op_done() answers */
+        if (r == -EPERM)
+                log_info("%s refused: %s", req->route, refusal);
+        op_done(op, r < 0 ? r : 0);
 }
 
 static bool on_env_allowed(void *userdata)
@@ -139,23 +256,13 @@ static bool on_env_allowed(void *userdata)
 static void on_step(void *userdata)
 {
         struct daemon *d = userdata;
-        (void) unit_first_step(d->unit);
+        unit_note_action(d->unit);
 }
 
 static void finish_episode(void *userdata)
 {
         struct daemon *d = userdata;
-        char refusal[128];
-        int r;
-
-        d->end_pending = false;
-        r = unit_end(d->unit, ACTOR_ENVIRONMENT, "done", refusal, sizeof(refusal));
-        if (r == -EPERM)
-                log_info("environment reported done: %s", refusal);
-        else if (r >= 0)
-                /* Deferred from a deferred callback: runs next round, after
-                 * a GET /verdict that arrived during grading is answered. */
-                loop_defer(d->loop, teardown_closed, d);
+        unit_note_done(d->unit);
 }
 
 static void on_done(void *userdata)
@@ -164,17 +271,26 @@ static void on_done(void *userdata)
 
         /* After this dispatch round, so the final observation that carried
          * "done" is delivered before the env is killed. */
-        if (d->end_pending)
-                return;
-        d->end_pending = true;
         loop_defer(d->loop, finish_episode, d);
 }
 
 static const struct frontend_ops frontend_ops = {
         .control = on_control,
+        .pending_gone = on_pending_gone,
         .env_traffic_allowed = on_env_allowed,
         .on_step = on_step,
         .on_done = on_done,
+};
+
+static void on_env_changed(void *userdata, const char *env_socket)
+{
+        struct daemon *d = userdata;
+        if (d->frontend)
+                (void) frontend_set_env_socket(d->frontend, env_socket);
+}
+
+static const struct unit_ops unit_ops = {
+        .env_changed = on_env_changed,
 };
 
 /* --- signals and children ------------------------------------------------- */
@@ -190,8 +306,9 @@ static int on_quit(struct loop_source *s, const struct signalfd_siginfo *si, voi
 
 /*
  * PID 1 (or a subreaper) inherits every orphan. Peek at each zombie without
- * reaping it (WNOWAIT): the unit's own containers are reaped through their
- * pidfds so their exit status reaches grading; everything else is reaped here.
+ * reaping it (WNOWAIT): the unit's own containers and jobs are reaped
+ * through their pidfds so their status reaches the episode; everything else
+ * is reaped here.
  */
 static void daemon_reap(struct daemon *d)
 {
@@ -199,7 +316,8 @@ static void daemon_reap(struct daemon *d)
                 siginfo_t si = { 0 };
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
                         return;
-                if (d->unit && unit_reap_pid(d->unit, si.si_pid))
+                /* The unit reaps its own through their pidfds, now. */
+                if (d->unit && unit_owns_pid(d->unit, si.si_pid))
                         continue;
                 (void) waitid(P_PID, (id_t) si.si_pid, &si, WEXITED | WNOHANG);
         }
@@ -216,14 +334,18 @@ static int on_child(struct loop_source *s, const struct signalfd_siginfo *si, vo
 /* --- setup ------------------------------------------------------------------ */
 
 /*
- * Every mount the daemon makes (overlays, views) lives in its own mount
- * namespace: when the daemon exits, they are gone, whatever happened.
+ * Every mount the daemon makes (the state tmpfs, overlays, views) lives in
+ * its own mount namespace: when the daemon exits, they are gone, whatever
+ * happened — SIGKILL included. A slave of the host's mounts, not private:
+ * the host's unmounts still reach us, so a long-lived daemon does not pin
+ * every mount that existed when it started (Docker's container roots...),
+ * while nothing we mount ever propagates out.
  */
 static int enter_private_mount_ns(void)
 {
         if (unshare(CLONE_NEWNS) < 0)
                 return -errno;
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return -errno;
         return 0;
 }
@@ -237,12 +359,9 @@ static int read_model_key(const char *path, char **ret)
         r = read_full_file_at(AT_FDCWD, path, MODEL_KEY_MAX, &key, &len);
         if (r < 0)
                 return r;
-        /* Read once, then deleted: the key exists only in this process. */
-        if (unlink(path) < 0)
-                log_warning_errno(-errno, "cannot delete the model key file: %m");
         while (len > 0 && (key[len - 1] == '\n' || key[len - 1] == '\r'))
                 key[--len] = '\0';
-        if (len == 0)
+        if (len == 0 || strlen(key) != len)
                 return -EINVAL;
         *ret = TAKE_PTR(key);
         return 0;
@@ -272,31 +391,60 @@ static int check_traversable(const char *state)
         return 0;
 }
 
-static int prepare_state(const char *state)
+/* Bytes the asset copy needs (a walk of the author's files, bounded). */
+static uint64_t assets_bytes(const struct manifest *m)
 {
-        cleanup_free char *run = xasprintf("%s/run", state);
+        uint64_t total = 0;
+
+        for (size_t i = 0; i < m->n_assets; i++) {
+                struct stat st;
+                if (stat(m->assets[i].path, &st) == 0)
+                        total += S_ISDIR(st.st_mode) ? CUSTODY_MAX_BYTES : (uint64_t) st.st_size;
+        }
+        return total;
+}
+
+/*
+ * The state directory becomes a tmpfs in our mount namespace: everything
+ * the daemon keeps there (sockets, episode mount points, the asset copy)
+ * is invisible to other processes — other units' containers included —
+ * and vanishes with the daemon, however it ends. What was on disk below it
+ * stays hidden, untouched.
+ */
+static int prepare_state(struct daemon *d)
+{
+        const char *state = d->opts->state_dir;
+        cleanup_free char *opts = NULL;
+        static const struct {
+                const char *name;
+                mode_t mode;
+        } dirs[] = { { "private", 0700 }, { "episodes", 0711 }, { "assets", 0755 } };
         int r;
 
         r = check_traversable(state);
         if (r < 0)
                 return r;
-
         r = mkdir_p_at(AT_FDCWD, state, 0711);
         if (r < 0)
                 return r;
-        /* Traverse-only: user namespaces resolve mount sources through it. */
-        if (chmod(state, 0711) < 0)
+        opts = xasprintf("size=%llu,mode=0711",
+                         (unsigned long long) (STATE_BASE_BYTES + assets_bytes(d->manifest)));
+        if (mount("tmpfs", state, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
                 return -errno;
-        (void) rm_rf_at(AT_FDCWD, run);
-        r = mkdir_p_at(AT_FDCWD, run, 0711);
-        if (r < 0)
-                return r;
-        return chmod(run, 0711) < 0 ? -errno : 0;
+        d->state_mounted = true;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                cleanup_free char *p = xasprintf("%s/%s", state, dirs[i].name);
+                if (mkdir(p, dirs[i].mode) < 0 || chmod(p, dirs[i].mode) < 0)
+                        return -errno;
+        }
+        return 0;
 }
 
 static void daemon_done(struct daemon *d)
 {
         d->frontend = frontend_free(d->frontend);
+        while (d->pending)
+                op_free(d, d->pending);
         d->unit = unit_free(d->unit);
         daemon_reap(d);
         if (d->cgroups) {
@@ -309,15 +457,9 @@ static void daemon_done(struct daemon *d)
         for (size_t i = 0; i < ELEMENTSOF(d->signals); i++)
                 d->signals[i] = loop_source_free(d->signals[i]);
         d->loop = loop_free(d->loop);
-        /* Episodes, sockets and the asset copy are per daemon run; the state
-         * directory itself is the operator's. */
-        if (d->opts->state_dir) {
-                static const char *const ephemeral[] = { "run", "episodes", "assets" };
-                cleanup_close int sfd =
-                        open(d->opts->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                for (size_t i = 0; sfd >= 0 && i < ELEMENTSOF(ephemeral); i++)
-                        (void) rm_rf_at(sfd, ephemeral[i]);
-        }
+        if (d->state_mounted)
+                (void) umount2(d->opts->state_dir, MNT_DETACH);
+        uid_block_release(&d->uids);
         free(d->token);
         if (d->model_key) {
                 explicit_bzero(d->model_key, strlen(d->model_key));
@@ -325,33 +467,21 @@ static void daemon_done(struct daemon *d)
         }
 }
 
-static int daemon_setup(struct daemon *d)
+static int setup_cgroups(struct daemon *d)
 {
-        const struct daemon_options *o = d->opts;
         struct cgroup_layout layout;
         enum cgroup_mode mode;
         cleanup_free char *subtree = xasprintf("openenvd-%d", (int) getpid());
-        uint16_t port = o->port ?: d->manifest->port;
-        bool generated = false;
-        int fd, r;
-
-        r = enter_private_mount_ns();
-        if (r < 0)
-                return log_error_errno(r, "private mount namespace: %m");
-        if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-                log_warning_errno(-errno, "cannot become a child subreaper: %m");
-        r = prepare_state(o->state_dir);
-        if (r < 0)
-                return log_error_errno(r, "state directory %s: %m", o->state_dir);
-        if (o->model_key_file) {
-                r = read_model_key(o->model_key_file, &d->model_key);
-                if (r < 0)
-                        return log_error_errno(r, "model key file: %m");
-        }
+        int r;
 
         r = cgroup_layout_detect(&layout, &mode);
         if (r < 0)
                 return log_error_errno(r, "cgroup layout: %m");
+        /* A SIGKILLed daemon's subtree beside ours: killed and removed. */
+        r = cgroup_sweep_stale(&layout, "openenvd-");
+        if (r > 0)
+                log_info("removed %d cgroup subtree%s a killed openenvd left", r,
+                         r == 1 ? "" : "s");
         layout.subtree_name = subtree;
         r = cgroup_tree_open(&layout, &d->cgroups);
         cgroup_layout_done(&layout); /* the tree keeps copies of what it needs */
@@ -361,6 +491,42 @@ static int daemon_setup(struct daemon *d)
         if (r < 0)
                 return log_error_errno(r, "cgroup subtree: adopting ourselves: %m");
         log_info("cgroups: %s", cgroup_mode_to_string(mode));
+        return 0;
+}
+
+static int daemon_setup(struct daemon *d)
+{
+        const struct daemon_options *o = d->opts;
+        uint16_t port = o->port ?: d->manifest->port;
+        bool generated = false;
+        int fd, r;
+
+        r = enter_private_mount_ns();
+        if (r < 0)
+                return log_error_errno(r, "private mount namespace: %m");
+        if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                log_warning_errno(-errno, "cannot become a child subreaper: %m");
+        if (o->model_key_file) {
+                r = read_model_key(o->model_key_file, &d->model_key);
+                if (r < 0)
+                        return log_error_errno(r, "model key file %s: %m", o->model_key_file);
+        }
+        r = prepare_state(d);
+        if (r < 0)
+                return log_error_errno(r, "state directory %s: %m", o->state_dir);
+        r = assets_copy(d->manifest, o->state_dir);
+        if (r < 0)
+                return log_error_errno(r, "privileged assets: %m");
+        /* Two slots (live and standby) of one uid range per container. */
+        r = uid_block_acquire(2 * (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE,
+                              o->uid_lock_dir, &d->uids);
+        if (r < 0)
+                return log_error_errno(r, "host uid range: %m");
+        log_info("host uids %u-%u", (unsigned) d->uids.base,
+                 (unsigned) (d->uids.base + d->uids.size - 1));
+        r = setup_cgroups(d);
+        if (r < 0)
+                return r;
 
         r = loop_new(&d->loop);
         if (r < 0)
@@ -378,15 +544,18 @@ static int daemon_setup(struct daemon *d)
                         .cgroups = d->cgroups,
                         .loop = d->loop,
                         .shim_path = o->shim_path,
-                        .log_fd = STDERR_FILENO,
+                        .rootfs = o->rootfs,
                         .start_timeout = (usec_t) (o->start_timeout_s * USEC_PER_SEC),
                         .observer_timeout = (usec_t) (o->observer_timeout_s * USEC_PER_SEC),
                         .weaken = o->weaken,
-                        .model_upstream = o->model_upstream,
-                        .model_key = d->model_key,
-                        .model_provider = o->model_provider,
+                        .model = { .upstream = o->model_upstream,
+                                   .provider = o->model_provider,
+                                   .key = d->model_key },
+                        .standby = !o->no_standby && d->manifest->standby,
+                        .uid_base = d->uids.base,
+                        .uid_slot_size = d->uids.size / 2,
                 },
-                &d->unit);
+                &unit_ops, d, &d->unit);
         if (r < 0)
                 return log_error_errno(r, "unit: %m");
 
@@ -401,12 +570,17 @@ static int daemon_setup(struct daemon *d)
         r = socket_listen_tcp(o->listen_address, port, &fd);
         if (r < 0)
                 return log_error_errno(r, "listen on %s:%u: %m", o->listen_address, port);
-        r = frontend_new(d->loop, fd,
-                         &(struct frontend_config){ .env_socket = unit_env_socket(d->unit),
-                                                    .token = d->token },
-                         &frontend_ops, d, &d->frontend);
+        r = frontend_new(d->loop, fd, &(struct frontend_config){ .token = d->token }, &frontend_ops,
+                         d, &d->frontend);
         if (r < 0)
                 return log_error_errno(r, "external listener: %m");
+        r = unit_start(d->unit, !o->no_initial_episode);
+        if (r < 0)
+                return log_error_errno(r, "first episode: %m");
+        /* Started: the key file goes now (read once, then deleted), not
+         * before, so a daemon that failed to start can be started again. */
+        if (o->model_key_file && unlink(o->model_key_file) < 0)
+                log_warning_errno(-errno, "cannot delete the model key file: %m");
         log_info("listening on %s:%u", o->listen_address, port);
         printf("openenvd ready\n");
         fflush(stdout);

@@ -25,8 +25,12 @@ struct daemon_options {
         const char *model_key_file;
         const char *model_upstream; /* "a.b.c.d:port" */
         const char *model_provider;
-        const char *shim_path; /* default: openenvd-shim next to openenvd */
-        unsigned weaken;       /* test-only (--test-weaken) */
+        const char *shim_path;    /* default: openenvd-shim next to openenvd */
+        const char *rootfs;       /* containers' default root (an unpacked image); NULL: "/" */
+        const char *uid_lock_dir; /* NULL: UID_BLOCK_LOCK_DIR */
+        bool no_initial_episode;  /* only a standby at start; the orchestrator resets */
+        bool no_standby;          /* no standby episodes, whatever the manifest says */
+        unsigned weaken;          /* test-only (--test-weaken) */
         double observer_timeout_s;
         double start_timeout_s;
 };

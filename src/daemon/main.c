@@ -5,6 +5,7 @@
  * Exit codes: 0 clean shutdown, 1 failure, 2 bad usage or invalid manifest,
  * 3 isolation unavailable under --require-isolation.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,6 +41,9 @@ static void usage(FILE *f)
               "  --model-url HOST:PORT  model provider upstream for the harness\n"
               "  --model-key-file FILE  real model key: read once, then deleted\n"
               "  --model-provider NAME  anthropic (default) or openai\n"
+              "  --rootfs DIR           containers' root: an unpacked image (default /)\n"
+              "  --no-initial-episode   no episode at start (the orchestrator resets)\n"
+              "  --no-standby           no standby episode, whatever the manifest says\n"
               "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
               "  --observer-timeout S   one observer's run (default 300)\n"
               "  --start-timeout S      services and env readiness (default 60)\n"
@@ -62,6 +66,10 @@ enum {
         ARG_START_TIMEOUT,
         ARG_LOG_LEVEL,
         ARG_WEAKEN,
+        ARG_ROOTFS,
+        ARG_NO_INITIAL,
+        ARG_NO_STANDBY,
+        ARG_UID_LOCK_DIR,
 };
 
 /* The shim next to openenvd, in the install's libexec dir, or in the build tree. */
@@ -119,6 +127,20 @@ static void pid1_mount_cgroup2(void)
         log_info("mounted cgroup2 at /sys/fs/cgroup/unified");
 }
 
+static bool model_url_valid(const char *s)
+{
+        const char *colon = strrchr(s, ':');
+        char host[INET_ADDRSTRLEN];
+        struct in_addr a;
+        unsigned port;
+
+        if (!colon || (size_t) (colon - s) >= sizeof(host))
+                return false;
+        memcpy(host, s, (size_t) (colon - s));
+        host[colon - s] = '\0';
+        return inet_pton(AF_INET, host, &a) == 1 && parse_uint(colon + 1, 1, 65535, &port) >= 0;
+}
+
 static int parse_args(int argc, char **argv, struct daemon_options *o)
 {
         static const struct option longopts[] = {
@@ -136,6 +158,10 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                 { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "test-weaken", required_argument, NULL, ARG_WEAKEN },
+                { "rootfs", required_argument, NULL, ARG_ROOTFS },
+                { "no-initial-episode", no_argument, NULL, ARG_NO_INITIAL },
+                { "no-standby", no_argument, NULL, ARG_NO_STANDBY },
+                { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -226,6 +252,26 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                                 return -EINVAL;
                         }
                         break;
+                case ARG_ROOTFS: {
+                        struct stat st;
+                        if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                                log_error("--rootfs: '%s' is not an absolute path to a directory",
+                                          optarg);
+                                return -EINVAL;
+                        }
+                        o->rootfs = optarg;
+                        break;
+                }
+                case ARG_NO_INITIAL:
+                        o->no_initial_episode = true;
+                        break;
+                case ARG_NO_STANDBY:
+                        o->no_standby = true;
+                        break;
+                case ARG_UID_LOCK_DIR:
+                        /* Test-only: a private lock dir for the uid blocks. */
+                        o->uid_lock_dir = optarg;
+                        break;
                 case 'h':
                         usage(stdout);
                         exit(0);
@@ -240,6 +286,15 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         }
         if (o->model_upstream && !o->model_key_file) {
                 log_error("--model-url needs --model-key-file");
+                return -EINVAL;
+        }
+        if (o->model_key_file && !o->model_upstream) {
+                log_error("--model-key-file needs --model-url");
+                return -EINVAL;
+        }
+        if (o->model_upstream && !model_url_valid(o->model_upstream)) {
+                log_error("--model-url: '%s' is not an IPv4 address and port (a.b.c.d:port)",
+                          o->model_upstream);
                 return -EINVAL;
         }
         return 0;

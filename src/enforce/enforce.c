@@ -25,6 +25,7 @@
 #include "cgroup/cgroup.h"
 #include "sandbox/launcher-native.h"
 #include "unit/episode-fs.h"
+#include "unit/uid-block.h"
 #include "unit/unit-plan.h"
 
 /* Where the probe binary and the check's own mounts appear inside. /run is
@@ -69,6 +70,7 @@ struct run {
         char *links;      /* owned: <state>/links (bound at LINKS_INSIDE) */
         char *symlink;    /* owned: <state>/symlink-src -> <state> */
         struct unit_plan_context ctx;
+        struct uid_block uids; /* this check's own host uid range */
         struct cgroup_layout layout;
         struct cgroup_tree *cg;
         bool adopted;
@@ -224,6 +226,15 @@ static int make_view_sources(struct run *R)
                 if (r < 0)
                         return r;
         }
+        {
+                /* What grading observers see of the workspace: its custody
+                 * copy (empty here). */
+                cleanup_free char *copy = unit_workspace_copy_dir(&R->ctx);
+                cleanup_free char *ws = xasprintf("%s/ws", copy);
+                r = mkdir_p_at(AT_FDCWD, ws, 0755);
+                if (r < 0)
+                        return r;
+        }
         for (size_t k = 0; k < obs->n_containers; k++) {
                 const struct manifest_container *c = &obs->containers[k];
                 for (size_t i = 0; i < c->n_reads; i++) {
@@ -355,14 +366,22 @@ static int setup(struct run *R)
         r = make_cgroups(R);
         if (r < 0)
                 return r;
+        r = uid_block_acquire((uint32_t) unit_container_count(R->m) * UNIT_UID_RANGE, NULL,
+                              &R->uids);
+        if (r < 0)
+                return r;
         R->episode = xasprintf("%s/episodes/check", R->state);
         R->ctx = (struct unit_plan_context){
                 .manifest = R->m,
                 .state_dir = R->state,
                 .episode_dir = R->episode,
                 .episode_id = "check",
+                .uid_base = R->uids.base,
                 .phase = PHASE_GRADING,
         };
+        r = episode_fs_init(R->state);
+        if (r < 0)
+                return r;
         r = episode_fs_setup(&R->ctx);
         if (r < 0)
                 return r;
@@ -386,6 +405,7 @@ static void teardown(struct run *R)
         cgroup_layout_done(&R->layout);
         if (R->episode_made)
                 (void) episode_fs_teardown(&R->ctx);
+        uid_block_release(&R->uids);
         safe_close(R->tcp_fd);
         for (size_t i = 0; i < R->n_unix; i++)
                 safe_close(R->unix_fds[i]);
@@ -462,6 +482,19 @@ static void probe_run_done(struct probe_run *pr)
         free(pr->report);
 }
 
+/* A listening unix socket with an autobound abstract name. */
+static int listener_unnamed(void)
+{
+        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa_family_t)) < 0 || listen(fd, 4) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
 /* Starts a probe container planned like c, in the cgroup leaf, with the
  * plan's attempts as argv; waits (bounded), kills what is left and reads
  * the report. extra_src/extra_dst: one more bind mount (the symlink test). */
@@ -497,6 +530,19 @@ static void run_probe(struct run *R, const struct manifest_container *c, const c
         spec.shim_path = xstrdup(R->o->shim_path);
         spec.stdio_fd = R->log_fd;
         spec.weaken = R->o->weaken;
+        /* Planned with the daemon's listening socket (env, services): any
+         * listener serves, the probe never answers on it. */
+        cleanup_close int activation = -EBADF;
+        if (spec.n_pass_fds > 0) {
+                activation = listener_unnamed();
+                if (activation < 0) {
+                        ret->start_error =
+                                xasprintf("activation socket: %s", strerror(-activation));
+                        container_spec_done(&spec);
+                        return;
+                }
+                spec.pass_fds = &activation;
+        }
 
         {
                 /* A report left by an earlier run must not count for this one. */

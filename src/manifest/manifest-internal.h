@@ -19,15 +19,12 @@
 #define MANIFEST_NAME_MAX                63 /* DNS label */
 
 /* Phases an observer may list; services live in the same set. */
-#define MANIFEST_OBSERVER_PHASES                                                                 \
-        (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING) | \
-         PHASE_BIT(PHASE_FROZEN) | PHASE_BIT(PHASE_SEALED) | \
-         PHASE_BIT(PHASE_GRADING))
-#define MANIFEST_AGENT_PHASES \
-        (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING))
+#define MANIFEST_OBSERVER_PHASES                                                       \
+        (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING) | PHASE_BIT(PHASE_FROZEN) | \
+         PHASE_BIT(PHASE_SEALED) | PHASE_BIT(PHASE_GRADING))
+#define MANIFEST_AGENT_PHASES (PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING))
 /* The only phases in which a container may see privileged assets. */
-#define MANIFEST_ASSET_PHASES \
-        (PHASE_BIT(PHASE_FROZEN) | PHASE_BIT(PHASE_GRADING))
+#define MANIFEST_ASSET_PHASES (PHASE_BIT(PHASE_FROZEN) | PHASE_BIT(PHASE_GRADING))
 
 /* Where each container's keys were found, for the cross-container rules. */
 enum container_key {

@@ -115,9 +115,9 @@ json_t *manifest_to_json(const struct manifest *m)
                                     json_zone(&m->zones[z]));
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
-        return json_pack("{s:o, s:i, s:f, s:s, s:o, s:o, s:o, s:o}", "app",
+        return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:o}", "app",
                          json_str_or_null(m->app), "port", (int) m->port, "kill_deadline_s",
-                         m->kill_deadline_s, "base_dir", m->base_dir, "workspace_seed",
-                         json_str_or_null(m->workspace_seed), "privileged_assets", assets, "zones",
-                         zones, "observer_order", order);
+                         m->kill_deadline_s, "standby", m->standby, "base_dir", m->base_dir,
+                         "workspace_seed", json_str_or_null(m->workspace_seed), "privileged_assets",
+                         assets, "zones", zones, "observer_order", order);
 }

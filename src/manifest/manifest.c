@@ -199,6 +199,26 @@ static bool get_uint(struct manifest_ctx *x, const struct mnode *n, const char *
         return true;
 }
 
+/* YAML 1.2 core schema booleans, plain (unquoted) only. */
+static bool get_bool(struct manifest_ctx *x, const struct mnode *n, const char *path, bool *ret)
+{
+        if (n->kind == MNODE_SCALAR && n->plain) {
+                if (streq(n->value, "true") || streq(n->value, "True") || streq(n->value, "TRUE")) {
+                        *ret = true;
+                        return true;
+                }
+                if (streq(n->value, "false") || streq(n->value, "False") ||
+                    streq(n->value, "FALSE")) {
+                        *ret = false;
+                        return true;
+                }
+        }
+        ctx_error(x, n, path, "expected true or false%s%s%s",
+                  n->kind == MNODE_SCALAR ? ", got '" : "", n->kind == MNODE_SCALAR ? n->value : "",
+                  n->kind == MNODE_SCALAR ? "'" : "");
+        return false;
+}
+
 static bool get_port(struct manifest_ctx *x, const struct mnode *n, const char *path, uint16_t *ret)
 {
         uint64_t v;
@@ -1055,11 +1075,13 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                            uint16_t *port, bool *have_port)
 {
         static const char *const keys[] = {
-                "app", "port", "kill_deadline_s", "workspace_seed", "privileged_assets", "zones"
+                "app",   "port",   "kill_deadline_s", "workspace_seed", "privileged_assets",
+                "zones", "standby"
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
-        const struct mnode *k[6], *v[6], *zk[3] = { 0 }, *zv[3] = { 0 };
-        bool ok = map_fields(x, n, "openenvd", keys, 6, false, k, v);
+        const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
+                                                                       *zv[3] = { 0 };
+        bool ok = map_fields(x, n, "openenvd", keys, ELEMENTSOF(keys), false, k, v);
 
         if (ok && v[0] && get_string(x, v[0], "app", app) && !is_app_string(*app)) {
                 ctx_error(x, v[0], "app", "app '%s' must look like module:attribute", *app);
@@ -1076,6 +1098,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 check_host_path_exists(x, v[3], "workspace_seed", x->m->workspace_seed, true);
         if (ok && v[4])
                 parse_assets(x, v[4]);
+        if (ok && v[6])
+                (void) get_bool(x, v[6], "standby", &x->m->standby);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 
@@ -1130,6 +1154,7 @@ int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned
         m->base_dir = xstrdup(base_dir);
         m->port = MANIFEST_DEFAULT_PORT;
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
+        m->standby = true;
         x.m = m;
         x.root = doc.root;
 

@@ -117,6 +117,7 @@ struct manifest {
         char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
         uint16_t port; /* openenvd.port: the unit's external port */
         double kill_deadline_s;
+        bool standby;         /* keep a standby episode provisioned (default true) */
         char *base_dir;       /* owned: absolute directory relative paths resolved against */
         char *workspace_seed; /* owned absolute path or NULL */
         struct manifest_asset *assets; /* owned, manifest order */

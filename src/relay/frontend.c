@@ -40,6 +40,7 @@ static const struct control_route {
 } control_routes[] = {
         { "/info", HTTP_GET },    { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
         { "/resume", HTTP_POST }, { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
+        { "/logs", HTTP_GET },
 };
 
 static const char *const token_paths[] = { "/reset", "/step", "/state", "/ws" };
@@ -96,9 +97,32 @@ static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
         if (reply->status == 0 || reply->status >= 400)
                 http_exchange_error(x, reply->status ? reply->status : 500,
                                     reply->error_code ? reply->error_code : "infrastructure_error");
+        else if (reply->text)
+                http_exchange_respond_body(x, reply->status, "text/plain; charset=utf-8",
+                                           reply->text, reply->text_len);
         else
                 http_exchange_respond(x, reply->status, reply->json ? reply->json : "{}");
         free(reply->json);
+        free(reply->text);
+}
+
+struct http_deferred *frontend_later(const struct frontend_request *req)
+{
+        return http_exchange_defer(req->x);
+}
+
+void frontend_answer(struct http_deferred *pending, struct frontend_reply *reply)
+{
+        if (reply->status == 0 || reply->status >= 400)
+                http_deferred_error(pending, reply->status ? reply->status : 500,
+                                    reply->error_code ? reply->error_code : "infrastructure_error");
+        else if (reply->text)
+                http_deferred_respond_body(pending, reply->status, "text/plain; charset=utf-8",
+                                           reply->text, reply->text_len);
+        else
+                http_deferred_respond(pending, reply->status, reply->json ? reply->json : "{}");
+        free(reply->json);
+        free(reply->text);
 }
 
 static int fe_on_request(void *userdata, struct http_exchange *x)
@@ -174,10 +198,25 @@ static void fe_on_request_body(void *userdata, struct http_exchange *x, const ch
         struct frontend *f = userdata;
         const struct control_route *cr = &control_routes[x->tag];
         struct frontend_reply reply = {};
+        struct frontend_request req = {
+                .route = cr->path,
+                .query = x->query.buf ? x->query.buf : "",
+                .body = body,
+                .body_len = len,
+                .x = x,
+        };
 
-        f->ops->control(f->userdata, http_method_str((enum http_method) cr->method), cr->path, body,
-                        len, &reply);
+        f->ops->control(f->userdata, &req, &reply);
+        if (reply.later)
+                return;
         reply_from(x, &reply);
+}
+
+static void fe_on_deferred_gone(void *userdata, struct http_deferred *d)
+{
+        struct frontend *f = userdata;
+        if (f->ops->pending_gone)
+                f->ops->pending_gone(f->userdata, d);
 }
 
 /* Whether a JSON text may hold a member named key: the name appears quoted
@@ -252,6 +291,7 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
 static const struct http_proxy_ops frontend_proxy_ops = {
         .on_request = fe_on_request,
         .on_request_body = fe_on_request_body,
+        .on_deferred_gone = fe_on_deferred_gone,
         .on_response = fe_on_response,
         .on_ws_text = fe_on_ws_text,
 };
@@ -271,7 +311,7 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
                 safe_close(listen_fd);
                 return -EINVAL;
         }
-        r = http_proxy_upstream_unix(&pc, cfg->env_socket);
+        r = cfg->env_socket ? http_proxy_upstream_unix(&pc, cfg->env_socket) : 0;
         if (r < 0) {
                 safe_close(listen_fd);
                 return r;
@@ -299,6 +339,11 @@ struct frontend *frontend_free(struct frontend *f)
                 free(f->token);
         }
         return mfree(f);
+}
+
+int frontend_set_env_socket(struct frontend *f, const char *path)
+{
+        return http_proxy_set_upstream_unix(f->proxy, path);
 }
 
 unsigned frontend_connections(const struct frontend *f)

@@ -49,6 +49,7 @@ enum req_state {
         REQ_DISCARD,   /* skipping the body of a request answered locally */
         REQ_WAIT,      /* request sent, response not finished */
         REQ_TUNNEL,    /* watched WebSocket: client→upstream frames */
+        REQ_DEFERRED,  /* a local answer the policy gives later */
 };
 
 enum resp_state {
@@ -92,10 +93,16 @@ struct http_conn {
         bool dead;
 
         struct http_exchange x;
+        struct http_deferred *deferred; /* owned while rstate == REQ_DEFERRED */
+        bool in_body_callback;          /* inside on_request_body() */
         struct strbuf inspect;
         bool inspect_truncated;
         struct ws_parser ws_c, ws_u;
         usec_t last_activity;
+};
+
+struct http_deferred {
+        struct http_conn *conn; /* NULL once its connection is gone */
 };
 
 struct tunnel {
@@ -158,16 +165,75 @@ static const char *status_reason(unsigned status)
 
 void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json)
 {
+        x->content_type = NULL;
         x->status = status;
         strbuf_reset(&x->body);
         strbuf_adds(&x->body, json);
 }
 
+void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
+                                const char *body, size_t len)
+{
+        x->status = status;
+        x->content_type = content_type;
+        strbuf_reset(&x->body);
+        strbuf_add(&x->body, body, len);
+}
+
 void http_exchange_error(struct http_exchange *x, unsigned status, const char *code)
 {
+        x->content_type = NULL;
         x->status = status;
         strbuf_reset(&x->body);
         strbuf_addf(&x->body, "{\"error\":{\"code\":\"%s\"}}", code);
+}
+
+struct http_deferred *http_exchange_defer(struct http_exchange *x)
+{
+        struct http_conn *c = (struct http_conn *) ((char *) x - offsetof(struct http_conn, x));
+
+        if (!c->deferred) {
+                c->deferred = xcalloc(1, sizeof(*c->deferred));
+                c->deferred->conn = c;
+        }
+        return c->deferred;
+}
+
+static void conn_pump_and_reap(struct http_conn *c);
+static void request_done_locally(struct http_conn *c, bool had_body);
+
+static void deferred_answer(struct http_deferred *d)
+{
+        struct http_conn *c = d->conn;
+
+        c->deferred = NULL;
+        free(d);
+        /* Answered from inside on_request_body(): the pump goes on there. */
+        if (c->in_body_callback)
+                return;
+        c->rstate = REQ_WAIT;
+        c->last_activity = loop_now(c->proxy->loop);
+        request_done_locally(c, false);
+        conn_pump_and_reap(c);
+}
+
+void http_deferred_respond(struct http_deferred *d, unsigned status, const char *json)
+{
+        http_exchange_respond(&d->conn->x, status, json);
+        deferred_answer(d);
+}
+
+void http_deferred_respond_body(struct http_deferred *d, unsigned status, const char *content_type,
+                                const char *body, size_t len)
+{
+        http_exchange_respond_body(&d->conn->x, status, content_type, body, len);
+        deferred_answer(d);
+}
+
+void http_deferred_error(struct http_deferred *d, unsigned status, const char *code)
+{
+        http_exchange_error(&d->conn->x, status, code);
+        deferred_answer(d);
 }
 
 static void exchange_reset(struct http_exchange *x)
@@ -176,11 +242,13 @@ static void exchange_reset(struct http_exchange *x)
         strbuf_release(&x->add_response);
         strbuf_release(&x->body);
         strbuf_release(&x->headers);
+        strbuf_release(&x->query);
         *x = (struct http_exchange){
                 .add_request = STRBUF_INIT,
                 .add_response = STRBUF_INIT,
                 .body = STRBUF_INIT,
                 .headers = STRBUF_INIT,
+                .query = STRBUF_INIT,
         };
 }
 
@@ -191,9 +259,9 @@ static void conn_answer(struct http_conn *c, bool close)
 
         if (x->status == 0)
                 http_exchange_error(x, 500, "infrastructure_error");
-        strbuf_addf(&c->cout,
-                    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n",
-                    x->status, status_reason(x->status), x->body.len);
+        strbuf_addf(&c->cout, "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
+                    x->status, status_reason(x->status),
+                    x->content_type ? x->content_type : "application/json", x->body.len);
         strbuf_add(&c->cout, x->headers.buf, x->headers.len);
         if (close)
                 strbuf_adds(&c->cout, "Connection: close\r\n");
@@ -235,6 +303,11 @@ static void conn_free(struct http_conn *c)
         if (c->next)
                 c->next->prev = c->prev;
         p->n_conns--;
+        if (c->deferred) {
+                if (p->ops->on_deferred_gone)
+                        p->ops->on_deferred_gone(p->userdata, c->deferred);
+                free(c->deferred);
+        }
         loop_source_free(c->csrc);
         loop_source_free(c->timer);
         conn_close_upstream(c);
@@ -272,6 +345,8 @@ static int conn_connect_upstream(struct http_conn *c)
         int fd, r;
 
         conn_close_upstream(c);
+        if (cfg->upstream_len == 0)
+                return -ECONNREFUSED; /* nowhere to go right now */
         fd = socket(cfg->upstream.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
@@ -556,6 +631,8 @@ static int process_head(struct http_conn *c)
         c->x.path = h.target;
         q = memchr(h.target, '?', h.target_len);
         c->x.path_len = q ? (size_t) (q - h.target) : h.target_len;
+        if (q)
+                strbuf_add(&c->x.query, q + 1, h.target_len - c->x.path_len - 1);
         c->req_keep_alive = h.keep_alive;
         c->req_body = h.body;
         c->req_left = h.content_length;
@@ -649,12 +726,22 @@ static int process_client(struct http_conn *c)
                                 conn_kill(c);
                         return n > 0;
                 }
+                c->in_body_callback = true;
                 c->proxy->ops->on_request_body(c->proxy->userdata, &c->x, c->inspect.buf,
                                                c->inspect.len);
+                c->in_body_callback = false;
                 strbuf_reset(&c->inspect);
+                if (c->deferred) {
+                        c->rstate = REQ_DEFERRED;
+                        /* Waiting is no idle time: the policy's deadline rules. */
+                        loop_timer_set(c->timer, USEC_INFINITY);
+                        return 1;
+                }
                 request_done_locally(c, false);
                 return 1;
         }
+        case REQ_DEFERRED:
+                return 0;
         case REQ_BODY: {
                 size_t n = 0;
                 int r;
@@ -1229,6 +1316,15 @@ struct http_proxy *http_proxy_free(struct http_proxy *p)
 unsigned http_proxy_connections(const struct http_proxy *p)
 {
         return p->n_conns + p->n_tunnels;
+}
+
+int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path)
+{
+        if (!path) {
+                p->cfg.upstream_len = 0;
+                return 0;
+        }
+        return http_proxy_upstream_unix(&p->cfg, path);
 }
 
 int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path)

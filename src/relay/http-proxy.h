@@ -36,6 +36,7 @@ struct http_exchange {
         const struct http_head *req;
         const char *path; /* target up to '?' (not NUL-terminated) */
         size_t path_len;
+        struct strbuf query; /* the raw query string after '?' (kept for the exchange) */
 
         /* Policy decisions. */
         int tag;                    /* free for the policy (route id) */
@@ -47,17 +48,25 @@ struct http_exchange {
 
         /* Local answer. */
         unsigned status;
+        const char *content_type; /* static; NULL: application/json */
         struct strbuf body;
         struct strbuf headers; /* extra raw header lines of the local answer */
 
         bool req_is_head;
 };
 
+/* A local answer the policy gives later (http_exchange_defer()). */
+struct http_deferred;
+
 struct http_proxy_ops {
         int (*on_request)(void *userdata, struct http_exchange *x);
-        /* After HTTP_ACTION_READ_BODY; must answer (respond or error). */
+        /* After HTTP_ACTION_READ_BODY; must answer (respond or error) or
+         * call http_exchange_defer(). */
         void (*on_request_body)(void *userdata, struct http_exchange *x, const char *body,
                                 size_t len);
+        /* A deferred answer's client went away: the handle is freed after
+         * this returns and must not be answered. */
+        void (*on_deferred_gone)(void *userdata, struct http_deferred *d);
         /* After a forwarded exchange with inspect_response ended. */
         void (*on_response)(void *userdata, struct http_exchange *x, unsigned status,
                             const char *body, size_t len, bool truncated);
@@ -85,8 +94,26 @@ DEFINE_CLEANUP_FUNC(struct http_proxy, http_proxy_free);
 unsigned http_proxy_connections(const struct http_proxy *p);
 
 void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json);
+/* A non-JSON local answer (content_type static, e.g. "text/plain; charset=utf-8"). */
+void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
+                                const char *body, size_t len);
+/*
+ * From on_request_body(): the answer comes later, from the loop, through
+ * http_deferred_respond()/_error(). Meanwhile nothing else is read or routed
+ * on this connection (answers never overtake each other). The handle belongs
+ * to the proxy: it is freed by the answer, or after on_deferred_gone().
+ */
+struct http_deferred *http_exchange_defer(struct http_exchange *x);
+void http_deferred_respond(struct http_deferred *d, unsigned status, const char *json);
+void http_deferred_respond_body(struct http_deferred *d, unsigned status, const char *content_type,
+                                const char *body, size_t len);
+void http_deferred_error(struct http_deferred *d, unsigned status, const char *code);
 /* {"error":{"code":"<code>"}}: the only error shape any client ever sees. */
 void http_exchange_error(struct http_exchange *x, unsigned status, const char *code);
+
+/* Where new requests go from now on (a path, NULL: nowhere — the policy
+ * answers 503 itself); connections already open keep their upstream. */
+int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path);
 
 /* Fills cfg->upstream from a unix socket path (-ENAMETOOLONG) or an IPv4
  * "a.b.c.d:port" (-EINVAL). */

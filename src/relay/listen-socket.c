@@ -39,27 +39,27 @@ int socket_listen_unix(const char *path, mode_t mode, int *ret_fd)
 {
         cleanup_close int fd = -EBADF;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct stat st;
         size_t n = strlen(path);
+        mode_t old;
+        int r;
 
         if (n == 0 || n >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, path, n);
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return -EEXIST;
-                if (unlink(path) < 0)
-                        return negative_errno();
-        }
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
-        if (bind(fd, (struct sockaddr *) &sa,
-                 (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1)) < 0)
-                return negative_errno();
-        /* fchmod() on a socket fd does not change the path's mode. */
-        if (chmod(path, mode) < 0)
-                return negative_errno();
+        /* The mode comes from the umask at bind() time: no chmod() by path
+         * afterwards (fchmod() on a socket fd would not reach the inode),
+         * and bind() itself never follows or replaces what is at path. */
+        old = umask(~mode & 0777);
+        r = bind(fd, (struct sockaddr *) &sa,
+                 (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1));
+        if (r < 0)
+                r = negative_errno();
+        (void) umask(old);
+        if (r < 0)
+                return r;
         if (listen(fd, LISTEN_BACKLOG) < 0)
                 return negative_errno();
         *ret_fd = TAKE_FD(fd);

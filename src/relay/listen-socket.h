@@ -3,9 +3,11 @@
 
 /*
  * Listening sockets for the relays: CLOEXEC and non-blocking from birth.
- * Unix sockets replace a stale socket at the path (never another file type)
- * and get the requested mode, so a confined principal with another uid can
- * connect.
+ * Unix sockets are bound where nothing exists yet (-EADDRINUSE otherwise:
+ * nothing is ever replaced) and get the requested mode at bind time, so a
+ * confined principal with another uid can connect; callers bind only in
+ * directories no container can reach yet (a fresh socket-dir tmpfs before
+ * its container starts, or the daemon's private dir).
  */
 #include <stdint.h>
 #include <sys/types.h>

@@ -144,6 +144,10 @@ static int copier_fail(struct copier *c, enum custody_reason reason, int error, 
         case CUSTODY_ERR_DESTINATION:
                 ret = -EEXIST;
                 break;
+        case CUSTODY_ERR_SPARSE:
+                what = "sparse file not allowed";
+                ret = -EPERM;
+                break;
         case CUSTODY_ERR_IO:
                 ret = -abs(error);
                 if (!what)
@@ -344,6 +348,11 @@ static int copy_file(struct copier *c, struct frame *f, const char *name, const 
          * the file may grow while it is copied. */
         if ((uint64_t) listed->st_size > c->max_bytes - c->stats.bytes)
                 return copier_fail(c, CUSTODY_ERR_BYTES, 0, rel, NULL);
+        /* A file with holes reads as more bytes than it stores: a 10 GiB
+         * sparse file in a 256 MiB workspace would fill the copy (and the
+         * reader's memory) with zeros. Refused, like any other trick. */
+        if ((uint64_t) listed->st_blocks * 512 + CUSTODY_SPARSE_SLACK < (uint64_t) listed->st_size)
+                return copier_fail(c, CUSTODY_ERR_SPARSE, EPERM, rel, NULL);
 
         r = open_listed_file(c, f->src_fd, name, rel, listed, &in);
         if (r < 0)

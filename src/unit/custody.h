@@ -7,7 +7,8 @@
  * name at a time relative to its already open parent; no path is ever
  * resolved by string and no link is ever followed. Symlinks, FIFOs, sockets
  * and devices are refused; an entry whose type or identity changes between
- * listing and opening is refused; bytes, entries and depth are bounded.
+ * listing and opening is refused; bytes, entries and depth are bounded, and a
+ * file with holes (sparse) is refused.
  *
  * The walk is iterative (an explicit stack of open directories, at most
  * max_depth + 1 deep), so it holds two fds per level.
@@ -39,6 +40,7 @@ enum custody_reason {
         CUSTODY_ERR_BYTES,        /* "<rel>: copy exceeds N bytes" */
         CUSTODY_ERR_ENTRIES,      /* "<rel>: more than N entries" */
         CUSTODY_ERR_DEPTH,        /* "<rel>: nested deeper than N directories" */
+        CUSTODY_ERR_SPARSE,       /* "<rel>: sparse file not allowed" (it has holes) */
         CUSTODY_ERR_IO,           /* "<rel>: <strerror(error)>" (the copier's own failure) */
 };
 

@@ -3,9 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <sys/mount.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -13,15 +13,56 @@
 #include "base/fd-util.h"
 #include "base/util.h"
 
-static int make_dir(const char *path, mode_t mode, uid_t uid)
+#define DEFAULT_DISK_MB 256
+
+static int make_dir(const char *path, mode_t mode)
 {
-        int r = mkdir_p_at(AT_FDCWD, path, 0755);
+        if (mkdir(path, mode) < 0 && errno != EEXIST)
+                return -errno;
+        /* chmod after mkdir: the umask must not decide access. */
+        return chmod(path, mode) < 0 ? -errno : 0;
+}
+
+/* Directories made inside a fresh tmpfs nobody else can reach yet. */
+static int make_owned_dir(const char *path, mode_t mode, uid_t uid)
+{
+        int r = make_dir(path, mode);
         if (r < 0)
                 return r;
-        /* chmod/chown after mkdir: the umask must not decide access. */
-        if (chmod(path, mode) < 0)
-                return -errno;
         if (uid != (uid_t) -1 && chown(path, uid, uid) < 0)
+                return -errno;
+        return 0;
+}
+
+static uint64_t inodes_for(uint64_t disk_mb)
+{
+        return MAX(disk_mb * EPISODE_FS_INODES_PER_MB, (uint64_t) EPISODE_FS_MIN_INODES);
+}
+
+/*
+ * A tmpfs of its own for everything a container writes, sized by disk_mb and
+ * capped in inodes: a writer that does not stop gets ENOSPC instead of
+ * filling the host, sealing can tell a full workspace from outside
+ * (episode_fs_workspace_full()), and overlay upper layers never sit on the
+ * state dir's own filesystem. tmpfs pages are charged to the writer's memory
+ * cgroup, so they count against memory_mb too. owner: the root's owner
+ * ((uid_t) -1: root), set at mount time.
+ */
+static int mount_bounded(const char *dir, uint64_t bytes, uint64_t inodes, mode_t mode, uid_t owner)
+{
+        cleanup_free char *opts = NULL;
+        int r = make_dir(dir, 0711);
+
+        if (r < 0)
+                return r;
+        if (owner != (uid_t) -1)
+                opts = xasprintf("size=%llu,nr_inodes=%llu,mode=%o,uid=%u,gid=%u",
+                                 (unsigned long long) bytes, (unsigned long long) inodes,
+                                 (unsigned) mode, (unsigned) owner, (unsigned) owner);
+        else
+                opts = xasprintf("size=%llu,nr_inodes=%llu,mode=%o", (unsigned long long) bytes,
+                                 (unsigned long long) inodes, (unsigned) mode);
+        if (mount("tmpfs", dir, "tmpfs", MS_NODEV | MS_NOSUID | MS_NOEXEC, opts) < 0)
                 return -errno;
         return 0;
 }
@@ -34,8 +75,9 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
         cleanup_free char *opts = NULL;
         int r;
 
-        if ((r = make_dir(upper, mode, owner)) < 0 || (r = make_dir(work, 0700, (uid_t) -1)) < 0 ||
-            (r = make_dir(merged, 0755, (uid_t) -1)) < 0)
+        if ((r = make_owned_dir(upper, mode, owner)) < 0 ||
+            (r = make_owned_dir(work, 0700, (uid_t) -1)) < 0 ||
+            (r = make_owned_dir(merged, 0755, (uid_t) -1)) < 0)
                 return r;
         /* userxattr is not needed (the daemon mounts as real root); index=off
          * and metacopy=off keep the upper a plain tree the grader can read. */
@@ -46,89 +88,68 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
         return 0;
 }
 
-/*
- * Everything a container writes in an episode lives on a tmpfs of its own,
- * sized by disk_mb: the agent's /workspace upper layer (zone disk_mb), each
- * service's state upper layer, each observer's /out and /inputs. A writer
- * that does not stop gets ENOSPC instead of filling the state directory's
- * filesystem (the host's disk), sealing can tell a full workspace from
- * outside (episode_fs_workspace_full()), and overlay upper layers never sit
- * on the state dir's own filesystem, which may itself be an overlayfs (the
- * image root under Docker), where upper layers are refused. tmpfs pages are
- * charged to the writer's memory cgroup, so they count against memory_mb too.
- */
-static int mount_bounded(const char *dir, uint64_t disk_mb)
+static uint64_t disk_bytes(uint64_t disk_mb)
 {
-        cleanup_free char *opts =
-                xasprintf("size=%llum,mode=0755", (unsigned long long) (disk_mb ?: 256));
-        int r = make_dir(dir, 0755, (uid_t) -1);
-        if (r < 0)
-                return r;
-        if (mount("tmpfs", dir, "tmpfs", MS_NODEV | MS_NOSUID | MS_NOEXEC, opts) < 0)
-                return -errno;
-        return 0;
+        return (disk_mb ?: DEFAULT_DISK_MB) * 1024 * 1024;
 }
 
-static void umount_quiet(const char *path)
+static uint64_t workspace_mb(const struct manifest *m)
 {
-        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
-                (void) 0; /* best effort: teardown removes what it can */
+        return manifest_zone(m, MANIFEST_ZONE_AGENT)->resources.disk_mb ?: DEFAULT_DISK_MB;
+}
+
+/* Unmounts path (if it is a mount point) and removes the emptied point. */
+static void drop_mount(const char *path)
+{
+        (void) umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+        (void) rmdir(path);
+}
+
+static void drop_overlay(const char *dir)
+{
+        cleanup_free char *merged = xasprintf("%s/merged", dir);
+        (void) umount2(merged, MNT_DETACH | UMOUNT_NOFOLLOW);
+        drop_mount(dir);
 }
 
 int episode_fs_teardown(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
+        cleanup_free char *sock = xasprintf("%s/sock", ctx->episode_dir);
+        cleanup_free char *svc = xasprintf("%s/services", ctx->episode_dir);
+        cleanup_free char *obs = xasprintf("%s/observers", ctx->episode_dir);
+        cleanup_free char *ws = xasprintf("%s/workspace", ctx->episode_dir);
+        cleanup_free char *copy = unit_workspace_copy_dir(ctx);
+        cleanup_free char *hosts = xasprintf("%s/hosts", ctx->episode_dir);
 
-        /* Overlays first, then the tmpfs below each (mount_bounded()). */
+        /* Mount points are known: never a walk of what a container wrote. */
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
                 for (size_t k = 0; k < m->zones[z].n_containers; k++) {
                         const struct manifest_container *c = &m->zones[z].containers[k];
-                        cleanup_free char *dir = NULL, *merged = NULL;
-                        if (c->zone == MANIFEST_ZONE_SERVICES && c->state)
-                                dir = xasprintf("%s/services/%s", ctx->episode_dir, c->name);
-                        else if (c->zone == MANIFEST_ZONE_OBSERVERS)
-                                dir = xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
-                        else
-                                continue;
-                        merged = xasprintf("%s/merged", dir);
-                        umount_quiet(merged);
-                        umount_quiet(dir);
+                        cleanup_free char *d = unit_socket_dir(ctx, c->name);
+                        drop_mount(d);
+                        if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
+                                cleanup_free char *sd = xasprintf("%s/%s", svc, c->name);
+                                drop_overlay(sd);
+                        } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
+                                cleanup_free char *od = xasprintf("%s/%s", obs, c->name);
+                                drop_mount(od);
+                        }
                 }
-        {
-                cleanup_free char *dir = xasprintf("%s/workspace", ctx->episode_dir);
-                cleanup_free char *merged = xasprintf("%s/merged", dir);
-                umount_quiet(merged);
-                umount_quiet(dir);
-        }
-        /* overlayfs leaves a mode-000 work/work behind: rm_rf_at runs as root,
-         * which is not stopped by modes. */
-        return rm_rf_at(AT_FDCWD, ctx->episode_dir);
-}
-
-static int setup_socket_dirs(const struct unit_plan_context *ctx)
-{
-        const struct manifest *m = ctx->manifest;
-        int r;
-
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
-                for (size_t k = 0; k < m->zones[z].n_containers; k++) {
-                        const struct manifest_container *c = &m->zones[z].containers[k];
-                        cleanup_free char *dir = unit_socket_dir(ctx, c->name);
-                        /* Recreated every episode: no socket or file survives. */
-                        r = rm_rf_at(AT_FDCWD, dir);
-                        if (r < 0)
-                                return r;
-                        r = make_dir(dir, 0755, unit_container_host_uid(m, c));
-                        if (r < 0)
-                                return r;
-                }
+        drop_overlay(ws);
+        drop_mount(copy);
+        (void) unlink(hosts);
+        (void) rmdir(sock);
+        (void) rmdir(svc);
+        (void) rmdir(obs);
+        if (rmdir(ctx->episode_dir) < 0 && errno != ENOENT)
+                return -errno; /* something stayed mounted */
         return 0;
 }
 
 static int write_hosts(const struct unit_plan_context *ctx)
 {
-        cleanup_free char *dir = unit_socket_dir(ctx, "env");
-        cleanup_free char *path = xasprintf("%s/hosts", dir);
+        cleanup_free char *path = xasprintf("%s/hosts", ctx->episode_dir);
         cleanup_free char *content = unit_hosts_file(ctx->manifest);
         cleanup_close int fd = -EBADF;
 
@@ -138,54 +159,88 @@ static int write_hosts(const struct unit_plan_context *ctx)
         return write_all(fd, content, strlen(content));
 }
 
+static int setup_container(const struct unit_plan_context *ctx, const struct manifest_container *c,
+                           const char *empty)
+{
+        uid_t uid = unit_container_host_uid(ctx, c);
+        uint64_t disk_mb = c->effective.disk_mb ?: DEFAULT_DISK_MB;
+        cleanup_free char *sock = unit_socket_dir(ctx, c->name);
+        int r;
+
+        /* Its one way out: relays the daemon binds before it starts, and
+         * whatever it makes there itself, bounded. */
+        r = mount_bounded(sock, EPISODE_FS_SOCK_BYTES, EPISODE_FS_SOCK_INODES, 0755, uid);
+        if (r < 0)
+                return r;
+        if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
+                cleanup_free char *d = xasprintf("%s/services/%s", ctx->episode_dir, c->name);
+                r = mount_bounded(d, disk_bytes(disk_mb), inodes_for(disk_mb), 0711, (uid_t) -1);
+                if (r >= 0)
+                        r = mount_overlay(d, empty, uid, 0755);
+        } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
+                cleanup_free char *d = xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
+                cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
+                cleanup_free char *in = unit_observer_dir(ctx, c->name, "inputs");
+                r = mount_bounded(d, disk_bytes(disk_mb), inodes_for(disk_mb), 0711, (uid_t) -1);
+                if (r >= 0)
+                        r = make_owned_dir(out, 0755, uid);
+                if (r >= 0)
+                        r = make_owned_dir(in, 0755, (uid_t) -1);
+        }
+        return r;
+}
+
 static int setup(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
         const struct manifest_container *env = manifest_find_container(m, "env");
-        cleanup_free char *empty = xasprintf("%s/run/empty", ctx->state_dir);
+        uint64_t ws_mb = workspace_mb(m);
+        cleanup_free char *empty = xasprintf("%s/empty", ctx->state_dir);
         cleanup_free char *ws = xasprintf("%s/workspace", ctx->episode_dir);
+        cleanup_free char *copy = unit_workspace_copy_dir(ctx);
         int r;
 
-        if ((r = make_dir(ctx->episode_dir, 0711, (uid_t) -1)) < 0 ||
-            (r = make_dir(empty, 0755, (uid_t) -1)) < 0)
+        if ((r = mkdir_p_at(AT_FDCWD, ctx->episode_dir, 0711)) < 0 ||
+            (r = make_dir(ctx->episode_dir, 0711)) < 0)
                 return r;
-        if ((r = setup_socket_dirs(ctx)) < 0 || (r = write_hosts(ctx)) < 0)
+        static const char *const subdirs[] = { "sock", "services", "observers" };
+        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
+                cleanup_free char *d = xasprintf("%s/%s", ctx->episode_dir, subdirs[i]);
+                if ((r = make_dir(d, 0711)) < 0)
+                        return r;
+        }
+        if ((r = write_hosts(ctx)) < 0)
                 return r;
 
         /* The whole agent zone writes /workspace: owned by the env's principal,
          * open to the zone's other principals (same trust level). */
-        r = mount_bounded(ws, manifest_zone(m, MANIFEST_ZONE_AGENT)->resources.disk_mb);
+        r = mount_bounded(ws, disk_bytes(ws_mb), inodes_for(ws_mb), 0711, (uid_t) -1);
         if (r < 0)
                 return r;
-        r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(m, env), 01777);
+        r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(ctx, env), 01777);
+        if (r < 0)
+                return r;
+        /* Its custody copy is as large as the workspace can be. */
+        r = mount_bounded(copy, disk_bytes(ws_mb), inodes_for(ws_mb), 0755, (uid_t) -1);
         if (r < 0)
                 return r;
 
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
                 for (size_t k = 0; k < m->zones[z].n_containers; k++) {
-                        const struct manifest_container *c = &m->zones[z].containers[k];
-                        uid_t uid = unit_container_host_uid(m, c);
-                        if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
-                                cleanup_free char *d =
-                                        xasprintf("%s/services/%s", ctx->episode_dir, c->name);
-                                r = mount_bounded(d, c->effective.disk_mb);
-                                if (r >= 0)
-                                        r = mount_overlay(d, empty, uid, 0755);
-                        } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
-                                cleanup_free char *d =
-                                        xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
-                                cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
-                                cleanup_free char *in = unit_observer_dir(ctx, c->name, "inputs");
-                                r = mount_bounded(d, c->effective.disk_mb);
-                                if (r >= 0)
-                                        r = make_dir(out, 0755, uid);
-                                if (r >= 0)
-                                        r = make_dir(in, 0755, (uid_t) -1);
-                        }
+                        r = setup_container(ctx, &m->zones[z].containers[k], empty);
                         if (r < 0)
                                 return r;
                 }
         return 0;
+}
+
+int episode_fs_reset_workspace_copy(const struct unit_plan_context *ctx)
+{
+        cleanup_free char *copy = unit_workspace_copy_dir(ctx);
+        uint64_t mb = workspace_mb(ctx->manifest);
+
+        (void) umount2(copy, MNT_DETACH | UMOUNT_NOFOLLOW);
+        return mount_bounded(copy, disk_bytes(mb), inodes_for(mb), 0755, (uid_t) -1);
 }
 
 int episode_fs_workspace_full(const struct unit_plan_context *ctx)
@@ -199,6 +254,12 @@ int episode_fs_workspace_full(const struct unit_plan_context *ctx)
                 return -ENOMEDIUM;
         /* No block or no inode left: the next write would get ENOSPC. */
         return sf.f_bavail == 0 || (sf.f_files > 0 && sf.f_ffree == 0);
+}
+
+int episode_fs_init(const char *state_dir)
+{
+        cleanup_free char *empty = xasprintf("%s/empty", state_dir);
+        return make_dir(empty, 0755);
 }
 
 int episode_fs_setup(const struct unit_plan_context *ctx)

@@ -2,18 +2,22 @@
 #pragma once
 
 /*
- * Per-episode storage, in the daemon's own (private) mount namespace:
+ * Per-episode storage, in the daemon's own (private) mount namespace, below
+ * the state directory (itself a tmpfs there, see daemon.c):
  *
- *   <episode>/workspace/                       tmpfs of the agent zone's disk_mb
- *   <episode>/workspace/{upper,work,merged}   overlay: lower = seed or empty
- *   <episode>/services/<svc>/{upper,work,merged}
- *   <episode>/observers/<obs>/{out,inputs}
- *   <state>/run/sock/<container>/              recreated empty every episode
- *   <state>/run/sock/env/hosts
+ *   <episode>/sock/<container>/        tmpfs: its /run/openenvd
+ *   <episode>/hosts                    the env's /etc/hosts
+ *   <episode>/workspace/               tmpfs of the agent zone's disk_mb
+ *   <episode>/workspace/{upper,work,merged}  overlay: lower = seed or empty
+ *   <episode>/workspace-copy/          tmpfs: the workspace's custody copy (ws/)
+ *   <episode>/services/<svc>/          tmpfs + overlay {upper,work,merged}
+ *   <episode>/observers/<obs>/         tmpfs: out/, inputs/
  *
- * Everything agent-writable is fresh every episode: the upper layers live in
- * the episode directory, and episode_fs_teardown() unmounts the overlays and
- * removes the whole episode directory, so nothing crosses episodes.
+ * Every directory a container can write is its own tmpfs, capped in bytes
+ * (disk_mb) and in inodes: a writer that does not stop gets ENOSPC, and
+ * nothing a container made (however deep, however many entries) is ever
+ * walked by the daemon as root. Teardown unmounts them and removes the
+ * known, daemon-made mount points one by one.
  *
  * Ownership: upper layers, /out and socket dirs belong to the host uid of
  * the principal that writes them (its user namespace maps uid 1000 there).
@@ -21,11 +25,24 @@
 #include "manifest/manifest.h"
 #include "unit/unit-plan.h"
 
-/* Creates every directory and mounts the overlays. On failure everything
- * made so far is undone. */
+/* Inodes per MiB of a container-writable tmpfs (a 256 MiB workspace holds
+ * 65536 entries), and the floor. */
+#define EPISODE_FS_INODES_PER_MB 256
+#define EPISODE_FS_MIN_INODES    1024
+/* A socket dir holds sockets and little else. */
+#define EPISODE_FS_SOCK_BYTES  (UINT64_C(1024) * 1024)
+#define EPISODE_FS_SOCK_INODES 256
+
+/* Creates <state>/empty, the lower layer of empty overlays (once). */
+int episode_fs_init(const char *state_dir);
+/* Creates every directory and mounts the tmpfs and overlays. On failure
+ * everything made so far is undone. */
 int episode_fs_setup(const struct unit_plan_context *ctx);
 /* 1 if the workspace's bounded upper layer is full (no block or inode
  * left), 0 if not, -errno if it cannot be told. */
 int episode_fs_workspace_full(const struct unit_plan_context *ctx);
-/* Unmounts the overlays and removes the episode directory; idempotent. */
+/* A fresh, empty workspace-copy tmpfs (an earlier inspection's copy is
+ * discarded by unmounting, never by walking it). */
+int episode_fs_reset_workspace_copy(const struct unit_plan_context *ctx);
+/* Unmounts everything and removes the episode directory; idempotent. */
 int episode_fs_teardown(const struct unit_plan_context *ctx);

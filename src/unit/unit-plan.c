@@ -35,19 +35,44 @@ size_t unit_container_index(const struct manifest *m, const struct manifest_cont
         return i;
 }
 
-static uid_t range_base(const struct manifest *m, const struct manifest_container *c)
+size_t unit_container_count(const struct manifest *m)
 {
-        return (uid_t) (UNIT_UID_BASE + unit_container_index(m, c) * UNIT_UID_RANGE);
+        size_t n = 0;
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                n += m->zones[z].n_containers;
+        return n;
 }
 
-uid_t unit_container_host_uid(const struct manifest *m, const struct manifest_container *c)
+static uid_t range_base(const struct unit_plan_context *ctx, const struct manifest_container *c)
 {
-        return range_base(m, c) + UNIT_PRINCIPAL_UID;
+        return (uid_t) (ctx->uid_base + unit_container_index(ctx->manifest, c) * UNIT_UID_RANGE);
+}
+
+uid_t unit_container_host_uid(const struct unit_plan_context *ctx,
+                              const struct manifest_container *c)
+{
+        return range_base(ctx, c) + UNIT_PRINCIPAL_UID;
+}
+
+bool unit_container_activated(const struct manifest_container *c)
+{
+        return (c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env")) ||
+               (c->zone == MANIFEST_ZONE_SERVICES && c->port);
 }
 
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container)
 {
-        return xasprintf("%s/run/sock/%s", ctx->state_dir, container);
+        return xasprintf("%s/sock/%s", ctx->episode_dir, container);
+}
+
+char *unit_workspace_copy_dir(const struct unit_plan_context *ctx)
+{
+        return xasprintf("%s/workspace-copy", ctx->episode_dir);
+}
+
+bool unit_phase_sees_live_workspace(enum phase p)
+{
+        return p == PHASE_READY || p == PHASE_RUNNING || p == PHASE_PROVISIONING;
 }
 
 char *unit_observer_dir(const struct unit_plan_context *ctx, const char *observer, const char *sub)
@@ -125,6 +150,20 @@ static void add_forward(struct container_spec *s, enum forward_kind kind, const 
         };
 }
 
+/* The daemon's listening socket, pass_fds[0] (the launcher's caller adds
+ * the fd), forwarded to port on loopback. */
+static void add_activation(struct container_spec *s, uint16_t port)
+{
+        s->forwards = xrealloc(s->forwards, (s->n_forwards + 1) * sizeof(*s->forwards));
+        s->forwards[s->n_forwards++] = (struct forward){
+                .kind = FORWARD_FD_TO_TCP,
+                .host = xstrdup("127.0.0.1"),
+                .port = port,
+                .pass_index = 0,
+        };
+        s->n_pass_fds = 1;
+}
+
 static char *service_env_name(const char *name)
 {
         char *s = xasprintf("OPENENVD_SERVICE_%s=", name);
@@ -197,7 +236,15 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
 
                 switch (r->kind) {
                 case MANIFEST_READ_WORKSPACE:
-                        src = xasprintf("%s/workspace/merged", ctx->episode_dir);
+                        /* Alive beside agent code: the workspace as it is
+                         * (read-only, no links, no exec). Later: a custody
+                         * copy made once the agent zone was empty, so no
+                         * FIFO, device or sparse file the agent left can
+                         * stall or flood an observer. */
+                        if (unit_phase_sees_live_workspace(ctx->phase))
+                                src = xasprintf("%s/workspace/merged", ctx->episode_dir);
+                        else
+                                src = xasprintf("%s/workspace-copy/ws", ctx->episode_dir);
                         container_spec_add_bind(s, src, "/workspace", VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_ASSET:
@@ -236,8 +283,8 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
         s.name = xstrdup(c->name);
         s.argv = strv_copy(c->argv);
         s.workdir = xstrdup(c->workdir ?: "/");
-        s.rootfs = xstrdup(c->rootfs ?: "/");
-        s.host_uid = range_base(m, c);
+        s.rootfs = xstrdup(c->rootfs ?: ctx->rootfs ?: "/");
+        s.host_uid = range_base(ctx, c);
         s.uid_count = UNIT_UID_RANGE;
         s.uid = UNIT_PRINCIPAL_UID;
         s.gid = UNIT_PRINCIPAL_GID;
@@ -256,15 +303,15 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
                 container_spec_add_bind(&s, ws, "/workspace", RW_FLAGS, false);
                 if (streq(c->name, "env")) {
                         const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
-                        cleanup_free char *hosts = xasprintf("%s/hosts", sock);
+                        cleanup_free char *hosts = xasprintf("%s/hosts", ctx->episode_dir);
                         size_t i = 0;
 
                         container_spec_add_bind(&s, hosts, "/etc/hosts",
                                                 MS_RDONLY | RW_FLAGS | MS_NOEXEC, true);
                         /* The env server listens on TCP in its own netns; the shim
-                         * bridges env.sock to it, so any TCP server works unchanged. */
-                        add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port ?: m->port,
-                                    "/run/openenvd/env.sock");
+                         * bridges the daemon's listening socket (fd 3) to it, so any
+                         * TCP server works unchanged. */
+                        add_activation(&s, c->port ?: m->port);
                         for (size_t k = 0; k < svc->n_containers; k++) {
                                 const struct manifest_container *x = &svc->containers[k];
                                 cleanup_free char *path = NULL;
@@ -290,8 +337,7 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
                         container_spec_add_bind(&s, st, c->state, RW_FLAGS, false);
                 }
                 if (c->port)
-                        add_forward(&s, FORWARD_UNIX_TO_TCP, "127.0.0.1", c->port,
-                                    "/run/openenvd/svc.sock");
+                        add_activation(&s, c->port);
                 break;
         case MANIFEST_ZONE_OBSERVERS: {
                 cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");

@@ -8,15 +8,24 @@
  * is decided here, in one place, so the isolation rules can be read and
  * unit-tested without root.
  *
- * Host layout the plan refers to (created by unit.c before spawning):
+ * Host layout the plan refers to (episode-fs.c creates it; the whole state
+ * directory is a tmpfs in the daemon's private mount namespace):
  *
- *   <state>/run/sock/<container>/           its /run/openenvd (only way out)
- *   <state>/run/sock/env/hosts              the env's /etc/hosts
- *   <state>/run/empty/                      empty lower layer
- *   <episode>/workspace/{upper,work,merged} /workspace (overlay, per episode)
- *   <episode>/services/<svc>/{upper,work,merged}  service state (overlay)
+ *   <episode>/sock/<container>/             its /run/openenvd (only way out; a tmpfs)
+ *   <episode>/hosts                         the env's /etc/hosts
+ *   <state>/empty/                          empty lower layer
+ *   <episode>/workspace/{upper,work,merged} /workspace (overlay on a tmpfs)
+ *   <episode>/workspace-copy/ws             custody copy of the workspace, made
+ *                                           once the agent zone is empty; what
+ *                                           observers of later phases read
+ *   <episode>/services/<svc>/{upper,work,merged}  service state (overlay on a tmpfs)
  *   <episode>/observers/<obs>/out           observer /out (rw)
  *   <episode>/observers/<obs>/inputs/<up>   custody copies of <up>/out
+ *
+ * Sockets the daemon connects to are never in a container's directory: the
+ * env's and each service's inbound socket is a listening socket the daemon
+ * made (socket activation), handed to the shim as fd 3 (UNIT_ACTIVATION_FD
+ * in pass_fds order); the plan only says which containers get one.
  *
  * Ownership: the context is borrowed; unit_plan_container() fills a spec
  * that owns all its strings (container_spec_done() frees them).
@@ -31,8 +40,8 @@
 /* Principal identity inside every container. */
 #define UNIT_PRINCIPAL_UID 1000
 #define UNIT_PRINCIPAL_GID 1000
-/* Container i gets host uids [UNIT_UID_BASE + i * UNIT_UID_RANGE, +UNIT_UID_RANGE). */
-#define UNIT_UID_BASE  200000
+/* Container i gets host uids [uid_base + i * UNIT_UID_RANGE, +UNIT_UID_RANGE);
+ * uid_base is this unit's own block for this episode slot (uid-block.h). */
 #define UNIT_UID_RANGE 65536
 /* The harness reaches its relays on these loopback ports. */
 #define UNIT_HARNESS_MCP_PORT   8000
@@ -45,6 +54,8 @@ struct unit_plan_context {
         const char *state_dir;           /* absolute; masked in every container */
         const char *episode_dir;         /* absolute: <state>/episodes/<id> */
         const char *episode_id;
+        uid_t uid_base;           /* first host uid of this episode's containers */
+        const char *rootfs;       /* default image root (--rootfs); NULL: "/" */
         enum phase phase;         /* phase the container starts in (observers) */
         char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
         /* Whether an asset path is a directory (a file asset is shown as
@@ -54,12 +65,21 @@ struct unit_plan_context {
 
 /* Index of c among all containers (zone order, then manifest order). */
 size_t unit_container_index(const struct manifest *m, const struct manifest_container *c);
-/* Principal's host uid (UNIT_UID_BASE + index * range + UNIT_PRINCIPAL_UID). */
-uid_t unit_container_host_uid(const struct manifest *m, const struct manifest_container *c);
+size_t unit_container_count(const struct manifest *m);
+/* Principal's host uid (uid_base + index * range + UNIT_PRINCIPAL_UID). */
+uid_t unit_container_host_uid(const struct unit_plan_context *ctx,
+                              const struct manifest_container *c);
+/* Whether c gets a listening socket from the daemon (env, services with a
+ * port): it is pass_fds[0] of its spec, forwarded to its TCP port. */
+bool unit_container_activated(const struct manifest_container *c);
 
 /* Host paths (newly allocated). */
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container);
 char *unit_observer_dir(const struct unit_plan_context *ctx, const char *observer, const char *sub);
+char *unit_workspace_copy_dir(const struct unit_plan_context *ctx);
+/* Observers starting in this phase see the workspace as it is (read-only)
+ * rather than its custody copy: those alive while agent code runs. */
+bool unit_phase_sees_live_workspace(enum phase p);
 
 /* The env's /etc/hosts: localhost plus 127.0.0.<10+i> <expose.host> per service. */
 char *unit_hosts_file(const struct manifest *m);

@@ -41,11 +41,10 @@ static int relay_unix(struct loop *l, const char *listen_path, const char *upstr
  * the daemon's memory; each episode hands it over through a fresh 0600 file
  * in the daemon's own run dir (masked in every container, as is all state).
  */
-static int model_relay(struct loop *l, const struct unit_plan_context *ctx,
-                       const struct unit_model *model, const char *listen_path,
-                       struct model_proxy **ret)
+static int model_relay(struct loop *l, const char *private_dir, const struct unit_model *model,
+                       const char *listen_path, struct model_proxy **ret)
 {
-        cleanup_free char *keyfile = xasprintf("%s/run/model-key", ctx->state_dir);
+        cleanup_free char *keyfile = xasprintf("%s/model-key", private_dir);
         cleanup_close int kfd = -EBADF;
         struct model_proxy_config cfg = {
                 .upstream = model->upstream,
@@ -72,7 +71,7 @@ fail:
         return r;
 }
 
-int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
+int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
                     const struct unit_model *model, struct unit_relays **ret)
 {
         const struct manifest *m = ctx->manifest;
@@ -80,17 +79,16 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
         const struct manifest_zone *agent = manifest_zone(m, MANIFEST_ZONE_AGENT);
         struct unit_relays *rs = xcalloc(1, sizeof(*rs));
         cleanup_free char *env_dir = unit_socket_dir(ctx, "env");
-        cleanup_free char *env_sock = xasprintf("%s/env.sock", env_dir);
+        cleanup_free char *env_sock = xasprintf("%s/env.sock", private_dir);
         int r = 0;
 
         for (size_t k = 0; k < svc->n_containers && r >= 0; k++) {
                 const struct manifest_container *c = &svc->containers[k];
-                cleanup_free char *dir = NULL, *lpath = NULL, *upath = NULL;
+                cleanup_free char *lpath = NULL, *upath = NULL;
                 if (!c->expose.host || !c->port)
                         continue;
-                dir = unit_socket_dir(ctx, c->name);
                 lpath = xasprintf("%s/svc-%s.sock", env_dir, c->name);
-                upath = xasprintf("%s/svc.sock", dir);
+                upath = xasprintf("%s/%s.sock", private_dir, c->name);
                 r = relay_unix(l, lpath, upath, &rs->service[rs->n_service]);
                 if (r >= 0)
                         rs->n_service++;
@@ -109,7 +107,7 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
                 if (!model || !model->upstream || !model->key)
                         continue;
                 mod = xasprintf("%s/model.sock", dir);
-                r = model_relay(l, ctx, model, mod, &rs->model[rs->n_model]);
+                r = model_relay(l, private_dir, model, mod, &rs->model[rs->n_model]);
                 if (r >= 0)
                         rs->n_model++;
         }

@@ -3,11 +3,14 @@
 
 /*
  * The relays of one episode, each a listening unix socket the daemon owns in
- * a container's socket directory:
+ * a container's socket directory, bound before that container starts:
  *
- *   env/svc-<svc>.sock   → services/<svc>/svc.sock   (the env's way to a hidden service)
- *   <harness>/mcp.sock   → env/env.sock              (the harness's MCP surface)
- *   <harness>/model.sock → model upstream            (real key added here, never inside)
+ *   env/svc-<svc>.sock   → <private>/<svc>.sock   (the env's way to a hidden service)
+ *   <harness>/mcp.sock   → <private>/env.sock     (the harness's MCP surface)
+ *   <harness>/model.sock → model upstream         (real key added here, never inside)
+ *
+ * Upstreams are the daemon's own activation sockets in <private> (0700,
+ * root), never a path in a directory a container can write.
  *
  * Authorization headers never cross a relay (relay/service-relay.h,
  * relay/model-proxy.h). Ownership: the set owns its relays; unit_relays_free()
@@ -24,7 +27,7 @@ struct unit_model {
 
 struct unit_relays;
 
-int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
+int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
                     const struct unit_model *model, struct unit_relays **ret);
 /* Closes every relay an agent container can use (at sealing). */
 void unit_relays_stop_agent(struct unit_relays *r);

@@ -3,105 +3,114 @@
 
 /*
  * The unit: one environment split into zones, run episode after episode
- * (DESIGN section 8).
+ * (DESIGN sections 4 and 8). The episode's rules live here, in one place
+ * that the daemon (control routes) and the frontend (agent traffic) call:
  *
- *   unit_reset()        any phase → provisioning → ready (or failed)
- *   unit_first_step()   ready → running (the first relayed agent step)
- *   unit_inspect()      running → frozen, observers listing `frozen` run
- *   unit_resume()       frozen → running
- *   unit_end()          → sealed → grading → closed, with a verdict
- *   unit_teardown()     stops what the closed episode still runs
+ *   unit_reset()            any phase → provisioning → ready (or failed)
+ *   unit_note_action()      ready → running (a step, a /ws step, an MCP tool call)
+ *   unit_inspect()          running → frozen, observers listing `frozen` run
+ *   unit_resume()           frozen → running
+ *   unit_end()              → sealed → grading → closed, with a verdict
+ *   unit_note_done()        the environment reported done: as unit_end(), its actor
+ *   unit_request_episode()  a client (orchestrator) resets while no episode is
+ *                           live: a new one starts, after any grading finishes
  *
- * Observers listing ready or running start in the background when the unit
- * becomes ready; they are stopped at sealing (or, if they list sealed or
- * grading too, collected in their turn there) and their results recorded.
+ * The phase machine follows the live episode. Beside it the unit keeps a
+ * standby episode (unless the manifest says `standby: false`): provisioned in
+ * the background as soon as an episode closes (and at start), never exposed,
+ * so a reset only has to make it live. Each episode has one of two slots
+ * (cgroup leaves and host uid range): a standby never shares either with the
+ * live episode. A member that dies during the episode is a fact of it: the
+ * env or a service ends the episode (the system seals it), a harness is
+ * recorded; each lands in the verdict with its status and blame.
  *
- * Grading order is fixed: the agent zone is killed and the kernel must report
- * its cgroup empty (within kill_deadline_s, else agent_misbehavior) before
- * any observer starts; observers run one at a time in `after` order, each
- * only after the previous one's cgroup is empty; an observer reads another's
- * output only as a custody copy made after that.
- *
- * Blame is by cgroup subtree: what happened under zones/agent is
- * agent_misbehavior; services, observers and the daemon itself are
- * infrastructure_error. (A runner output refused by custody is agent data
- * the runner passed on: agent_misbehavior, blamed on that observer's subtree.)
- *
- * Every call is synchronous and bounded by the timeouts in unit_config; the
- * daemon drives it from its single event loop. Ownership: the unit borrows
- * the manifest, cgroup tree and loop; it owns its containers, relays and
- * episode storage, and unit_free() tears all of them down.
+ * Nothing blocks: operations that wait (provisioning, freezing, grading)
+ * return 1 ("pending") and call their unit_done_fn later from the loop; 0
+ * means done now; -EPERM a refusal by the phase machine (with the text);
+ * other -errno a failure. Ownership: the unit borrows the manifest, cgroup
+ * tree and loop, and owns its episodes.
  */
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "base/event-loop.h"
 #include "base/macro.h"
 #include "base/time-util.h"
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "phase/phase.h"
-#include "base/event-loop.h"
+#include "unit/unit-relays.h"
 
 struct unit_config {
         const struct manifest *manifest; /* borrowed */
-        const char *state_dir;           /* absolute, created by the caller (0711) */
+        const char *state_dir;           /* absolute: the daemon's private tmpfs */
         struct cgroup_tree *cgroups;     /* borrowed, the daemon already adopted itself */
         struct loop *loop;               /* borrowed */
         const char *shim_path;           /* absolute path of openenvd-shim */
-        int log_fd;                      /* containers' stdout/stderr; -EBADF: /dev/null */
+        const char *rootfs;              /* containers' default root; NULL: "/" */
         usec_t start_timeout;            /* services and env must be ready within this */
         usec_t observer_timeout;         /* one observer's run */
         char *const *extra_masks;        /* more host paths to hide in every container */
-        unsigned weaken;                 /* test-only: enum container_weaken for every container */
-        /* Model proxy for the harness (NULL url: none). The key is copied. */
-        const char *model_upstream; /* "a.b.c.d:port" */
-        const char *model_key;
-        const char *model_provider; /* "anthropic" | "openai" */
+        unsigned weaken;                 /* test-only: enum container_weaken */
+        struct unit_model model;         /* model proxy for the harness (upstream NULL: none) */
+        bool standby;                    /* keep a standby episode */
+        uid_t uid_base;                  /* the unit's uid block (uid-block.h) ... */
+        uint32_t uid_slot_size;          /* ... split in two slots of this size */
 };
 
-enum unit_verdict_kind {
-        UNIT_VERDICT_NONE,
-        UNIT_VERDICT_GRADED,
-        UNIT_VERDICT_AGENT_MISBEHAVIOR,
-        UNIT_VERDICT_INFRASTRUCTURE_ERROR,
+/* Completion of a pending operation: 0, or -errno (-ECANCELED: superseded
+ * by a reset; -EIO: it failed, the verdict says why). */
+typedef void (*unit_done_fn)(void *userdata, int result);
+
+struct unit_ops {
+        /* The live env server's socket changed (NULL: none is live). */
+        void (*env_changed)(void *userdata, const char *env_socket);
 };
 
 struct unit;
 
-int unit_new(const struct unit_config *cfg, struct unit **ret);
+int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *userdata,
+             struct unit **ret);
 struct unit *unit_free(struct unit *u);
 DEFINE_CLEANUP_FUNC(struct unit, unit_free);
 
+/* Provisions the first episode (made live with initial_episode, as if the
+ * orchestrator had reset) or only a standby. */
+int unit_start(struct unit *u, bool initial_episode);
+
 enum phase unit_phase(const struct unit *u);
-const char *unit_episode_id(const struct unit *u); /* NULL before the first reset */
-/* Host path of the env server's socket (what the external relay connects to). */
-const char *unit_env_socket(const struct unit *u);
+const char *unit_episode_id(const struct unit *u); /* NULL before the first episode */
+/* Env traffic is served while the unit is ready or running. */
 bool unit_env_traffic_allowed(const struct unit *u);
+/* The live env server's socket, NULL when none. */
+const char *unit_env_socket(const struct unit *u);
 
-/*
- * Control operations. Each returns 0, -EPERM when the phase machine refuses
- * (ret_refusal gets "<actor> cannot move the unit from <from> to <to>"), or
- * another -errno when the operation failed (the unit then records the
- * failure in its verdict and phase; details go to the log only).
- */
-int unit_reset(struct unit *u, char *ret_refusal, size_t refusal_size);
-int unit_first_step(struct unit *u);
-int unit_inspect(struct unit *u, json_t **ret_observers, char *ret_refusal, size_t refusal_size);
+int unit_reset(struct unit *u, const char *reason, unit_done_fn done, void *userdata,
+               char *ret_refusal, size_t refusal_size);
+int unit_inspect(struct unit *u, unit_done_fn done, void *userdata, char *ret_refusal,
+                 size_t refusal_size);
 int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size);
-int unit_end(struct unit *u, enum phase_actor actor, const char *reason, char *ret_refusal,
-             size_t refusal_size);
-/* Stops the episode's containers and relays and removes its cgroup leaves
- * and storage. unit_end() leaves that to the caller, so that the verdict is
- * served first (the daemon defers it to the end of the loop round); the
- * next unit_reset() and unit_free() do it too. Idempotent. */
-void unit_teardown(struct unit *u);
+int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_done_fn done,
+             void *userdata, char *ret_refusal, size_t refusal_size);
+int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata);
+void unit_note_action(struct unit *u);
+void unit_note_done(struct unit *u);
+/* Forgets every pending completion registered with userdata (its
+ * connection went away). */
+void unit_forget(struct unit *u, void *userdata);
 
-/* {"phase", "episode_id", "history": [...], "verdict"}; new reference. */
+/* {"phase", "episode_id", "isolation", "verdict", "history", "standby",
+ *  "members", "actions"}; new reference. */
 json_t *unit_info(const struct unit *u);
-/* {"episode_id", "verdict", "reason", "blame": {"subtree"}, "observers"}; new reference. */
-json_t *unit_verdict(const struct unit *u);
-enum unit_verdict_kind unit_verdict_kind(const struct unit *u);
+/* The live (or last) episode's verdict; with episode_id, one of the recent
+ * episodes' (NULL when unknown). New reference. */
+json_t *unit_verdict(const struct unit *u, const char *episode_id);
+/* The captured output of a container in the live (or previous) episode;
+ * new string, NULL when unknown. */
+char *unit_container_log(const struct unit *u, const char *container, const char *episode_id);
+/* Observers' results of the last inspection; new reference. */
+json_t *unit_inspection(const struct unit *u);
 
-/* For the daemon's reaper: if pid is one of the unit's containers, reap it
- * through its pidfd (keeping its exit status) and return true. */
-bool unit_reap_pid(struct unit *u, pid_t pid);
+/* For the daemon's reaper: pid is one of the unit's children (a container
+ * or a job); it is reaped through its pidfd. */
+bool unit_owns_pid(struct unit *u, pid_t pid);

@@ -169,6 +169,14 @@ class Daemon:
     def cg_file(self, hierarchy, rel, name):
         return "%s/%s/%s" % (self.cg[hierarchy], rel, name)
 
+    def member_cgroup(self, container):
+        """The live episode's leaf of a container (zones/<zone>/s<slot>/<name>)."""
+        return self.ok("GET", "/info")["members"][container]["cgroup"]
+
+    def zone_cgroup(self, container):
+        """The live episode's part of the container's zone (zones/<zone>/s<slot>)."""
+        return os.path.dirname(self.member_cgroup(container))
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -361,7 +369,8 @@ def case_inspect_resume():
         check(j["phase"] == "frozen", "inspect -> frozen: %s" % j)
         check("ticks" in (j.get("observers") or {}).get("snapshot", {}),
               "the frozen-phase observer ran: %s" % j.get("observers"))
-        events = read(d.cg_file("unified", "zones/agent", "cgroup.events")) or ""
+        agent = d.zone_cgroup("env")
+        events = read(d.cg_file("unified", agent, "cgroup.events")) or ""
         check("frozen 1" in events, "the kernel reports the agent zone frozen: %r" % events)
         check(d.request("POST", "/step", {"action": {"message": "x"}})[0] == 503,
               "no env traffic while frozen")
@@ -374,7 +383,7 @@ def case_inspect_resume():
         j = d.ok("POST", "/resume")
         check(j["phase"] == "running", "resume -> running: %s" % j)
         poll(lambda: read(d.ws_file(eid, "ticks")) != before, "the env to run again")
-        check("frozen 0" in (read(d.cg_file("unified", "zones/agent", "cgroup.events")) or ""),
+        check("frozen 0" in (read(d.cg_file("unified", agent, "cgroup.events")) or ""),
               "thawed")
         check(d.ok("POST", "/step", {"action": {"message": "x"}})["done"] is False, "steps again")
     finally:
@@ -383,9 +392,10 @@ def case_inspect_resume():
 
 def case_reset_from_every_phase():
     fail_flag = RUN + "/FAIL"
-    d = Daemon("failable.yaml")
+    # No standby: a reset provisions while the fail flag is set.
+    d = Daemon("failable.yaml", args=["--no-initial-episode", "--no-standby"])
     try:
-        check(d.phase() == "closed", "starts closed")
+        check(d.phase() == "closed", "starts closed (--no-initial-episode)")
         for frm in ("closed", "ready"):
             check(d.phase() == frm, "in %s" % frm)
             check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from %s" % frm)
@@ -435,7 +445,7 @@ def misbehaving_harness(unit, evidence, blame="zones/agent/harness", words=()):
 def case_forkbomb():
     def evidence(d, eid):
         def refused():
-            ev = read(d.cg_file("pids", "zones/agent/harness", "pids.events")) or "max 0"
+            ev = read(d.cg_file("pids", d.member_cgroup("harness"), "pids.events")) or "max 0"
             return int(ev.split()[1]) > 0
         poll(refused, "pids.max to refuse a fork")
     misbehaving_harness("harness-forkbomb.yaml", evidence, words=("pids",))
@@ -448,7 +458,8 @@ def case_detached():
 
 def case_oom():
     def evidence(d, eid):
-        poll(lambda: "oom_kill 0" not in (read(d.cg_file("memory", "zones/agent/harness",
+        leaf = d.member_cgroup("harness")
+        poll(lambda: "oom_kill 0" not in (read(d.cg_file("memory", leaf,
                                                         "memory.oom_control")) or "oom_kill 0"),
              "the OOM killer")
     misbehaving_harness("harness-oom.yaml", evidence, words=("memory",))
@@ -490,8 +501,9 @@ def case_early_observers():
         for episode in range(2):
             check(d.ok("POST", "/reset_unit")["phase"] == "ready", "ready")
             # Started in the background once ready, beside the agent zone.
+            leaf = d.member_cgroup("watch")
             poll(lambda: "populated 1" in (read(d.cg_file(
-                "unified", "zones/observers/watch", "cgroup.events")) or ""), "watch running")
+                "unified", leaf, "cgroup.events")) or ""), "watch running")
             check(d.phase() == "ready", "observers do not hold up ready")
             eid = d.ok("GET", "/info")["episode_id"]
             for name in ("watch", "twice"):
@@ -610,8 +622,12 @@ def census(d):
     for root in d.cg.values():
         for _, dirs, _ in os.walk(root):
             cgroups += len(dirs)
+    # The daemon's own mounts (under its state dir): its namespace also
+    # follows the host's mounts, which other work on this machine changes.
+    mounts = [l for l in (read("/proc/%d/mountinfo" % d.pid) or "").splitlines()
+              if l.split()[4].startswith(d.state)]
     return {"fds": len(os.listdir("/proc/%d/fd" % d.pid)),
-            "mounts": len((read("/proc/%d/mountinfo" % d.pid) or "").splitlines()),
+            "mounts": len(mounts),
             "cgroups": cgroups,
             "processes": len(descendants(d.pid))}
 
@@ -626,11 +642,15 @@ def case_leak_1000_episodes():
             check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset")
             check(d.ok("POST", "/end_episode")["verdict"] == "graded", "end")
         episode()  # warm: the asset copy and state dirs exist from now on
-        # The client's last connection closes asynchronously: count once the
-        # daemon has seen it go (two equal counts in a row).
+        # The client's last connection closes asynchronously, and the next
+        # standby episode is built in the background: count once the
+        # standby is ready and the daemon has seen the connection go (two
+        # equal counts in a row).
         last = [None]
 
         def settled():
+            if d.ok("GET", "/info")["standby"]["state"] != "ready":
+                return None
             c, prev = census(d), last[0]
             last[0] = c
             return c if c == prev else None
@@ -641,7 +661,8 @@ def case_leak_1000_episodes():
         elapsed = time.monotonic() - t0
         last[0] = None
         try:
-            after = poll(lambda: (lambda c: c if c == before else last.__setitem__(0, c))(census(d)),
+            after = poll(lambda: (lambda c: c if c == before else last.__setitem__(0, c))(
+                census(d) if d.ok("GET", "/info")["standby"]["state"] == "ready" else None),
                          "the census to return to its first value", 10)
         except Failure:
             after = last[0]

@@ -53,12 +53,16 @@ static char last_control_body[256];
 
 /* --- unit stub (runs on the loop thread) --- */
 
-static void stub_control(void *ud, const char *method, const char *path, const char *body,
-                         size_t len, struct frontend_reply *reply)
+static void stub_control(void *ud, const struct frontend_request *req, struct frontend_reply *reply)
 {
+        const char *path = req->route;
+        const char *method = streq(path, "/info") || streq(path, "/verdict") || streq(path, "/logs")
+                                     ? "GET"
+                                     : "POST";
         (void) ud;
         __atomic_add_fetch(&controls, 1, __ATOMIC_SEQ_CST);
-        snprintf(last_control_body, sizeof(last_control_body), "%.*s", (int) len, body);
+        snprintf(last_control_body, sizeof(last_control_body), "%.*s", (int) req->body_len,
+                 req->body);
         if (streq(path, "/resume")) {
                 reply->status = 409;
                 reply->error_code = "conflict";

@@ -67,6 +67,7 @@ static void setup(void)
                 .state_dir = "/var/lib/openenvd",
                 .episode_dir = "/var/lib/openenvd/episodes/abc",
                 .episode_id = "abc",
+                .uid_base = 1u << 30,
                 .phase = PHASE_GRADING,
                 .is_dir = never_dir,
         };
@@ -110,14 +111,16 @@ Test(plan, every_container_gets_its_own_socket_dir_and_uid_range)
                 /* The launcher binds socket_dir itself: no second mount. */
                 cr_assert_null(find_mount(&s, "/run/openenvd"));
                 cr_assert_not_null(s.socket_dir);
-                char *want = xasprintf("/var/lib/openenvd/run/sock/%s", names[i]);
+                /* Per episode: a fresh tmpfs each time. */
+                char *want = xasprintf("/var/lib/openenvd/episodes/abc/sock/%s", names[i]);
                 cr_assert_str_eq(s.socket_dir, want);
                 free(want);
                 cr_assert_neq(s.uid, 0, "principal must not be root inside");
                 seen[i] = s.host_uid;
                 for (size_t j = 0; j < i; j++)
                         cr_assert_neq(seen[j], seen[i], "host uid ranges must differ");
-                cr_assert_geq(s.host_uid, UNIT_UID_BASE);
+                cr_assert_geq(s.host_uid, 1u << 30);
+                cr_assert_lt(s.host_uid, (1u << 30) + 5 * UNIT_UID_RANGE);
                 container_spec_done(&s);
         }
 }
@@ -168,6 +171,8 @@ Test(plan, runner_reads_workspace_read_only_without_links_or_exec)
         struct container_spec r = plan("runner");
         const struct mount_entry *w = find_mount(&r, "/workspace");
         cr_assert_not_null(w);
+        /* Grading: never the agent's live workspace, its custody copy. */
+        cr_assert_str_eq(w->source, "/var/lib/openenvd/episodes/abc/workspace-copy/ws");
         cr_assert_eq(w->flags & (MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID),
                      MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID);
         const struct mount_entry *o = find_mount(&r, "/out");
@@ -177,12 +182,25 @@ Test(plan, runner_reads_workspace_read_only_without_links_or_exec)
         container_spec_done(&r);
 }
 
+Test(plan, observers_beside_the_agent_see_the_live_workspace)
+{
+        ctx.phase = PHASE_READY;
+        struct container_spec r = plan("runner");
+        const struct mount_entry *w = find_mount(&r, "/workspace");
+        cr_assert_not_null(w);
+        cr_assert_str_eq(w->source, "/var/lib/openenvd/episodes/abc/workspace/merged");
+        cr_assert(w->flags & MS_RDONLY);
+        container_spec_done(&r);
+}
+
 Test(plan, env_reaches_the_service_only_through_its_socket)
 {
         struct container_spec e = plan("env");
         cr_assert_eq(e.n_forwards, 2);
-        cr_assert_eq(e.forwards[0].kind, FORWARD_UNIX_TO_TCP);
-        cr_assert_str_eq(e.forwards[0].path, "/run/openenvd/env.sock");
+        /* Socket activation: the daemon's listener, fd 3, to its port. */
+        cr_assert_eq(e.forwards[0].kind, FORWARD_FD_TO_TCP);
+        cr_assert_eq(e.forwards[0].pass_index, 0);
+        cr_assert_eq(e.n_pass_fds, 1);
         cr_assert_eq(e.forwards[0].port, 8000);
         cr_assert_eq(e.forwards[1].kind, FORWARD_TCP_TO_UNIX);
         cr_assert_str_eq(e.forwards[1].host, "127.0.0.10");
@@ -192,6 +210,8 @@ Test(plan, env_reaches_the_service_only_through_its_socket)
         const struct mount_entry *h = find_mount(&e, "/etc/hosts");
         cr_assert_not_null(h);
         cr_assert(h->flags & MS_RDONLY);
+        /* Not in its own (writable) socket dir. */
+        cr_assert_str_eq(h->source, "/var/lib/openenvd/episodes/abc/hosts");
         const struct mount_entry *w = find_mount(&e, "/workspace");
         cr_assert_not_null(w);
         cr_assert_not(w->flags & MS_RDONLY);
@@ -203,7 +223,8 @@ Test(plan, env_reaches_the_service_only_through_its_socket)
         for (size_t i = 0; i < 3; i++) {
                 struct container_spec s = plan(others[i]);
                 for (size_t k = 0; k < s.n_forwards; k++)
-                        cr_assert_null(strstr(s.forwards[k].path, "svc-"), "%s", others[i]);
+                        cr_assert(!s.forwards[k].path || !strstr(s.forwards[k].path, "svc-"), "%s",
+                                  others[i]);
                 cr_assert_null(find_mount(&s, "/etc/hosts"));
                 container_spec_done(&s);
         }
@@ -228,8 +249,8 @@ Test(plan, service_state_is_its_episode_overlay)
         cr_assert_not_null(st);
         cr_assert_str_eq(st->source, "/var/lib/openenvd/episodes/abc/services/sim/merged");
         cr_assert_eq(s.n_forwards, 1);
-        cr_assert_eq(s.forwards[0].kind, FORWARD_UNIX_TO_TCP);
-        cr_assert_str_eq(s.forwards[0].path, "/run/openenvd/svc.sock");
+        cr_assert_eq(s.forwards[0].kind, FORWARD_FD_TO_TCP);
+        cr_assert_eq(s.n_pass_fds, 1);
         cr_assert_eq(s.forwards[0].port, 8080);
         container_spec_done(&s);
 }

@@ -537,8 +537,9 @@ int main(int argc, char **argv)
                         principal_argv = argv + i + 1;
                         break;
                 }
+                r = -EINVAL;
                 if (i + 1 >= argc)
-                        r = -EINVAL;
+                        ; /* an option without its value */
                 else if (streq(argv[i], "--notify-fd")) {
                         unsigned v;
                         r = parse_uint(argv[i + 1], 3, 1024, &v);
@@ -549,8 +550,6 @@ int main(int argc, char **argv)
                 } else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
                            streq(argv[i], "--fd-to-tcp"))
                         r = forward_add(&s, argv[i], argv[i + 1]);
-                else
-                        r = -EINVAL;
                 if (r < 0) {
                         errno = -r;
                         say("bad option %s %s: %m; usage: openenvd-shim [--tcp-to-unix "

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Shared by episode.c (lifecycle, members) and grading.c (sealing,
+ * observers, inspection). Nothing else includes this. */
+#include "base/child-job.h"
+#include "cgroup/cgroup-watch.h"
+#include "unit/episode.h"
+#include "unit/health-probe.h"
+#include "unit/member.h"
+#include "unit/unit-plan.h"
+
+struct episode;
+
+/* One container of the episode. */
+struct ep_member {
+        struct episode *episode;             /* borrowed: owner */
+        const struct manifest_container *mc; /* borrowed: the manifest */
+        char *cgroup;                        /* owned: zones/<zone>/s<slot>/<name> */
+        char *subtree;                       /* owned: zones/<zone>/<name>, for blame */
+        struct member *m;                    /* owned while started */
+        int activation_fd;                   /* owned: listening socket (env, services) */
+        bool started, exited;
+        int status;  /* once exited */
+        bool killed; /* the daemon ended it on purpose (no failure) */
+        char *log;   /* owned: its output, kept after the member is freed */
+};
+
+/* The observers of one phase, one after the other, in `after` order. */
+enum run_stage {
+        RUN_IDLE,
+        RUN_NEXT,      /* pick the next observer listing the phase */
+        RUN_WORKSPACE, /* custody copy of the workspace (job) */
+        RUN_INPUTS,    /* custody copies of upstream outputs (jobs) */
+        RUN_WAIT,      /* running; until it exits or times out */
+        RUN_REAP,      /* killed; until its leaf is empty */
+};
+
+struct observer_run {
+        enum phase phase;
+        enum run_stage stage;
+        size_t index; /* in the manifest's observer order */
+        size_t input; /* next read to stage */
+        struct ep_member *current;
+        char *why;      /* owned: the current observer's failure, if any */
+        bool stop_only; /* early observers at sealing: stop, collect, never start */
+        void (*then)(struct episode *e);
+};
+
+struct episode {
+        const struct episode_config *cfg; /* borrowed */
+        const struct episode_events *ev;
+        void *userdata;
+        char id[13];
+        unsigned slot;
+        uid_t uid_base;
+        char *dir;         /* owned: <state>/episodes/<id> */
+        char *private_dir; /* owned: <state>/private/<id> (0700) */
+        char *env_socket;  /* owned: <private>/env.sock */
+        struct unit_plan_context plan;
+        enum episode_state state;
+        struct ep_member *members; /* owned, one per manifest container */
+        size_t n_members;
+        struct unit_relays *relays; /* owned */
+        bool prepared, storage, cgroups;
+        struct verdict verdict;
+        uint64_t actions;
+        bool workspace_copied; /* for the current run of observers */
+
+        /* Waits of the operation in progress (at most one of each). */
+        struct loop_source *step;     /* zero-delay steps (spawns one per round) */
+        struct loop_source *deadline; /* start_timeout, observer_timeout */
+        struct health_probe *health;
+        struct cgroup_watch *watch;
+        struct child_job *job;
+        size_t spawn_next;
+        usec_t provision_deadline;
+        struct observer_run run;
+        void (*after_watch)(struct episode *e, int result);
+        void (*after_job)(struct episode *e, int result, const char *out, size_t len);
+};
+
+/* episode.c */
+struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c);
+int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase);
+void episode_stop_member(struct ep_member *mb);
+int episode_watch(struct episode *e, const char *const *rels, size_t n, enum cgroup_watch_goal goal,
+                  usec_t timeout, void (*then)(struct episode *e, int result));
+int episode_job(struct episode *e, child_job_fn fn, void *arg, usec_t timeout,
+                void (*then)(struct episode *e, int result, const char *out, size_t len));
+void episode_cancel_waits(struct episode *e);
+char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z);
+
+/* grading.c */
+void grading_start_early_observers(struct episode *e);
+int grading_seal(struct episode *e);
+int grading_inspect(struct episode *e);
+void grading_observer_exited(struct episode *e, struct ep_member *mb);
+void grading_deadline(struct episode *e);

@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One episode's lifecycle: provisioning to standby, activation, member
+ * deaths, teardown. Sealing, grading and inspection are in grading.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/log.h"
+#include "base/string-table.h"
+#include "base/util.h"
+#include "relay/listen-socket.h"
+#include "unit/episode-fs.h"
+#include "unit/episode-internal.h"
+
+/* A member's last output lines quoted in a failure. */
+#define LOG_TAIL_LINES 20
+/* Teardown waits this long for the kernel to empty the episode's cgroups. */
+#define TEARDOWN_TIMEOUT (5 * USEC_PER_SEC)
+
+static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
+        [EPISODE_PROVISIONING] = "provisioning",
+        [EPISODE_STANDBY] = "standby",
+        [EPISODE_LIVE] = "live",
+        [EPISODE_INSPECTING] = "inspecting",
+        [EPISODE_FROZEN] = "frozen",
+        [EPISODE_SEALING] = "sealing",
+        [EPISODE_GRADING] = "grading",
+        [EPISODE_CLOSED] = "closed",
+        [EPISODE_FAILED] = "failed",
+        [EPISODE_TEARDOWN] = "teardown",
+        [EPISODE_GONE] = "gone",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(episode_state, enum episode_state);
+
+static const char *const zone_dirs[MANIFEST_ZONE_MAX] = {
+        [MANIFEST_ZONE_AGENT] = "zones/agent",
+        [MANIFEST_ZONE_SERVICES] = "zones/services",
+        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
+};
+
+const char *episode_id(const struct episode *e)
+{
+        return e->id;
+}
+
+unsigned episode_slot(const struct episode *e)
+{
+        return e->slot;
+}
+
+enum episode_state episode_state(const struct episode *e)
+{
+        return e->state;
+}
+
+const char *episode_env_socket(const struct episode *e)
+{
+        return e->env_socket;
+}
+
+struct verdict *episode_verdict(struct episode *e)
+{
+        return &e->verdict;
+}
+
+void episode_count_action(struct episode *e)
+{
+        e->actions++;
+}
+
+uint64_t episode_actions(const struct episode *e)
+{
+        return e->actions;
+}
+
+char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z)
+{
+        return xasprintf("%s/s%u", zone_dirs[z], e->slot);
+}
+
+struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c)
+{
+        for (size_t i = 0; i < e->n_members; i++)
+                if (e->members[i].mc == c)
+                        return &e->members[i];
+        return NULL;
+}
+
+/* --- waits ------------------------------------------------------------------ */
+
+static void watch_done(void *userdata, int result)
+{
+        struct episode *e = userdata;
+        void (*then)(struct episode *, int) = e->after_watch;
+
+        e->watch = cgroup_watch_free(e->watch);
+        e->after_watch = NULL;
+        if (then)
+                then(e, result);
+}
+
+int episode_watch(struct episode *e, const char *const *rels, size_t n, enum cgroup_watch_goal goal,
+                  usec_t timeout, void (*then)(struct episode *e, int result))
+{
+        e->watch = cgroup_watch_free(e->watch);
+        e->after_watch = then;
+        return cgroup_watch_start(e->cfg->loop, e->cfg->cgroups, rels, n, goal, timeout, watch_done,
+                                  e, &e->watch);
+}
+
+static void job_done(void *userdata, int result, const char *out, size_t len)
+{
+        struct episode *e = userdata;
+        void (*then)(struct episode *, int, const char *, size_t) = e->after_job;
+        /* The job owns out: keep it alive through then(). */
+        struct child_job *job = TAKE_PTR(e->job);
+
+        e->after_job = NULL;
+        if (then)
+                then(e, result, out, len);
+        child_job_free(job);
+}
+
+int episode_job(struct episode *e, child_job_fn fn, void *arg, usec_t timeout,
+                void (*then)(struct episode *e, int result, const char *out, size_t len))
+{
+        e->job = child_job_free(e->job);
+        e->after_job = then;
+        return child_job_start(e->cfg->loop, fn, arg, timeout, job_done, e, &e->job);
+}
+
+void episode_cancel_waits(struct episode *e)
+{
+        e->health = health_probe_free(e->health);
+        e->watch = cgroup_watch_free(e->watch);
+        e->job = child_job_free(e->job);
+        e->after_watch = NULL;
+        e->after_job = NULL;
+        loop_timer_set(e->step, USEC_INFINITY);
+        loop_timer_set(e->deadline, USEC_INFINITY);
+        free(e->run.why);
+        e->run = (struct observer_run){};
+}
+
+/* --- members ---------------------------------------------------------------- */
+
+/* The shim exits with its principal's status, 128 + N when a signal killed
+ * it (as a shell reports it). */
+static bool status_is_signal(int status)
+{
+        return status > 128 && status < 128 + 65;
+}
+
+static void record_exit(struct episode *e, struct ep_member *mb)
+{
+        cleanup_free char *tail = mb->m ? member_log_tail(mb->m, LOG_TAIL_LINES) : xstrdup("");
+        json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "exited", "container", mb->mc->name,
+                               "subtree", mb->subtree);
+
+        if (status_is_signal(mb->status))
+                json_object_set_new(ev, "signal", json_integer(mb->status - 128));
+        else
+                json_object_set_new(ev, "exit_status", json_integer(mb->status));
+        if (*tail)
+                json_object_set_new(ev, "output_tail", json_string(tail));
+        verdict_add_event(&e->verdict, ev);
+}
+
+/* "exited with status 3", "was killed by signal 9 (KILL)". */
+static char *exit_text(int status)
+{
+        if (status_is_signal(status))
+                return xasprintf("was killed by signal %d (%s)", status - 128,
+                                 sigabbrev_np(status - 128) ?: "?");
+        return xasprintf("exited with status %d", status);
+}
+
+/* What ended a member, in words, with what its cgroup knows: a SIGKILL
+ * from the OOM killer is the memory limit, a refused fork the pids limit. */
+static char *member_exit_text(struct episode *e, const struct ep_member *mb, int status)
+{
+        struct cgroup_stats st;
+        cleanup_free char *how = exit_text(status);
+
+        if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
+                if (st.oom_kills > 0)
+                        return xasprintf("%s exhausted its memory (%s; the OOM killer)",
+                                         mb->mc->name, how);
+                if (st.pids_max_events > 0)
+                        return xasprintf("%s hit its pids limit (%s)", mb->mc->name, how);
+        }
+        return xasprintf("%s %s", mb->mc->name, how);
+}
+
+static void fail_provisioning(struct episode *e, int error, const char *blame, const char *fmt, ...)
+        printf_fmt(4, 5);
+
+static void member_on_exited(struct member *m, int status, void *userdata)
+{
+        struct ep_member *mb = userdata;
+        struct episode *e = mb->episode;
+
+        (void) m;
+        mb->exited = true;
+        mb->status = status;
+        switch (e->state) {
+        case EPISODE_PROVISIONING: {
+                cleanup_free char *how = exit_text(status);
+                cleanup_free char *tail = member_log_tail(mb->m, LOG_TAIL_LINES);
+                record_exit(e, mb);
+                if (*tail)
+                        log_info("episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
+                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting", mb->mc->name,
+                                  how);
+                return;
+        }
+        case EPISODE_STANDBY:
+        case EPISODE_LIVE:
+        case EPISODE_INSPECTING:
+        case EPISODE_FROZEN:
+                /* The inspection's observer goes on; an early observer is
+                 * collected at sealing. */
+                if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
+                        grading_observer_exited(e, mb);
+                        return;
+                }
+                record_exit(e, mb);
+                if (e->ev->member_exited) {
+                        cleanup_free char *how = member_exit_text(e, mb, status);
+                        e->ev->member_exited(e, mb->mc, status, how, e->userdata);
+                }
+                return;
+        case EPISODE_SEALING:
+        case EPISODE_GRADING:
+                if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
+                        grading_observer_exited(e, mb);
+                        return;
+                }
+                if (mb->mc->zone == MANIFEST_ZONE_SERVICES && !mb->killed) {
+                        cleanup_free char *how = exit_text(status);
+                        record_exit(e, mb);
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
+                                     "service %s %s during grading", mb->mc->name, how);
+                }
+                return;
+        default:
+                return;
+        }
+}
+
+static void member_on_ready(struct member *m, void *userdata);
+
+static const struct member_ops member_ops = {
+        .exited = member_on_exited,
+        .ready = member_on_ready,
+};
+
+int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase)
+{
+        const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
+        struct container_spec spec = { .stdio_fd = -EBADF };
+        cleanup_free char *oci_dir = xasprintf("%s/oci", e->private_dir);
+        cleanup_free char *error = NULL;
+        int r;
+
+        e->plan.phase = phase;
+        r = unit_plan_container(&e->plan, mb->mc, &spec);
+        if (r < 0)
+                return r;
+        spec.shim_path = xstrdup(e->cfg->shim_path);
+        spec.weaken = e->cfg->weaken;
+        spec.filter = e->cfg->filter;
+        if (unit_container_activated(mb->mc))
+                spec.pass_fds = &mb->activation_fd;
+        if (z->oci != MANIFEST_OCI_NATIVE)
+                (void) mkdir(oci_dir, 0711);
+        r = member_start(e->cfg->loop, mb->mc->name,
+                         &(struct member_start){
+                                 .spec = &spec,
+                                 .runtime = z->oci,
+                                 .cgroups = e->cfg->cgroups,
+                                 .cgroup = mb->cgroup,
+                                 .oci_state_dir = oci_dir,
+                                 .notify = unit_container_activated(mb->mc),
+                         },
+                         &member_ops, mb, &mb->m, &error);
+        container_spec_done(&spec);
+        if (r < 0) {
+                log_error("episode %s: container %s: %s", e->id, mb->mc->name, error ?: "failed");
+                verdict_add_event(&e->verdict,
+                                  json_pack("{s:s,s:s,s:s}", "what", "start_failed", "container",
+                                            mb->mc->name, "error", error ?: strerror(-r)));
+                return r;
+        }
+        mb->started = true;
+        mb->exited = false;
+        mb->killed = false;
+        mb->status = -1;
+        log_debug("episode %s: container %s started as pid %d", e->id, mb->mc->name,
+                  (int) member_pid(mb->m));
+        return 0;
+}
+
+/* Reaps a member (SIGKILL if it still runs) and keeps its output. */
+void episode_stop_member(struct ep_member *mb)
+{
+        if (!mb->m)
+                return;
+        /* Exited already (its cgroup is empty, say) but not seen yet: the
+         * status is still there to collect. */
+        if (!mb->exited && !member_poll_exit(mb->m)) {
+                mb->killed = true;
+                (void) member_kill(mb->m, SIGKILL);
+        }
+        free(mb->log);
+        mb->log = member_log(mb->m);
+        mb->m = member_free(mb->m); /* reaps it */
+        if (!mb->exited) {
+                mb->exited = true;
+                mb->status = 128 + SIGKILL;
+        }
+}
+
+char *episode_member_log(const struct episode *e, const char *name)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                if (!streq(mb->mc->name, name))
+                        continue;
+                if (mb->m)
+                        return member_log(mb->m);
+                return mb->log ? xstrdup(mb->log) : NULL;
+        }
+        return NULL;
+}
+
+json_t *episode_members_json(const struct episode *e)
+{
+        json_t *j = json_object();
+
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                if (!mb->started)
+                        continue;
+                json_object_set_new(
+                        j, mb->mc->name,
+                        json_pack("{s:b,s:o,s:b,s:s}", "running", !mb->exited, "exit_status",
+                                  mb->exited ? json_integer(mb->status) : json_null(), "ready",
+                                  mb->m ? member_is_ready(mb->m) : false, "cgroup", mb->cgroup));
+        }
+        return j;
+}
+
+bool episode_owns_pid(struct episode *e, pid_t pid)
+{
+        for (size_t i = 0; i < e->n_members; i++)
+                if (e->members[i].m && member_pid(e->members[i].m) == pid) {
+                        /* Reap now, through the pidfd (the status stays ours). */
+                        (void) member_poll_exit(e->members[i].m);
+                        return true;
+                }
+        if (e->job && child_job_pid(e->job) == pid) {
+                child_job_poll(e->job);
+                return true;
+        }
+        return false;
+}
+
+/* --- provisioning ----------------------------------------------------------- */
+
+static void fail_provisioning(struct episode *e, int error, const char *blame, const char *fmt, ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        if (e->state != EPISODE_PROVISIONING)
+                return;
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        log_error("episode %s: provisioning failed: %s", e->id, sb.buf);
+        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, blame, "provisioning failed: %s",
+                     sb.buf);
+        strbuf_release(&sb);
+        episode_cancel_waits(e);
+        e->state = EPISODE_FAILED;
+        e->ev->provisioned(e, error, e->userdata);
+}
+
+static bool all_ready(const struct episode *e)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                if (unit_container_activated(mb->mc) && (!mb->m || !member_is_ready(mb->m)))
+                        return false;
+        }
+        return true;
+}
+
+static void on_healthy(void *userdata, int result)
+{
+        struct episode *e = userdata;
+
+        e->health = health_probe_free(e->health);
+        if (result < 0) {
+                fail_provisioning(e, result, "zones/agent/env",
+                                  "env server did not answer /health below 500 within %gs",
+                                  (double) e->cfg->start_timeout / USEC_PER_SEC);
+                return;
+        }
+        loop_timer_set(e->deadline, USEC_INFINITY);
+        e->state = EPISODE_STANDBY;
+        e->ev->provisioned(e, 0, e->userdata);
+}
+
+static void member_on_ready(struct member *m, void *userdata)
+{
+        struct ep_member *mb = userdata;
+        struct episode *e = mb->episode;
+
+        (void) m;
+        if (e->state != EPISODE_PROVISIONING || e->health || !all_ready(e) ||
+            e->spawn_next < e->n_members)
+                return;
+        /* Every forwarded port listens: one HTTP exchange to be sure the
+         * env server serves, within what is left of start_timeout. */
+        usec_t now = loop_now(e->cfg->loop);
+        usec_t left = e->provision_deadline > now ? e->provision_deadline - now : 0;
+        if (health_probe_start(e->cfg->loop, e->env_socket, left, on_healthy, e, &e->health) < 0)
+                fail_provisioning(e, -ENOMEM, "daemon", "health probe");
+}
+
+static int prepare(struct episode *e);
+
+/* Spawns the services and the env, one per loop round (an OCI runtime takes
+ * tens of milliseconds per container: the loop keeps serving meanwhile). */
+static int on_step(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct episode *e = userdata;
+
+        (void) s;
+        (void) now;
+        if (e->state != EPISODE_PROVISIONING)
+                return 0;
+        if (!e->prepared) {
+                if (prepare(e) >= 0)
+                        loop_timer_set(e->step, loop_now(e->cfg->loop));
+                return 0;
+        }
+        while (e->spawn_next < e->n_members) {
+                struct ep_member *mb = &e->members[e->spawn_next++];
+                bool env = mb->mc->zone == MANIFEST_ZONE_AGENT && streq(mb->mc->name, "env");
+                if (mb->mc->zone != MANIFEST_ZONE_SERVICES && !env)
+                        continue;
+                int r = episode_start_member(e, mb, PHASE_PROVISIONING);
+                if (r < 0) {
+                        fail_provisioning(e, r, mb->subtree, "%s did not start: %s", mb->mc->name,
+                                          strerror(-r));
+                        return 0;
+                }
+                loop_timer_set(e->step, loop_now(e->cfg->loop));
+                return 0;
+        }
+        /* All spawned: readiness may already be complete. */
+        if (e->n_members > 0)
+                member_on_ready(NULL, &e->members[0]);
+        return 0;
+}
+
+static int on_deadline(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct episode *e = userdata;
+
+        (void) s;
+        (void) now;
+        if (e->state == EPISODE_PROVISIONING) {
+                struct ep_member *late = NULL;
+                for (size_t i = 0; i < e->n_members && !late; i++)
+                        if (unit_container_activated(e->members[i].mc) &&
+                            (!e->members[i].m || !member_is_ready(e->members[i].m)))
+                                late = &e->members[i];
+                fail_provisioning(e, -ETIMEDOUT, late ? late->subtree : "zones/agent/env",
+                                  "%s did not listen on its port within %gs",
+                                  late ? late->mc->name : "env",
+                                  (double) e->cfg->start_timeout / USEC_PER_SEC);
+                return 0;
+        }
+        grading_deadline(e);
+        return 0;
+}
+
+static int make_cgroups(struct episode *e)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct manifest_resources *res = &e->members[i].mc->effective;
+                struct cgroup_limits lim = {
+                        .memory_bytes = res->memory_mb * 1024 * 1024,
+                        .pids = res->pids,
+                        .cpu = res->cpu,
+                };
+                int r = cgroup_create(e->cfg->cgroups, e->members[i].cgroup, &lim);
+                if (r < 0)
+                        return log_error_errno(r, "cgroup %s: %m", e->members[i].cgroup);
+        }
+        e->cgroups = true;
+        return 0;
+}
+
+/* The daemon's side of socket activation: a listening socket per env and
+ * service, in the private dir, handed to the container's shim. */
+static int make_activation_sockets(struct episode *e)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                struct ep_member *mb = &e->members[i];
+                cleanup_free char *path = NULL;
+                if (!unit_container_activated(mb->mc))
+                        continue;
+                path = xasprintf("%s/%s.sock", e->private_dir, mb->mc->name);
+                int r = socket_listen_unix(path, 0600, &mb->activation_fd);
+                if (r < 0)
+                        return log_error_errno(r, "activation socket %s: %m", path);
+        }
+        return 0;
+}
+
+/* Storage, cgroups, activation sockets and relays: everything the first
+ * container needs. */
+static int prepare(struct episode *e)
+{
+        int r;
+
+        if (mkdir(e->private_dir, 0700) < 0) {
+                r = -errno;
+                fail_provisioning(e, r, "daemon", "%s: %s", e->private_dir, strerror(-r));
+                return r;
+        }
+        e->storage = true;
+        r = episode_fs_setup(&e->plan);
+        if (r < 0) {
+                fail_provisioning(e, r, "daemon", "storage: %s", strerror(-r));
+                return r;
+        }
+        if ((r = make_cgroups(e)) < 0 || (r = make_activation_sockets(e)) < 0) {
+                fail_provisioning(e, r, "daemon", "cgroups and sockets: %s", strerror(-r));
+                return r;
+        }
+        r = unit_relays_new(e->cfg->loop, &e->plan, e->private_dir, &e->cfg->model, &e->relays);
+        if (r < 0) {
+                fail_provisioning(e, r, "daemon", "relays: %s", strerror(-r));
+                return r;
+        }
+        e->prepared = true;
+        return 0;
+}
+
+void episode_provision(struct episode *e)
+{
+        /* All of it from the loop, one step per round: the caller never sees
+         * a callback from in here. */
+        e->spawn_next = 0;
+        e->provision_deadline = loop_now(e->cfg->loop) + e->cfg->start_timeout;
+        loop_timer_set(e->step, loop_now(e->cfg->loop));
+        loop_timer_set(e->deadline, e->provision_deadline);
+}
+
+int episode_activate(struct episode *e)
+{
+        if (e->state != EPISODE_STANDBY)
+                return -EBUSY;
+        e->state = EPISODE_LIVE;
+        for (size_t i = 0; i < e->n_members; i++) {
+                struct ep_member *mb = &e->members[i];
+                if (mb->mc->zone != MANIFEST_ZONE_AGENT || streq(mb->mc->name, "env"))
+                        continue;
+                int r = episode_start_member(e, mb, PHASE_READY);
+                if (r < 0) {
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
+                                     "%s did not start: %s", mb->mc->name, strerror(-r));
+                        return r;
+                }
+        }
+        grading_start_early_observers(e);
+        return 0;
+}
+
+int episode_resume(struct episode *e)
+{
+        cleanup_free char *agent = episode_zone_cgroup(e, MANIFEST_ZONE_AGENT);
+        cleanup_free char *svc = episode_zone_cgroup(e, MANIFEST_ZONE_SERVICES);
+
+        if (e->state != EPISODE_FROZEN)
+                return -EBUSY;
+        e->state = EPISODE_LIVE;
+        (void) cgroup_thaw(e->cfg->cgroups, svc);
+        return cgroup_thaw(e->cfg->cgroups, agent);
+}
+
+/* --- teardown ---------------------------------------------------------------- */
+
+static void release(struct episode *e)
+{
+        e->relays = unit_relays_free(e->relays);
+        for (size_t i = 0; i < e->n_members; i++) {
+                episode_stop_member(&e->members[i]);
+                e->members[i].activation_fd = safe_close(e->members[i].activation_fd);
+        }
+        if (e->cgroups) {
+                for (size_t i = 0; i < e->n_members; i++) {
+                        int r = cgroup_remove(e->cfg->cgroups, e->members[i].cgroup);
+                        if (r < 0 && r != -ENOENT)
+                                log_warning_errno(r, "removing %s: %m", e->members[i].cgroup);
+                }
+                for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                        cleanup_free char *slot = episode_zone_cgroup(e, z);
+                        (void) cgroup_remove(e->cfg->cgroups, slot);
+                }
+                e->cgroups = false;
+        }
+        if (e->storage) {
+                int r = episode_fs_teardown(&e->plan);
+                if (r < 0)
+                        log_warning_errno(r, "episode %s: storage teardown: %m", e->id);
+                /* Only the daemon's own files: activation sockets, the OCI
+                 * runtime's state, the key hand-over file. */
+                (void) rm_rf_at(AT_FDCWD, e->private_dir);
+                e->storage = false;
+        }
+}
+
+static void torn_down(struct episode *e, int result)
+{
+        if (result < 0)
+                log_warning("episode %s: cgroups did not empty within %gs", e->id,
+                            (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
+        release(e);
+        e->state = EPISODE_GONE;
+        if (e->ev->torn_down)
+                e->ev->torn_down(e, e->userdata);
+}
+
+static void kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX])
+{
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                rels[z] = episode_zone_cgroup(e, z);
+                (void) cgroup_thaw(e->cfg->cgroups, rels[z]);
+                (void) cgroup_kill(e->cfg->cgroups, rels[z]);
+        }
+}
+
+void episode_teardown(struct episode *e)
+{
+        char *rels[MANIFEST_ZONE_MAX] = {};
+
+        if (e->state == EPISODE_TEARDOWN || e->state == EPISODE_GONE)
+                return;
+        episode_cancel_waits(e);
+        e->state = EPISODE_TEARDOWN;
+        /* Relays first: nothing new reaches a container being stopped. */
+        e->relays = unit_relays_free(e->relays);
+        for (size_t i = 0; i < e->n_members; i++)
+                e->members[i].killed = true;
+        if (!e->cgroups) {
+                torn_down(e, 0);
+                return;
+        }
+        kill_all(e, rels);
+        if (episode_watch(e, (const char *const *) rels, MANIFEST_ZONE_MAX, CGROUP_WATCH_EMPTY,
+                          TEARDOWN_TIMEOUT, torn_down) < 0)
+                torn_down(e, -ENOMEM);
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                free(rels[z]);
+}
+
+/* --- new / free -------------------------------------------------------------- */
+
+int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
+                const struct episode_events *ev, void *userdata, struct episode **ret)
+{
+        const struct manifest *m = cfg->manifest;
+        struct episode *e = xcalloc(1, sizeof(*e));
+        char *id = NULL;
+        int r;
+
+        e->cfg = cfg;
+        e->ev = ev;
+        e->userdata = userdata;
+        e->slot = slot;
+        e->uid_base = uid_base;
+        r = random_hex(6, &id);
+        if (r < 0) {
+                free(e);
+                return r;
+        }
+        (void) snprintf(e->id, sizeof(e->id), "%s", id);
+        free(id);
+        e->dir = xasprintf("%s/episodes/%s", cfg->state_dir, e->id);
+        e->private_dir = xasprintf("%s/private/%s", cfg->state_dir, e->id);
+        e->env_socket = xasprintf("%s/env.sock", e->private_dir);
+        e->plan = (struct unit_plan_context){
+                .manifest = m,
+                .state_dir = cfg->state_dir,
+                .episode_dir = e->dir,
+                .episode_id = e->id,
+                .uid_base = uid_base,
+                .rootfs = cfg->rootfs,
+                .extra_masks = cfg->extra_masks,
+        };
+        verdict_init(&e->verdict);
+        e->members = xcalloc(unit_container_count(m), sizeof(*e->members));
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
+                for (size_t k = 0; k < m->zones[z].n_containers; k++) {
+                        const struct manifest_container *c = &m->zones[z].containers[k];
+                        e->members[e->n_members++] = (struct ep_member){
+                                .episode = e,
+                                .mc = c,
+                                .cgroup = xasprintf("%s/s%u/%s", zone_dirs[z], slot, c->name),
+                                .subtree = xasprintf("%s/%s", zone_dirs[z], c->name),
+                                .activation_fd = -EBADF,
+                                .status = -1,
+                        };
+                }
+        (void) loop_add_timer(cfg->loop, USEC_INFINITY, on_step, e, &e->step);
+        (void) loop_add_timer(cfg->loop, USEC_INFINITY, on_deadline, e, &e->deadline);
+        e->state = EPISODE_PROVISIONING;
+        *ret = e;
+        return 0;
+}
+
+struct episode *episode_free(struct episode *e)
+{
+        char *rels[MANIFEST_ZONE_MAX] = {};
+
+        if (!e)
+                return NULL;
+        episode_cancel_waits(e);
+        /* Nothing reports back from here on (member exits included). */
+        e->state = EPISODE_TEARDOWN;
+        e->relays = unit_relays_free(e->relays);
+        if (e->cgroups) {
+                /* Synchronous on purpose (daemon shutdown): the kernel empties
+                 * a killed cgroup within a millisecond or so. */
+                kill_all(e, rels);
+                for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                        (void) cgroup_wait_empty(e->cfg->cgroups, rels[z], USEC_PER_SEC);
+                        free(rels[z]);
+                }
+        }
+        release(e);
+        e->step = loop_source_free(e->step);
+        e->deadline = loop_source_free(e->deadline);
+        for (size_t i = 0; i < e->n_members; i++) {
+                free(e->members[i].cgroup);
+                free(e->members[i].subtree);
+                free(e->members[i].log);
+        }
+        free(e->members);
+        verdict_done(&e->verdict);
+        free(e->dir);
+        free(e->private_dir);
+        free(e->env_socket);
+        return mfree(e);
+}
+
+int episode_seal(struct episode *e)
+{
+        return grading_seal(e);
+}
+
+int episode_inspect(struct episode *e)
+{
+        return grading_inspect(e);
+}

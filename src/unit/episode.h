@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One episode of a unit, from provisioning to teardown: its storage
+ * (episode-fs.h), its containers (member.h), its relays (unit-relays.h),
+ * its grading (grading.c) and its verdict (verdict.h).
+ *
+ *   provisioning ──► standby ──► live ⇄ frozen ──► sealing ──► grading ──► closed
+ *        │                                                                  │
+ *        └─► failed                          teardown (any state) ──► gone ◄┘
+ *
+ * Provisioning creates everything and starts the services and the env
+ * server; the episode is "standby" once every service with a port listens
+ * and the env answers /health below 500 — still unexposed: no harness, no
+ * observer, no traffic. Activation (standby → live) starts the harness and
+ * the observers listing ready/running. Sealing kills the agent zone and
+ * waits for the kernel to report it empty, grading runs the observers in
+ * `after` order; the verdict is then final.
+ *
+ * Every wait is an event of the unit's loop (pidfds, the shims' readiness
+ * pipes, cgroup.events, timers, child jobs for custody copies): nothing
+ * here blocks the daemon. Results come back through struct episode_events.
+ *
+ * The episode's containers live in cgroup leaves zones/<zone>/s<slot>/<name>
+ * (limits per leaf; the zone above holds the zone's ceilings, shared by
+ * the two slots) and use host uids from the slot's range, so a standby and
+ * a live episode never share a cgroup or a uid. Blame names the logical
+ * subtree zones/<zone>/<name>.
+ *
+ * Ownership: the unit owns its episodes; an episode borrows the config.
+ */
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "base/event-loop.h"
+#include "base/macro.h"
+#include "cgroup/cgroup.h"
+#include "manifest/manifest.h"
+#include "unit/unit-relays.h"
+#include "unit/verdict.h"
+
+struct syscall_filter;
+
+enum episode_state {
+        EPISODE_PROVISIONING,
+        EPISODE_STANDBY,
+        EPISODE_LIVE,
+        EPISODE_INSPECTING, /* freezing, then frozen observers */
+        EPISODE_FROZEN,
+        EPISODE_SEALING, /* agent zone killed, waiting for empty */
+        EPISODE_GRADING, /* sealed and grading observers */
+        EPISODE_CLOSED,  /* verdict final */
+        EPISODE_FAILED,  /* provisioning failed */
+        EPISODE_TEARDOWN,
+        EPISODE_GONE, /* only the record is left: id, verdict, logs */
+        _EPISODE_STATE_MAX,
+};
+
+const char *episode_state_to_string(enum episode_state s);
+
+struct episode_config {
+        const struct manifest *manifest;
+        struct loop *loop;
+        struct cgroup_tree *cgroups;
+        const char *state_dir;
+        const char *rootfs; /* NULL: "/" */
+        const char *shim_path;
+        const struct syscall_filter *filter;
+        unsigned weaken;
+        char *const *extra_masks;
+        usec_t start_timeout;
+        usec_t observer_timeout;
+        struct unit_model model;
+};
+
+struct episode;
+
+struct episode_events {
+        /* Provisioning ended: 0 (standby) or -errno (failed, verdict says why). */
+        void (*provisioned)(struct episode *e, int result, void *userdata);
+        /* A member of the env, harness or a service exited while the episode
+         * was standby, live or frozen; the episode recorded it in its
+         * verdict's events. how: "env exited with status 3", "harness
+         * exhausted its memory (killed by the OOM killer)"... */
+        void (*member_exited)(struct episode *e, const struct manifest_container *c, int status,
+                              const char *how, void *userdata);
+        /* Inspection done: agent zone frozen, frozen observers collected. */
+        void (*inspected)(struct episode *e, void *userdata);
+        /* Sealing: the agent zone is empty (or its deadline passed). */
+        void (*sealed)(struct episode *e, void *userdata);
+        /* The observers listing sealed have run: grading begins. */
+        void (*grading)(struct episode *e, void *userdata);
+        /* The verdict is final. */
+        void (*graded)(struct episode *e, void *userdata);
+        /* Everything released: the slot may be used again. */
+        void (*torn_down)(struct episode *e, void *userdata);
+};
+
+int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
+                const struct episode_events *ev, void *userdata, struct episode **ret);
+/* Kills whatever still runs, at once (SIGKILL, then reaped), and frees. */
+struct episode *episode_free(struct episode *e);
+DEFINE_CLEANUP_FUNC(struct episode, episode_free);
+
+/* Starts provisioning (from the next loop round on); provisioned() reports
+ * the end, success or failure. */
+void episode_provision(struct episode *e);
+/* standby → live: the harness and the early observers start. */
+int episode_activate(struct episode *e);
+/* live → frozen: freezes the agent zone and services, runs the frozen
+ * observers; inspected() reports the end. */
+int episode_inspect(struct episode *e);
+/* frozen → live: thaws. */
+int episode_resume(struct episode *e);
+/* live/frozen → sealing → grading → closed: sealed(), grading(), graded(). */
+int episode_seal(struct episode *e);
+/* Stops everything and releases storage and cgroups; torn_down() at the
+ * end. From any state; idempotent. */
+void episode_teardown(struct episode *e);
+
+const char *episode_id(const struct episode *e);
+unsigned episode_slot(const struct episode *e);
+enum episode_state episode_state(const struct episode *e);
+/* The env server's activation socket (what the frontend connects to). */
+const char *episode_env_socket(const struct episode *e);
+struct verdict *episode_verdict(struct episode *e);
+/* An agent action went through (a step, a tool call): counted. */
+void episode_count_action(struct episode *e);
+uint64_t episode_actions(const struct episode *e);
+/* The captured output of a container (new string), or NULL when the
+ * episode never ran it. */
+char *episode_member_log(const struct episode *e, const char *name);
+/* {"<name>": {"running", "exit_status", "ready", "cgroup"}} for /info. */
+json_t *episode_members_json(const struct episode *e);
+/* For the daemon's reaper: pid is one of this episode's children (a
+ * container or a custody job): it is reaped through its pidfd. */
+bool episode_owns_pid(struct episode *e, pid_t pid);

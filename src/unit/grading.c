@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Sealing, grading and inspection of one episode (DESIGN section 8), as a
+ * chain of event-loop steps: nothing here waits in a blocking call.
+ *
+ * Sealing: the agent's relays close; evidence the kill would hide is taken
+ * (pids/memory limits hit, detached processes); the agent zone is killed and
+ * the kernel must report it empty within kill_deadline_s (else
+ * agent_misbehavior); a full workspace is blamed on whoever owns its bytes.
+ * Then early observers are stopped and collected, and the observers listing
+ * sealed, then grading, run one at a time in `after` order, each only after
+ * the previous one's cgroup is empty. An observer reads the workspace only
+ * as a custody copy made after the agent zone was empty, and another
+ * observer's output only as a custody copy made after that one's cgroup was
+ * empty; custody copies and tree walks run in a child process
+ * (child-job.h). A refusal of agent-made data (FIFO, device, socket, link,
+ * sparse or oversized file, too many or too deep entries) is
+ * agent_misbehavior with the reason.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "unit/custody.h"
+#include "unit/episode-fs.h"
+#include "unit/episode-internal.h"
+
+/* An observer's leaf must be empty this long after its kill. */
+#define OBSERVER_REAP_TIMEOUT (5 * USEC_PER_SEC)
+/* A custody copy or disk walk (both bounded) must finish within this. */
+#define JOB_TIMEOUT (120 * USEC_PER_SEC)
+/* Freezing for inspection. */
+#define FREEZE_TIMEOUT (5 * USEC_PER_SEC)
+/* A child job's textual result, at most. */
+#define OUTCOME_MAX 1024
+
+static void run_step(struct episode *e);
+static void run_observers(struct episode *e, enum phase phase, bool stop_only,
+                          void (*then)(struct episode *e));
+
+static bool lists(const struct manifest_container *c, enum phase p)
+{
+        return c->phases & PHASE_BIT(p);
+}
+
+static bool early(const struct manifest_container *c)
+{
+        return lists(c, PHASE_READY) || lists(c, PHASE_RUNNING);
+}
+
+static bool reads(const struct manifest_container *c, enum manifest_read_kind k)
+{
+        return manifest_container_reads(c, k);
+}
+
+/* --- custody copies, in a child ------------------------------------------------ */
+
+struct custody_job_args {
+        int src_fd, dst_fd; /* the parent closes its copies once the child runs */
+        const char *dst_name;
+        struct custody_options opts;
+};
+
+/* In the child. Result: "<r> <reason> <message>". */
+static size_t custody_job_run(void *arg, char *out, size_t size)
+{
+        struct custody_job_args *a = arg;
+        struct custody_error err = {};
+        int r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
+        int n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
+        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+}
+
+struct custody_outcome {
+        int r;
+        enum custody_reason reason;
+        char message[OUTCOME_MAX];
+        char rel[OUTCOME_MAX]; /* what the message names, before ": " */
+};
+
+static struct custody_outcome custody_outcome_parse(int result, const char *out, size_t len)
+{
+        struct custody_outcome o = { .r = -EBADMSG, .reason = CUSTODY_ERR_IO };
+        char buf[OUTCOME_MAX];
+        int r, reason, used = 0;
+
+        if (result < 0 || len >= sizeof(buf)) {
+                o.r = result < 0 ? result : -EBADMSG;
+                (void) snprintf(o.message, sizeof(o.message), "the copier %s",
+                                result == -ETIMEDOUT ? "timed out" : "failed");
+                return o;
+        }
+        memcpy(buf, out, len);
+        buf[len] = '\0';
+        if (sscanf(buf, "%d %d %n", &r, &reason, &used) < 2 || used <= 0) {
+                (void) snprintf(o.message, sizeof(o.message), "the copier's result is garbled");
+                return o;
+        }
+        o.r = r;
+        o.reason = (enum custody_reason) reason;
+        (void) snprintf(o.message, sizeof(o.message), "%s", buf + used);
+        const char *colon = strstr(o.message, ": ");
+        size_t n = colon ? (size_t) (colon - o.message) : 0;
+        memcpy(o.rel, o.message, n);
+        o.rel[n] = '\0';
+        return o;
+}
+
+/* Opens the two dirs, forks the copier, closes our copies of the fds. */
+static int start_custody(struct episode *e, const char *src, const char *dst_parent,
+                         const char *dst_name, uint64_t max_bytes,
+                         void (*then)(struct episode *e, int result, const char *out, size_t len))
+{
+        struct custody_job_args a = {
+                .src_fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+                .dst_fd = open(dst_parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+                .dst_name = dst_name,
+                .opts = { .limits = { .max_bytes = max_bytes } },
+        };
+        int r = a.src_fd < 0 || a.dst_fd < 0 ? -errno : 0;
+
+        /* The child gets a copy of a (fork): it need not outlive this call. */
+        if (r >= 0)
+                r = episode_job(e, custody_job_run, &a, JOB_TIMEOUT, then);
+        safe_close(a.src_fd);
+        safe_close(a.dst_fd);
+        return r;
+}
+
+/* --- the agent's disk, walked in a child ------------------------------------------ */
+
+struct disk_walk_args {
+        int root_fd;
+        uid_t bases[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
+        size_t n;
+};
+
+/* In the child: bytes owned per uid range, as "<bytes> <bytes> ...". */
+static size_t disk_walk_run(void *arg, char *out, size_t size)
+{
+        struct disk_walk_args *a = arg;
+        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
+        DIR *stack[UNIT_DISK_BLAME_MAX_DEPTH];
+        size_t depth = 1, entries = 0, used = 0;
+
+        stack[0] = fdopendir(a->root_fd);
+        if (!stack[0])
+                return 0;
+        while (depth > 0) {
+                DIR *d = stack[depth - 1];
+                struct dirent *de = entries < UNIT_DISK_BLAME_MAX_ENTRIES ? readdir(d) : NULL;
+                struct stat st;
+
+                if (!de) {
+                        closedir(d);
+                        depth--;
+                        continue;
+                }
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                entries++;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                for (size_t i = 0; i < a->n; i++)
+                        if (st.st_uid >= a->bases[i] && st.st_uid - a->bases[i] < UNIT_UID_RANGE)
+                                bytes[i] += (uint64_t) st.st_blocks * 512;
+                if (S_ISDIR(st.st_mode) && depth < ELEMENTSOF(stack)) {
+                        int sub = openat(dirfd(d), de->d_name,
+                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+                        if (sd)
+                                stack[depth++] = sd;
+                        else
+                                safe_close(sub);
+                }
+        }
+        for (size_t i = 0; i < a->n && used < size; i++) {
+                int n = snprintf(out + used, size - used, "%llu ", (unsigned long long) bytes[i]);
+                if (n < 0)
+                        break;
+                used += (size_t) n;
+        }
+        return MIN(used, size);
+}
+
+/* --- observers ----------------------------------------------------------------- */
+
+/* An observer's result: its /out/verdict.json, a bounded JSON object. The
+ * observer wrote it: no link, no FIFO, no device (O_NONBLOCK, then S_ISREG). */
+static json_t *read_result(struct episode *e, const struct ep_member *mb, int *ret_error)
+{
+        cleanup_free char *out = unit_observer_dir(&e->plan, mb->mc->name, "out");
+        cleanup_close int dfd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_close int fd = -EBADF;
+        cleanup_free char *data = NULL;
+        struct stat st;
+        json_t *j;
+        size_t len;
+        int r;
+
+        *ret_error = 0;
+        if (dfd < 0)
+                return json_null();
+        fd = openat(dfd, "verdict.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        *ret_error = -errno;
+                return json_null();
+        }
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                *ret_error = -EBADMSG;
+                return json_null();
+        }
+        r = read_full_fd(fd, (size_t) VERDICT_MAX_BYTES, &data, &len);
+        if (r < 0) {
+                *ret_error = r;
+                return json_null();
+        }
+        j = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+        if (!j || !json_is_object(j)) {
+                json_decref(j);
+                *ret_error = -EBADMSG;
+                return json_null();
+        }
+        return j;
+}
+
+/* The current observer's leaf is empty (or its deadline passed): reap it,
+ * record its result and whatever went wrong. */
+static void after_reap(struct episode *e, int result)
+{
+        struct ep_member *mb = e->run.current;
+        cleanup_free char *why = TAKE_PTR(e->run.why);
+        struct cgroup_stats stats = {};
+        json_t *res;
+        int rerr;
+
+        episode_stop_member(mb);
+        if (result < 0 && !why)
+                why = xasprintf("observer %s did not exit", mb->mc->name);
+        if (!why && cgroup_stats(e->cfg->cgroups, mb->cgroup, &stats) >= 0 && stats.oom_kills > 0)
+                why = xasprintf("observer %s ran out of memory", mb->mc->name);
+        /* Killed on purpose (an early observer at sealing): death by
+         * signal is no failure then. */
+        if (!why && mb->status != 0 && !(mb->killed && mb->status > 128))
+                why = xasprintf("observer %s exited with status %d", mb->mc->name, mb->status);
+        res = read_result(e, mb, &rerr);
+        if (!why && rerr < 0)
+                why = xasprintf("observer %s wrote an invalid verdict.json", mb->mc->name);
+        verdict_set_observer(&e->verdict, mb->mc->name, res);
+        if (why)
+                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree, "%s", why);
+        e->run.current = NULL;
+        e->run.index++;
+        e->run.stage = RUN_NEXT;
+        run_step(e);
+}
+
+/* Ends the current observer: anything it left behind dies before the next
+ * one starts. */
+static void collect(struct episode *e)
+{
+        struct ep_member *mb = e->run.current;
+        const char *rel = mb->cgroup;
+
+        loop_timer_set(e->deadline, USEC_INFINITY);
+        e->run.stage = RUN_REAP;
+        (void) cgroup_kill(e->cfg->cgroups, mb->cgroup);
+        if (episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY, OBSERVER_REAP_TIMEOUT, after_reap) < 0)
+                after_reap(e, -ENOMEM);
+}
+
+void grading_observer_exited(struct episode *e, struct ep_member *mb)
+{
+        if (e->run.stage == RUN_WAIT && e->run.current == mb)
+                collect(e);
+}
+
+void grading_deadline(struct episode *e)
+{
+        struct ep_member *mb = e->run.current;
+
+        if (e->run.stage != RUN_WAIT || !mb)
+                return;
+        free(e->run.why);
+        e->run.why = xasprintf("observer %s timed out", mb->mc->name);
+        collect(e);
+}
+
+static void after_input(struct episode *e, int result, const char *out, size_t len)
+{
+        struct ep_member *mb = e->run.current;
+        const struct manifest_read *rd = &mb->mc->reads[e->run.input];
+        struct custody_outcome o = custody_outcome_parse(result, out, len);
+
+        if (o.r < 0) {
+                cleanup_free char *sub = xasprintf("zones/observers/%s", rd->target);
+                /* Agent data the upstream observer passed on: the agent's. */
+                if (custody_reason_is_source_fault(o.reason))
+                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, sub, "%s output: %s",
+                                     rd->target, o.message);
+                else
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
+                                     "%s output: %s", rd->target, o.message);
+                e->run.stage = RUN_NEXT; /* the verdict stops the run */
+                run_step(e);
+                return;
+        }
+        e->run.input++;
+        run_step(e);
+}
+
+static void after_workspace_copy(struct episode *e, int result, const char *out, size_t len)
+{
+        struct custody_outcome o = custody_outcome_parse(result, out, len);
+
+        e->workspace_copied = true;
+        if (o.r < 0) {
+                /* Whose entry was it? Its owner's host uid says. */
+                cleanup_free char *path = xasprintf("%s/workspace/upper/%s", e->dir, o.rel);
+                const char *blame = "zones/agent";
+                struct stat st;
+                if (o.rel[0] && lstat(path, &st) == 0)
+                        for (size_t i = 0; i < e->n_members; i++) {
+                                const struct ep_member *a = &e->members[i];
+                                uid_t base = unit_container_host_uid(&e->plan, a->mc) -
+                                             UNIT_PRINCIPAL_UID;
+                                if (a->mc->zone == MANIFEST_ZONE_AGENT && st.st_uid >= base &&
+                                    st.st_uid - base < UNIT_UID_RANGE)
+                                        blame = a->subtree;
+                        }
+                if (custody_reason_is_source_fault(o.reason))
+                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, blame,
+                                     "workspace refused by custody: %s", o.message);
+                else
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
+                                     "workspace custody copy: %s", o.message);
+                e->run.stage = RUN_NEXT;
+        } else
+                e->run.stage = RUN_INPUTS;
+        run_step(e);
+}
+
+/* Stages the current observer's inputs one custody copy at a time, then
+ * starts it. */
+static void stage_inputs(struct episode *e)
+{
+        struct ep_member *mb = e->run.current;
+        const struct manifest_container *c = mb->mc;
+
+        for (; e->run.input < c->n_reads; e->run.input++) {
+                const struct manifest_read *rd = &c->reads[e->run.input];
+                if (rd->kind != MANIFEST_READ_OUTPUT)
+                        continue;
+                cleanup_free char *src = unit_observer_dir(&e->plan, rd->target, "out");
+                cleanup_free char *dst = unit_observer_dir(&e->plan, c->name, "inputs");
+                /* A copy from an earlier run of the same phase list goes first:
+                 * it is ours (custody-made, bounded). */
+                cleanup_close int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (dfd >= 0)
+                        (void) rm_rf_at(dfd, rd->target);
+                uint64_t max = (c->effective.disk_mb ?: 256) * 1024 * 1024;
+                if (start_custody(e, src, dst, rd->target, max, after_input) < 0) {
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
+                                     "%s inputs: cannot copy %s", c->name, rd->target);
+                        e->run.stage = RUN_NEXT;
+                        run_step(e);
+                }
+                return; /* after_input() goes on */
+        }
+        if (episode_start_member(e, mb, e->run.phase) < 0) {
+                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
+                             "observer %s did not start", c->name);
+                e->run.stage = RUN_NEXT;
+                e->run.index++;
+                run_step(e);
+                return;
+        }
+        e->run.stage = RUN_WAIT;
+        loop_timer_set(e->deadline, loop_now(e->cfg->loop) + e->cfg->observer_timeout);
+}
+
+/* Picks the next observer of the run and takes it as far as it can go now. */
+static void run_step(struct episode *e)
+{
+        const struct manifest_container *const *order;
+        size_t n = manifest_observer_order(e->cfg->manifest, &order);
+
+        switch (e->run.stage) {
+        case RUN_IDLE:
+        case RUN_WAIT:
+        case RUN_REAP:
+                return;
+        case RUN_WORKSPACE: {
+                cleanup_free char *src = xasprintf("%s/workspace/merged", e->dir);
+                cleanup_free char *dst = unit_workspace_copy_dir(&e->plan);
+                uint64_t mb =
+                        manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT)->resources.disk_mb
+                                ?: 256;
+                if (episode_fs_reset_workspace_copy(&e->plan) < 0 ||
+                    start_custody(e, src, dst, "ws", mb * 1024 * 1024, after_workspace_copy) < 0) {
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
+                                     "workspace custody copy could not start");
+                        e->run.stage = RUN_NEXT;
+                        run_step(e);
+                }
+                return;
+        }
+        case RUN_INPUTS:
+                stage_inputs(e);
+                return;
+        case RUN_NEXT:
+                break;
+        }
+
+        for (; e->run.index < n; e->run.index++) {
+                const struct manifest_container *c = order[e->run.index];
+                struct ep_member *mb = episode_find_member(e, c);
+
+                if (e->run.stop_only) {
+                        /* Early observers not listed later: end them now. */
+                        if (!early(c) || !mb->m || lists(c, PHASE_SEALED) ||
+                            lists(c, PHASE_GRADING))
+                                continue;
+                        e->run.current = mb;
+                        mb->killed = !mb->exited;
+                        collect(e);
+                        return;
+                }
+                if (!lists(c, e->run.phase))
+                        continue;
+                /* The first failure ends sealing and grading: what follows
+                 * would grade a broken episode. (An inspection shows what
+                 * is there, whatever the verdict so far.) */
+                if (verdict_failed(&e->verdict) && e->run.phase != PHASE_FROZEN)
+                        break;
+                e->run.current = mb;
+                if (mb->m) {
+                        /* Started early: never twice. Inspection leaves it
+                         * running; at sealing or grading its turn is to
+                         * finish and be collected, in `after` order. */
+                        if (e->run.phase == PHASE_FROZEN) {
+                                e->run.current = NULL;
+                                continue;
+                        }
+                        e->run.stage = RUN_WAIT;
+                        if (mb->exited)
+                                collect(e);
+                        else
+                                loop_timer_set(e->deadline,
+                                               loop_now(e->cfg->loop) + e->cfg->observer_timeout);
+                        return;
+                }
+                e->run.input = 0;
+                e->run.stage = reads(c, MANIFEST_READ_WORKSPACE) && !e->workspace_copied
+                                       ? RUN_WORKSPACE
+                                       : RUN_INPUTS;
+                run_step(e);
+                return;
+        }
+        /* Done with this phase's observers. */
+        void (*then)(struct episode *) = e->run.then;
+        e->run = (struct observer_run){};
+        if (then)
+                then(e);
+}
+
+static void run_observers(struct episode *e, enum phase phase, bool stop_only,
+                          void (*then)(struct episode *e))
+{
+        free(e->run.why);
+        e->run = (struct observer_run){
+                .phase = phase,
+                .stage = RUN_NEXT,
+                .stop_only = stop_only,
+                .then = then,
+        };
+        run_step(e);
+}
+
+/*
+ * Observers listing ready or running start when the episode goes live and
+ * run in the background beside the agent zone: nothing waits for them. They
+ * see the live workspace (read-only) and no staged inputs. A failure to
+ * start is the infrastructure's.
+ */
+void grading_start_early_observers(struct episode *e)
+{
+        const struct manifest_container *const *order;
+        size_t n = manifest_observer_order(e->cfg->manifest, &order);
+
+        for (size_t i = 0; i < n; i++) {
+                struct ep_member *mb = episode_find_member(e, order[i]);
+                if (!early(order[i]))
+                        continue;
+                if (episode_start_member(e, mb, PHASE_READY) < 0) {
+                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
+                                     "observer %s did not start", mb->mc->name);
+                        return;
+                }
+        }
+}
+
+/* --- sealing ----------------------------------------------------------------- */
+
+static void graded(struct episode *e)
+{
+        verdict_graded(&e->verdict);
+        e->state = EPISODE_CLOSED;
+        e->ev->graded(e, e->userdata);
+}
+
+static void grading_phase(struct episode *e)
+{
+        if (!verdict_failed(&e->verdict)) {
+                e->workspace_copied = false;
+                if (e->ev->grading)
+                        e->ev->grading(e, e->userdata);
+                run_observers(e, PHASE_GRADING, false, graded);
+                return;
+        }
+        graded(e);
+}
+
+static void sealed_observers(struct episode *e)
+{
+        e->workspace_copied = false;
+        run_observers(e, PHASE_SEALED, false, grading_phase);
+}
+
+static void sealed(struct episode *e)
+{
+        e->state = EPISODE_GRADING;
+        if (e->ev->sealed)
+                e->ev->sealed(e, e->userdata);
+        /* Early observers not listed later stop first, then the rest. */
+        run_observers(e, PHASE_SEALED, true, sealed_observers);
+}
+
+static void after_disk_walk(struct episode *e, int result, const char *out, size_t len)
+{
+        const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
+        const char *subtree = "zones/agent", *who = "the agent zone";
+        uint64_t most = 0;
+        char buf[OUTCOME_MAX];
+        char *p = buf;
+
+        if (result == 0 && len < sizeof(buf)) {
+                memcpy(buf, out, len);
+                buf[len] = '\0';
+                /* Byte counts, in member order (agent members only). */
+                for (size_t i = 0; i < e->n_members; i++) {
+                        const struct ep_member *mb = &e->members[i];
+                        char *end;
+                        unsigned long long v;
+                        if (mb->mc->zone != MANIFEST_ZONE_AGENT)
+                                continue;
+                        v = strtoull(p, &end, 10);
+                        if (end == p)
+                                break;
+                        p = end;
+                        if (v > most) {
+                                most = v;
+                                subtree = mb->subtree;
+                                who = mb->mc->name;
+                        }
+                }
+        }
+        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                     "%s filled its disk (workspace full at %llu MB)", who,
+                     (unsigned long long) (z->resources.disk_mb ?: 256));
+        sealed(e);
+}
+
+static void after_agent_empty(struct episode *e, int result)
+{
+        if (result < 0) {
+                const char *subtree = "zones/agent";
+                for (size_t i = 0; i < e->n_members; i++)
+                        if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT &&
+                            cgroup_is_populated(e->cfg->cgroups, e->members[i].cgroup) > 0) {
+                                subtree = e->members[i].subtree;
+                                break;
+                        }
+                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                             "agent zone did not empty within %gs",
+                             e->cfg->manifest->kill_deadline_s);
+        }
+        for (size_t i = 0; i < e->n_members; i++)
+                if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
+                        episode_stop_member(&e->members[i]);
+
+        /* A full workspace is the fault of whoever owns the bytes: each
+         * container writes as its own host uid range. */
+        if (episode_fs_workspace_full(&e->plan) > 0) {
+                cleanup_free char *upper = xasprintf("%s/workspace/upper", e->dir);
+                struct disk_walk_args a = {
+                        .root_fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+                };
+                for (size_t i = 0; i < e->n_members; i++)
+                        if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
+                                a.bases[a.n++] =
+                                        unit_container_host_uid(&e->plan, e->members[i].mc) -
+                                        UNIT_PRINCIPAL_UID;
+                int r = a.root_fd >= 0
+                                ? episode_job(e, disk_walk_run, &a, JOB_TIMEOUT, after_disk_walk)
+                                : -errno;
+                safe_close(a.root_fd);
+                if (r >= 0)
+                        return;
+                after_disk_walk(e, r, NULL, 0);
+                return;
+        }
+        sealed(e);
+}
+
+/*
+ * Detached processes: the shim (the container's PID 1) forks exactly one
+ * child, the principal; anything else whose parent is the shim is an orphan
+ * the kernel reparented to it, i.e. a process the agent detached (double
+ * fork, setsid + exit of its parent). They cannot outlive the principal —
+ * when it exits the shim exits and takes the pid namespace with it — so the
+ * evidence exists only while the container runs: at sealing, before the
+ * kill. Returns how many such processes the leaf holds.
+ */
+static unsigned count_detached(struct episode *e, struct ep_member *mb)
+{
+        cleanup_free pid_t *pids = NULL;
+        pid_t shim = mb->m ? member_pid(mb->m) : 0;
+        unsigned children = 0;
+        size_t n = 0;
+
+        if (shim <= 0 || mb->exited || cgroup_list_pids(e->cfg->cgroups, mb->cgroup, &pids, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                cleanup_free char *stat = NULL, *path = NULL;
+                int ppid;
+                if (pids[i] == shim)
+                        continue;
+                path = xasprintf("/proc/%d/stat", (int) pids[i]);
+                if (read_full_file_at(AT_FDCWD, path, 4096, &stat, NULL) < 0)
+                        continue; /* gone meanwhile */
+                /* "pid (comm) state ppid ...": comm may hold anything but ")". */
+                const char *rp = strrchr(stat, ')');
+                if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == shim)
+                        children++;
+        }
+        /* One of them is the principal. */
+        return children > 1 ? children - 1 : 0;
+}
+
+/*
+ * Evidence of agent misbehaviour that the kill itself would hide: a
+ * container whose forks were refused by pids.max, or that was OOM-killed
+ * (hitting memory.max alone is just reclaim), or that detached processes.
+ * Checked per leaf, so blame names the subtree.
+ */
+static void agent_evidence(struct episode *e)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                struct ep_member *mb = &e->members[i];
+                struct cgroup_stats st;
+                unsigned n;
+                if (mb->mc->zone != MANIFEST_ZONE_AGENT || !mb->started)
+                        continue;
+                if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
+                        if (st.pids_max_events > 0)
+                                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
+                                             "%s hit its pids limit", mb->mc->name);
+                        else if (st.oom_kills > 0)
+                                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
+                                             "%s exhausted its memory", mb->mc->name);
+                }
+                n = count_detached(e, mb);
+                if (n > 0)
+                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
+                                     "%s left %u detached process%s behind", mb->mc->name, n,
+                                     n == 1 ? "" : "es");
+        }
+}
+
+int grading_seal(struct episode *e)
+{
+        const struct manifest *m = e->cfg->manifest;
+        cleanup_free char *agent = episode_zone_cgroup(e, MANIFEST_ZONE_AGENT);
+        cleanup_free char *svc = episode_zone_cgroup(e, MANIFEST_ZONE_SERVICES);
+        const char *rel = agent;
+
+        if (e->state != EPISODE_LIVE && e->state != EPISODE_FROZEN &&
+            e->state != EPISODE_INSPECTING)
+                return -EBUSY;
+        episode_cancel_waits(e);
+        e->state = EPISODE_SEALING;
+        if (manifest_zone(m, MANIFEST_ZONE_SERVICES)->during_grading ==
+            MANIFEST_DURING_GRADING_FROZEN)
+                (void) cgroup_freeze(e->cfg->cgroups, svc);
+        /* No agent byte reaches anything once sealing starts. */
+        unit_relays_stop_agent(e->relays);
+        agent_evidence(e);
+        for (size_t i = 0; i < e->n_members; i++)
+                if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
+                        e->members[i].killed = true;
+        (void) cgroup_thaw(e->cfg->cgroups, agent);
+        int r = cgroup_kill(e->cfg->cgroups, agent);
+        if (r < 0)
+                log_warning_errno(r, "episode %s: killing the agent zone: %m", e->id);
+        r = episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY,
+                          (usec_t) (m->kill_deadline_s * (double) USEC_PER_SEC), after_agent_empty);
+        if (r < 0)
+                after_agent_empty(e, r);
+        return 0;
+}
+
+/* --- inspection ------------------------------------------------------------- */
+
+static void inspected(struct episode *e)
+{
+        e->state = EPISODE_FROZEN;
+        e->ev->inspected(e, e->userdata);
+}
+
+static void after_frozen(struct episode *e, int result)
+{
+        if (result < 0)
+                log_warning("episode %s: the agent zone did not freeze within %gs", e->id,
+                            (double) FREEZE_TIMEOUT / USEC_PER_SEC);
+        e->workspace_copied = false;
+        run_observers(e, PHASE_FROZEN, false, inspected);
+}
+
+int grading_inspect(struct episode *e)
+{
+        cleanup_free char *agent = episode_zone_cgroup(e, MANIFEST_ZONE_AGENT);
+        cleanup_free char *svc = episode_zone_cgroup(e, MANIFEST_ZONE_SERVICES);
+        const char *rel = agent;
+
+        if (e->state != EPISODE_LIVE)
+                return -EBUSY;
+        e->state = EPISODE_INSPECTING;
+        (void) cgroup_freeze(e->cfg->cgroups, svc);
+        int r = cgroup_freeze(e->cfg->cgroups, agent);
+        if (r >= 0)
+                r = episode_watch(e, &rel, 1, CGROUP_WATCH_FROZEN, FREEZE_TIMEOUT, after_frozen);
+        if (r < 0)
+                after_frozen(e, r);
+        return 0;
+}

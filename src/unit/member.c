@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unit/member.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/limits.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "sandbox/launcher-native.h"
+#include "sandbox/launcher-oci.h"
+
+struct member {
+        struct loop *loop; /* borrowed */
+        char *name;        /* owned */
+        const struct member_ops *ops;
+        void *userdata;
+
+        struct container *proc;       /* owned (native launcher) */
+        struct oci_container *oci;    /* owned (OCI runtime) */
+        struct loop_source *exit_src; /* EPOLLIN on the pidfd (the fd is the launcher's) */
+        bool exited;
+        int status;
+
+        int log_fd; /* owned: read end of the container's stdout+stderr */
+        struct loop_source *log_src, *log_timer;
+        struct strbuf log;
+        uint64_t dropped; /* bytes past MEMBER_LOG_MAX_BYTES */
+        uint64_t tokens;  /* bytes that may be read now (token bucket) */
+        usec_t tokens_at;
+
+        int notify_fd; /* owned: read end of the shim's readiness pipe */
+        struct loop_source *notify_src;
+        bool ready;
+};
+
+static const char *oci_runtime_name(enum manifest_oci o)
+{
+        return o == MANIFEST_OCI_CRUN ? "crun" : o == MANIFEST_OCI_RUNSC ? "runsc" : "runc";
+}
+
+static int member_pidfd(const struct member *m)
+{
+        return m->proc ? container_pidfd(m->proc) : oci_container_pidfd(m->oci);
+}
+
+pid_t member_pid(const struct member *m)
+{
+        return m->proc ? container_pid(m->proc) : m->oci ? oci_container_pid(m->oci) : 0;
+}
+
+const char *member_name(const struct member *m)
+{
+        return m->name;
+}
+
+bool member_is_ready(const struct member *m)
+{
+        return m->ready;
+}
+
+bool member_exited(const struct member *m, int *ret_status)
+{
+        if (m->exited && ret_status)
+                *ret_status = m->status;
+        return m->exited;
+}
+
+int member_kill(struct member *m, int sig)
+{
+        if (m->exited)
+                return -ESRCH;
+        return m->proc ? container_kill(m->proc, sig) : oci_container_kill(m->oci, sig);
+}
+
+bool member_poll_exit(struct member *m)
+{
+        int status;
+
+        if (m->exited)
+                return true;
+        if ((m->proc ? container_try_wait(m->proc, &status)
+                     : oci_container_try_wait(m->oci, &status)) < 0)
+                return false;
+        m->exited = true;
+        m->status = status;
+        m->exit_src = loop_source_free(m->exit_src);
+        if (m->ops && m->ops->exited)
+                m->ops->exited(m, status, m->userdata);
+        return true;
+}
+
+static int on_pidfd(struct loop_source *s, int fd, uint32_t revents, void *userdata)
+{
+        (void) s;
+        (void) fd;
+        (void) revents;
+        (void) member_poll_exit(userdata);
+        return 0;
+}
+
+/* --- output ------------------------------------------------------------- */
+
+static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdata);
+
+static int log_watch(struct member *m)
+{
+        return loop_add_io(m->loop, m->log_fd, EPOLLIN, on_log, m, &m->log_src);
+}
+
+static int on_log_resume(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct member *m = userdata;
+        (void) s;
+        (void) now;
+        if (m->log_fd >= 0 && !m->log_src && log_watch(m) < 0)
+                m->log_fd = safe_close(m->log_fd);
+        return 0;
+}
+
+static void log_append(struct member *m, const char *buf, size_t n)
+{
+        size_t room = m->log.len < MEMBER_LOG_MAX_BYTES ? MEMBER_LOG_MAX_BYTES - m->log.len : 0;
+        size_t keep = MIN(room, n);
+
+        strbuf_add(&m->log, buf, keep);
+        m->dropped += n - keep;
+}
+
+/*
+ * Level-triggered and bounded per wake-up, so a flooding container shares
+ * the loop; a token bucket bounds what it costs per second. Out of tokens,
+ * the pipe leaves the epoll set (even an idle fd reports EPOLLHUP) until a
+ * timer brings it back: the writer then blocks on its own full pipe.
+ */
+static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct member *m = userdata;
+        char buf[MEMBER_LOG_READ_BYTES];
+        usec_t now = loop_now(m->loop);
+        ssize_t n;
+
+        (void) s;
+        (void) revents;
+        m->tokens = MIN(m->tokens + (now - m->tokens_at) * MEMBER_LOG_RATE_BYTES / USEC_PER_SEC,
+                        (uint64_t) MEMBER_LOG_RATE_BYTES);
+        m->tokens_at = now;
+        if (m->tokens == 0) {
+                m->log_src = loop_source_free(m->log_src);
+                if (!m->log_timer)
+                        (void) loop_add_timer(m->loop, USEC_INFINITY, on_log_resume, m,
+                                              &m->log_timer);
+                /* Back when one read's worth of tokens has accrued. */
+                loop_timer_set(m->log_timer,
+                               now + MEMBER_LOG_READ_BYTES * USEC_PER_SEC / MEMBER_LOG_RATE_BYTES);
+                return 0;
+        }
+        n = read(fd, buf, (size_t) MIN((uint64_t) sizeof(buf), m->tokens));
+        if (n > 0) {
+                m->tokens -= (uint64_t) n;
+                log_append(m, buf, (size_t) n);
+                return 0;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        /* EOF: every writer in the container is gone. */
+        m->log_src = loop_source_free(m->log_src);
+        m->log_fd = safe_close(m->log_fd);
+        return 0;
+}
+
+char *member_log(const struct member *m)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_add(&sb, m->log.buf, m->log.len);
+        if (m->dropped > 0)
+                strbuf_addf(&sb,
+                            "\n[openenvd: output capped at %lu bytes; %llu more bytes dropped]\n",
+                            (unsigned long) MEMBER_LOG_MAX_BYTES, (unsigned long long) m->dropped);
+        return strbuf_detach(&sb, NULL);
+}
+
+char *member_log_tail(const struct member *m, size_t max_lines)
+{
+        struct strbuf sb = STRBUF_INIT;
+        const char *start = m->log.buf ? m->log.buf : "";
+        const char *end = start + m->log.len;
+        const char *p = end;
+        size_t lines = 0;
+
+        /* Back to the start of the max_lines-th line from the end. */
+        while (p > start && (p[-1] == '\n' || p[-1] == '\r'))
+                p--;
+        end = p;
+        while (p > start && lines < max_lines) {
+                p--;
+                if (*p == '\n' && ++lines == max_lines) {
+                        p++;
+                        break;
+                }
+        }
+        for (const char *q = p; q < end;) {
+                const char *nl = memchr(q, '\n', (size_t) (end - q));
+                const char *le = nl ? nl : end;
+                strbuf_addf(&sb, "%s| ", m->name);
+                for (; q < le; q++) {
+                        unsigned char c = (unsigned char) *q;
+                        if (c < 0x20 || c == 0x7f)
+                                strbuf_addf(&sb, "\\x%02x", c);
+                        else
+                                strbuf_add(&sb, q, 1);
+                }
+                strbuf_adds(&sb, "\n");
+                q = nl ? nl + 1 : end;
+        }
+        return strbuf_detach(&sb, NULL);
+}
+
+/* --- readiness ----------------------------------------------------------- */
+
+static int on_notify(struct loop_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct member *m = userdata;
+        char buf[64];
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+        (void) s;
+        (void) revents;
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        /* The shim writes once and closes; whatever follows is EOF. */
+        m->notify_src = loop_source_free(m->notify_src);
+        m->notify_fd = safe_close(m->notify_fd);
+        if (n > 0 && memmem(buf, (size_t) n, "READY=1", 7) && !m->ready) {
+                m->ready = true;
+                if (m->ops && m->ops->ready)
+                        m->ops->ready(m, m->userdata);
+        }
+        return 0;
+}
+
+/* --- start --------------------------------------------------------------- */
+
+static int pipe_nonblocking_read(int ret[2])
+{
+        if (pipe2(ret, O_CLOEXEC) < 0)
+                return -errno;
+        if (fcntl(ret[0], F_SETFL, O_NONBLOCK) < 0) {
+                int r = -errno;
+                safe_close(ret[0]);
+                safe_close(ret[1]);
+                return r;
+        }
+        return 0;
+}
+
+static int spawn(struct member *m, const struct member_start *a, struct container_spec *spec,
+                 char **ret_error)
+{
+        int r;
+
+        if (a->runtime != MANIFEST_OCI_NATIVE) {
+                /* Relative to the runtime's own cgroup, which is the daemon's
+                 * (control/): the runtime joins the leaf made for it. */
+                cleanup_free char *cg = xasprintf("../%s", a->cgroup);
+                struct oci_error err = {};
+                r = oci_container_spawn(
+                        &(struct oci_options){ .runtime = oci_runtime_name(a->runtime),
+                                               .state_dir = a->oci_state_dir,
+                                               .cgroups_path = cg },
+                        spec, &m->oci, &err);
+                if (r < 0 && ret_error)
+                        *ret_error = xstrdup(err.message ?: strerror(-r));
+                oci_error_done(&err);
+                return r;
+        }
+
+        struct cgroup_placement place = { .v2_fd = -EBADF };
+        struct container_error err = {};
+        r = cgroup_placement_open(a->cgroups, a->cgroup, &place);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
+                return r;
+        }
+        spec->placement = &place;
+        r = container_spawn(spec, &m->proc, &err);
+        spec->placement = NULL;
+        cgroup_placement_done(&place);
+        if (r < 0 && ret_error)
+                *ret_error =
+                        err.index >= 0
+                                ? xasprintf("%s (index %d): %s", container_step_to_string(err.step),
+                                            err.index, strerror(-r))
+                                : xasprintf("%s: %s", container_step_to_string(err.step),
+                                            strerror(-r));
+        return r;
+}
+
+int member_start(struct loop *l, const char *name, const struct member_start *a,
+                 const struct member_ops *ops, void *userdata, struct member **ret,
+                 char **ret_error)
+{
+        cleanup(member_freep) struct member *m = xcalloc(1, sizeof(*m));
+        struct container_spec spec = *a->spec;
+        int pass[CONTAINER_MAX_PASS_FDS];
+        int logp[2], notp[2] = { -EBADF, -EBADF };
+        int r;
+
+        m->loop = l;
+        m->name = xstrdup(name);
+        m->ops = ops;
+        m->userdata = userdata;
+        m->log = (struct strbuf) STRBUF_INIT;
+        m->log_fd = m->notify_fd = -EBADF;
+        m->tokens = MEMBER_LOG_RATE_BYTES;
+        m->tokens_at = loop_now(l);
+
+        if (spec.n_pass_fds + (a->notify ? 1 : 0) > CONTAINER_MAX_PASS_FDS)
+                return -E2BIG;
+        r = pipe_nonblocking_read(logp);
+        if (r < 0)
+                return r;
+        m->log_fd = logp[0];
+        cleanup_close int log_w = logp[1];
+        if (a->notify) {
+                r = pipe_nonblocking_read(notp);
+                if (r < 0)
+                        return r;
+                m->notify_fd = notp[0];
+        }
+        cleanup_close int notify_w = notp[1];
+
+        /* The container's side: stdout+stderr and, last, the notify pipe. */
+        memcpy(pass, spec.pass_fds ? spec.pass_fds : pass, spec.n_pass_fds * sizeof(int));
+        if (a->notify) {
+                spec.notify = true;
+                spec.notify_pass_index = (unsigned) spec.n_pass_fds;
+                pass[spec.n_pass_fds++] = notify_w;
+        }
+        spec.pass_fds = pass;
+        spec.stdio_fd = log_w;
+
+        r = spawn(m, a, &spec, ret_error);
+        if (r < 0)
+                return r;
+        /* Ours now; the write ends live only in the container. */
+        log_w = safe_close(log_w);
+        notify_w = safe_close(notify_w);
+
+        if ((r = loop_add_io(l, member_pidfd(m), EPOLLIN, on_pidfd, m, &m->exit_src)) < 0 ||
+            (r = log_watch(m)) < 0 ||
+            (m->notify_fd >= 0 &&
+             (r = loop_add_io(l, m->notify_fd, EPOLLIN, on_notify, m, &m->notify_src)) < 0)) {
+                if (ret_error)
+                        *ret_error = xasprintf("event loop: %s", strerror(-r));
+                return r;
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+struct member *member_free(struct member *m)
+{
+        if (!m)
+                return NULL;
+        m->exit_src = loop_source_free(m->exit_src);
+        m->log_src = loop_source_free(m->log_src);
+        m->log_timer = loop_source_free(m->log_timer);
+        m->notify_src = loop_source_free(m->notify_src);
+        /* SIGKILL of the shim takes its pid namespace with it; reaped here. */
+        m->proc = container_free(m->proc);
+        m->oci = oci_container_free(m->oci);
+        safe_close(m->log_fd);
+        safe_close(m->notify_fd);
+        strbuf_release(&m->log);
+        free(m->name);
+        return mfree(m);
+}

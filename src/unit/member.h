@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One container of one episode, from spawn to reap.
+ *
+ *  - Started by the native launcher or an OCI runtime (manifest runtime.oci),
+ *    straight into its cgroup leaf.
+ *  - Watched through its pidfd: exited() is called once, from the event loop,
+ *    with the exit status (128 + signal when killed). Reaping goes through
+ *    the pidfd only, so the daemon's orphan reaper never steals the status.
+ *  - Its stdout and stderr are one pipe the daemon reads into a bounded log
+ *    (MEMBER_LOG_MAX_BYTES, then a marker; read at most MEMBER_LOG_RATE_BYTES
+ *    per second, MEMBER_LOG_READ_BYTES per wake-up): no daemon fd ever
+ *    enters a container, and a flood costs the loop a bounded share.
+ *  - With notify, the shim's readiness pipe: ready() is called once, when
+ *    every TCP port the shim forwards to has a listener.
+ *
+ * Ownership: a member owns its container, pidfd, pipes and log. The spec is
+ * only read during member_start(); pass_fds are duplicated by the launcher.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "base/event-loop.h"
+#include "base/macro.h"
+#include "cgroup/cgroup.h"
+#include "manifest/manifest.h"
+#include "sandbox/container-spec.h"
+
+struct member;
+
+struct member_ops {
+        void (*exited)(struct member *m, int status, void *userdata);
+        void (*ready)(struct member *m, void *userdata);
+};
+
+struct member_start {
+        const struct container_spec *spec; /* stdio and the notify pipe are added here */
+        enum manifest_oci runtime;
+        struct cgroup_tree *cgroups; /* borrowed */
+        const char *cgroup;          /* leaf, relative to the tree */
+        const char *oci_state_dir;   /* OCI runtimes only: bundles and runtime root */
+        bool notify;                 /* ask the shim for READY (appended to pass_fds) */
+};
+
+/*
+ * Starts the container. Returns 0, or -errno with *ret_error (if given) set
+ * to a one-line reason ("clone: Operation not permitted", the runtime's
+ * error...): nothing is left running then.
+ */
+int member_start(struct loop *l, const char *name, const struct member_start *a,
+                 const struct member_ops *ops, void *userdata, struct member **ret,
+                 char **ret_error);
+/* SIGKILLs a member that still runs, reaps it, closes everything. */
+struct member *member_free(struct member *m);
+DEFINE_CLEANUP_FUNC(struct member, member_free);
+
+const char *member_name(const struct member *m);
+pid_t member_pid(const struct member *m);
+/* Sends sig to the container's init (the shim); -ESRCH once it is gone. */
+int member_kill(struct member *m, int sig);
+/* Checks the pidfd now (for the daemon's reaper); true once exited. */
+bool member_poll_exit(struct member *m);
+/* True once exited, with the status. */
+bool member_exited(const struct member *m, int *ret_status);
+bool member_is_ready(const struct member *m);
+
+/* The captured output, with a marker appended when it was capped; new string. */
+char *member_log(const struct member *m);
+/* Its last max_lines lines, each prefixed and with control characters
+ * escaped, so that quoting it in the daemon's own log cannot forge a line of
+ * the daemon's ("env| ..."); new string, "" when there is none. */
+char *member_log_tail(const struct member *m, size_t max_lines);

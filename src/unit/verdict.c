@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "unit/verdict.h"
+
+#include <stdarg.h>
+
+#include "base/limits.h"
+#include "base/strbuf.h"
+#include "base/string-table.h"
+#include "base/time-util.h"
+#include "base/util.h"
+
+static const char *const verdict_kind_table[_VERDICT_KIND_MAX] = {
+        [VERDICT_GRADED] = "graded",
+        [VERDICT_AGENT_MISBEHAVIOR] = "agent_misbehavior",
+        [VERDICT_INFRASTRUCTURE_ERROR] = "infrastructure_error",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(verdict_kind, enum verdict_kind);
+
+void verdict_init(struct verdict *v)
+{
+        *v = (struct verdict){ .observers = json_object(), .events = json_array() };
+}
+
+void verdict_done(struct verdict *v)
+{
+        free(v->reason);
+        free(v->blame);
+        json_decref(v->observers);
+        json_decref(v->events);
+        *v = (struct verdict){};
+}
+
+bool verdict_failed(const struct verdict *v)
+{
+        return v->kind == VERDICT_AGENT_MISBEHAVIOR || v->kind == VERDICT_INFRASTRUCTURE_ERROR;
+}
+
+bool verdict_fail(struct verdict *v, enum verdict_kind kind, const char *blame, const char *fmt,
+                  ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+
+        if (verdict_failed(v))
+                return false;
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        v->kind = kind;
+        free(v->reason);
+        v->reason = strbuf_detach(&sb, NULL);
+        free(v->blame);
+        v->blame = blame ? xstrdup(blame) : NULL;
+        return true;
+}
+
+void verdict_graded(struct verdict *v)
+{
+        if (!verdict_failed(v))
+                v->kind = VERDICT_GRADED;
+}
+
+void verdict_set_observer(struct verdict *v, const char *name, json_t *result)
+{
+        json_object_set_new(v->observers, name, result ? result : json_null());
+}
+
+void verdict_add_event(struct verdict *v, json_t *event)
+{
+        /* Bounded: a member cannot make the verdict grow without end. */
+        if (json_array_size(v->events) >= VERDICT_MAX_EVENTS) {
+                json_decref(event);
+                return;
+        }
+        json_object_set_new(event, "at",
+                            json_real((double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC));
+        json_array_append_new(v->events, event);
+}
+
+json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
+{
+        const char *kind = verdict_kind_to_string(v->kind);
+        json_t *j = json_object();
+
+        json_object_set_new(j, "episode_id", episode_id ? json_string(episode_id) : json_null());
+        json_object_set_new(j, "verdict", kind ? json_string(kind) : json_null());
+        json_object_set_new(j, "reason", v->reason ? json_string(v->reason) : json_null());
+        json_object_set_new(j, "blame",
+                            v->blame ? json_pack("{s:s}", "subtree", v->blame) : json_null());
+        json_object_set_new(j, "observers",
+                            v->observers ? json_incref(v->observers) : json_object());
+        json_object_set_new(j, "events", v->events ? json_incref(v->events) : json_array());
+        return j;
+}
