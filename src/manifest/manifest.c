@@ -1046,15 +1046,37 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
         }
 }
 
+/* model: {budget: {requests, bytes, tokens}}; absent fields stay 0 (unlimited). */
+static void parse_model(struct manifest_ctx *x, const struct mnode *n)
+{
+        static const char *const keys[] = { "budget" };
+        static const char *const bkeys[] = { "requests", "bytes", "tokens" };
+        static const uint64_t max[] = { MANIFEST_MAX_MODEL_REQUESTS, MANIFEST_MAX_MODEL_BYTES,
+                                        MANIFEST_MAX_MODEL_TOKENS };
+        struct manifest_model_budget *b = &x->m->model.budget;
+        uint64_t *fields[] = { &b->requests, &b->bytes, &b->tokens };
+        const struct mnode *k[1], *v[1], *bk[3], *bv[3];
+
+        if (!map_fields(x, n, "model", keys, 1, false, k, v) || !v[0] ||
+            !map_fields(x, v[0], "model.budget", bkeys, 3, false, bk, bv))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(bkeys); i++) {
+                cleanup_free char *p = NULL;
+                if (!bv[i])
+                        continue;
+                p = path_key("model.budget", bkeys[i]);
+                (void) get_uint(x, bv[i], p, 0, max[i], fields[i]);
+        }
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
-        static const char *const keys[] = {
-                "app", "port", "kill_deadline_s", "workspace_seed", "privileged_assets", "zones"
-        };
+        static const char *const keys[] = { "app",   "port",  "kill_deadline_s", "workspace_seed",
+                                            "privileged_assets", "zones", "model" };
         static const char *const zkeys[] = { "agent", "services", "observers" };
-        const struct mnode *k[6], *v[6], *zk[3] = { 0 }, *zv[3] = { 0 };
-        bool ok = map_fields(x, n, "openenvd", keys, 6, false, k, v);
+        const struct mnode *k[7], *v[7], *zk[3] = { 0 }, *zv[3] = { 0 };
+        bool ok = map_fields(x, n, "openenvd", keys, 7, false, k, v);
 
         if (ok && v[0] && get_string(x, v[0], "app", app) && !is_app_string(*app)) {
                 ctx_error(x, v[0], "app", "app '%s' must look like module:attribute", *app);
@@ -1071,6 +1093,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 check_host_path_exists(x, v[3], "workspace_seed", x->m->workspace_seed, true);
         if (ok && v[4])
                 parse_assets(x, v[4]);
+        if (ok && v[6])
+                parse_model(x, v[6]);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 

@@ -21,7 +21,10 @@ struct unit_relays {
         struct service_relay *mcp[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
         size_t n_mcp;
         struct model_proxy *model[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
+        const char *model_harness[MANIFEST_MAX_CONTAINERS]; /* borrowed: the manifest */
+        struct model_proxy_stats model_stats[MANIFEST_MAX_CONTAINERS]; /* kept after stop */
         size_t n_model;
+        bool model_stopped; /* model_stats are final */
 };
 
 static int relay_unix(struct loop *l, const char *listen_path, const char *upstream,
@@ -45,6 +48,7 @@ static int model_relay(struct loop *l, const struct unit_plan_context *ctx,
                        const struct unit_model *model, const char *listen_path,
                        struct model_proxy **ret)
 {
+        const struct manifest_model_budget *b = &ctx->manifest->model.budget;
         cleanup_free char *keyfile = xasprintf("%s/run/model-key", ctx->state_dir);
         cleanup_close int kfd = -EBADF;
         struct model_proxy_config cfg = {
@@ -53,6 +57,7 @@ static int model_relay(struct loop *l, const struct unit_plan_context *ctx,
                 .placeholder = UNIT_MODEL_PLACEHOLDER,
                 .key_file = keyfile,
                 .idle_timeout = RELAY_IDLE_TIMEOUT,
+                .budget = { .requests = b->requests, .bytes = b->bytes, .tokens = b->tokens },
         };
         int fd, r;
 
@@ -111,7 +116,7 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx,
                 mod = xasprintf("%s/model.sock", dir);
                 r = model_relay(l, ctx, model, mod, &rs->model[rs->n_model]);
                 if (r >= 0)
-                        rs->n_model++;
+                        rs->model_harness[rs->n_model++] = c->name;
         }
         if (r < 0) {
                 unit_relays_free(rs);
@@ -129,9 +134,29 @@ void unit_relays_stop_agent(struct unit_relays *rs)
                 rs->service[i] = service_relay_free(rs->service[i]);
         for (size_t i = 0; i < rs->n_mcp; i++)
                 rs->mcp[i] = service_relay_free(rs->mcp[i]);
-        for (size_t i = 0; i < rs->n_model; i++)
+        for (size_t i = 0; i < rs->n_model && !rs->model_stopped; i++) {
+                /* The verdict reports what the episode used: keep it. */
+                model_proxy_stats(rs->model[i], &rs->model_stats[i]);
                 rs->model[i] = model_proxy_free(rs->model[i]);
-        rs->n_service = rs->n_mcp = rs->n_model = 0;
+        }
+        rs->model_stopped = true;
+        rs->n_service = rs->n_mcp = 0;
+}
+
+json_t *unit_relays_model_json(const struct unit_relays *rs)
+{
+        json_t *o;
+
+        if (!rs || rs->n_model == 0)
+                return json_null();
+        o = json_object();
+        for (size_t i = 0; i < rs->n_model; i++) {
+                struct model_proxy_stats st = rs->model_stats[i];
+                if (!rs->model_stopped)
+                        model_proxy_stats(rs->model[i], &st);
+                json_object_set_new(o, rs->model_harness[i], model_proxy_stats_to_json(&st));
+        }
+        return o;
 }
 
 struct unit_relays *unit_relays_free(struct unit_relays *rs)

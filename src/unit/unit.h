@@ -42,6 +42,8 @@
 #include "phase/phase.h"
 #include "relay/event-loop.h"
 
+struct model_upstream;
+
 struct unit_config {
         const struct manifest *manifest; /* borrowed */
         const char *state_dir;           /* absolute, created by the caller (0711) */
@@ -54,7 +56,7 @@ struct unit_config {
         char *const *extra_masks;        /* more host paths to hide in every container */
         unsigned weaken;                 /* test-only: enum container_weaken for every container */
         /* Model proxy for the harness (NULL url: none). The key is copied. */
-        const char *model_upstream; /* "a.b.c.d:port" */
+        const struct model_upstream *model_upstream; /* borrowed, resolved (relay/model-upstream.h) */
         const char *model_key;
         const char *model_provider; /* "anthropic" | "openai" */
 };
