@@ -31,9 +31,10 @@
 #define HTTP_MAX_CONTROL_BODY  (64UL * 1024)   /* request body of a control route */
 #define HTTP_MAX_INSPECT_BYTES (1024UL * 1024) /* /step response scanned for "done" */
 #define WS_MAX_INSPECT_BYTES   (1024UL * 1024) /* /ws text message scanned for "done" */
-#define HTTP_MAX_UPSTREAM_ADDRS 8 /* addresses kept for one upstream (a DNS answer) */
 
 /* --- model proxy (requests from the harness, responses from the provider) --- */
+/* Addresses kept for one upstream (the provider's DNS answer). */
+#define HTTP_MAX_UPSTREAM_ADDRS     8
 #define MODEL_PROXY_MAX_CONNECTIONS 64 /* per harness: bounds what is in flight past a budget */
 /* Usage is scanned as the response streams, in O(1) memory: no SSE line and
  * no JSON document is buffered, so neither needs a length limit. */

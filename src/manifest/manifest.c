@@ -1072,8 +1072,10 @@ static void parse_model(struct manifest_ctx *x, const struct mnode *n)
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
-        static const char *const keys[] = { "app",   "port",  "kill_deadline_s", "workspace_seed",
-                                            "privileged_assets", "zones", "model" };
+        static const char *const keys[] = {
+                "app",   "port", "kill_deadline_s", "workspace_seed", "privileged_assets",
+                "zones", "model"
+        };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[7], *v[7], *zk[3] = { 0 }, *zv[3] = { 0 };
         bool ok = map_fields(x, n, "openenvd", keys, 7, false, k, v);

@@ -733,6 +733,7 @@ static int process_head(struct http_conn *c)
         if (c->ufd < 0 || c->u_eof || c->u_shut) {
                 r = conn_connect_upstream(c);
                 if (r < 0) {
+                        p->stats.upstream_failures++;
                         buf_consume(&c->cin, end);
                         http_exchange_error(&c->x, 502, "upstream_unavailable");
                         request_done_locally(c, h.body != HTTP_BODY_NONE);
@@ -897,6 +898,7 @@ static void response_complete(struct http_conn *c)
         if (c->x.inspect_response && p->ops->on_response)
                 p->ops->on_response(p->userdata, &c->x, c->resp_status, c->inspect.buf,
                                     c->inspect.len, c->inspect_truncated);
+        conn_exchange_done(c);
         strbuf_reset(&c->inspect);
         c->sstate = RESP_IDLE;
         if (!c->resp_keep_alive || !c->req_keep_alive || c->rstate != REQ_WAIT || c->c_eof) {
@@ -1017,8 +1019,7 @@ static int process_upstream(struct http_conn *c)
                         return 1;
                 }
                 if (c->resp_body == HTTP_BODY_CHUNKED) {
-                        r = http_chunked_feed(&c->resp_chunked, data, avail, response_data, c,
-                                              &n);
+                        r = http_chunked_feed(&c->resp_chunked, data, avail, response_data, c, &n);
                         if (r < 0) {
                                 conn_kill(c);
                                 return 0;
@@ -1449,8 +1450,7 @@ int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path)
         return 0;
 }
 
-int http_proxy_upstream_add(struct http_proxy_config *cfg, const struct sockaddr *sa,
-                            socklen_t len)
+int http_proxy_upstream_add(struct http_proxy_config *cfg, const struct sockaddr *sa, socklen_t len)
 {
         struct http_proxy_addr *a;
 

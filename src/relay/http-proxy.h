@@ -104,8 +104,8 @@ struct http_proxy_config {
         size_t n_upstream;
         struct tls_client *tls; /* NULL: plain; else TLS to the upstream */
         const char *tls_host;   /* SNI and the name the certificate must carry */
-        usec_t head_timeout; /* a request head must be complete within this */
-        usec_t idle_timeout; /* no byte moved for this long: close */
+        usec_t head_timeout;    /* a request head must be complete within this */
+        usec_t idle_timeout;    /* no byte moved for this long: close */
         unsigned max_connections;
 };
 

@@ -48,8 +48,7 @@ static const struct model_provider providers[] = {
         { "openai", "Authorization", "Bearer ", openai_targets },
 };
 
-static const char *const budget_dim_names[MODEL_BUDGET_DIM_MAX] = { "requests", "bytes",
-                                                                    "tokens" };
+static const char *const budget_dim_names[MODEL_BUDGET_DIM_MAX] = { "requests", "bytes", "tokens" };
 
 /* The harness's credentials, Host and encoding are replaced; OpenAI's
  * organization and project headers would let it bill another project the
@@ -60,11 +59,11 @@ static const char *const strip_model[] = {
 };
 
 struct model_proxy {
-        struct http_proxy *proxy;               /* owned */
-        const struct model_provider *provider;  /* static */
-        const struct model_upstream *upstream;  /* borrowed */
-        char *key;                              /* owned, secret */
-        char *placeholder;                      /* owned */
+        struct http_proxy *proxy;              /* owned */
+        const struct model_provider *provider; /* static */
+        const struct model_upstream *upstream; /* borrowed */
+        char *key;                             /* owned, secret */
+        char *placeholder;                     /* owned */
         struct model_budget budget;
         uint64_t forwarded;
         uint64_t refused_credentials, refused_allowlist, refused_budget;
@@ -75,8 +74,8 @@ struct model_proxy {
 /* One forwarded exchange: its usage as the response streams past. */
 struct model_exchange {
         struct model_usage usage;
-        bool response; /* the response head arrived */
-        bool success;  /* ... with a 2xx status */
+        bool response;    /* the response head arrived */
+        bool success;     /* ... with a 2xx status */
         uint64_t in, out; /* what is already added to the totals */
 };
 

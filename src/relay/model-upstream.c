@@ -99,8 +99,8 @@ static int parse_authority(struct model_upstream *u, const char *auth, bool need
                 }
                 u->port = (uint16_t) p;
         } else if (need_port) {
-                *ret_error = xasprintf("'%s': a port is needed (or write http:// or https://)",
-                                       auth);
+                *ret_error =
+                        xasprintf("'%s': a port is needed (or write http:// or https://)", auth);
                 return -EINVAL;
         }
         if (v6)
@@ -166,8 +166,7 @@ int model_upstream_new(const char *url, const char *ca_file, struct model_upstre
                 return -EINVAL;
         }
         if (u->port == (u->tls ? 443 : 80))
-                u->authority = strchr(u->host, ':') ? xasprintf("[%s]", u->host)
-                                                    : xstrdup(u->host);
+                u->authority = strchr(u->host, ':') ? xasprintf("[%s]", u->host) : xstrdup(u->host);
         else
                 u->authority = strchr(u->host, ':') ? xasprintf("[%s]:%u", u->host, u->port)
                                                     : xasprintf("%s:%u", u->host, u->port);
@@ -198,8 +197,7 @@ struct model_upstream *model_upstream_free(struct model_upstream *u)
         return mfree(u);
 }
 
-int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *sa,
-                               socklen_t len)
+int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *sa, socklen_t len)
 {
         return http_proxy_upstream_add(&u->proxy, sa, len);
 }

@@ -31,7 +31,7 @@ struct tls_client;
 
 struct model_upstream {
         bool tls;
-        char *host;      /* owned: DNS name or address (IPv6 without brackets) */
+        char *host; /* owned: DNS name or address (IPv6 without brackets) */
         uint16_t port;
         char *authority; /* owned: the Host header ("host", "host:port", "[v6]:port") */
         /* The upstream half of an http_proxy_config, ready to copy: the
@@ -55,5 +55,4 @@ DEFINE_CLEANUP_FUNC(struct model_upstream, model_upstream_free);
 int model_upstream_resolve(struct model_upstream *u, char **ret_error);
 /* Uses sa instead of resolving the name (the name still drives SNI and the
  * certificate check): for tests, which only ever use loopback addresses. */
-int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *sa,
-                               socklen_t len);
+int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *sa, socklen_t len);

@@ -308,7 +308,7 @@ static void sse_field_byte(struct model_usage *u, char c)
 {
         if (c == ':')
                 u->sse_state = u->field_len == 4 && memcmp(u->field, "data", 4) == 0 ? SSE_SPACE
-                                                                                    : SSE_SKIP;
+                                                                                     : SSE_SKIP;
         else if (u->field_len < sizeof(u->field))
                 u->field[u->field_len++] = c;
         else

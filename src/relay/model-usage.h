@@ -45,18 +45,18 @@ enum model_usage_field {
 
 struct model_usage {
         bool sse;
-        bool seen;                              /* some usage field was read */
-        uint64_t max[MODEL_USAGE_FIELD_MAX];    /* largest value per field */
+        bool seen;                           /* some usage field was read */
+        uint64_t max[MODEL_USAGE_FIELD_MAX]; /* largest value per field */
 
         /* JSON scanner (one document). */
-        uint8_t js;                             /* enum in model-usage.c */
-        uint8_t depth;                          /* open containers, <= TRACK_DEPTH */
-        size_t deep;                            /* open containers below TRACK_DEPTH */
+        uint8_t js;    /* enum in model-usage.c */
+        uint8_t depth; /* open containers, <= TRACK_DEPTH */
+        size_t deep;   /* open containers below TRACK_DEPTH */
         bool is_object[MODEL_USAGE_TRACK_DEPTH + 1];
         uint8_t key[MODEL_USAGE_TRACK_DEPTH + 1]; /* key id per depth (objects) */
         char key_buf[MODEL_USAGE_MAX_KEY];
         size_t key_len;
-        bool key_unusable;                      /* too long or escaped */
+        bool key_unusable; /* too long or escaped */
         uint64_t num;
         unsigned num_digits;
         bool num_ok;

@@ -28,8 +28,12 @@ struct tls_stream {
 static char *openssl_error(const char *what)
 {
         unsigned long e = ERR_peek_error();
-        const char *reason = e ? ERR_reason_error_string(e) : NULL;
+        const char *reason = NULL;
 
+        if (e && ERR_SYSTEM_ERROR(e))
+                reason = strerror(ERR_GET_REASON(e)); /* e.g. a missing CA file */
+        else if (e)
+                reason = ERR_reason_error_string(e);
         ERR_clear_error();
         return xasprintf("%s: %s", what, reason ?: "unknown OpenSSL error");
 }

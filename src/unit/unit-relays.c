@@ -20,8 +20,8 @@ struct unit_relays {
         size_t n_service;
         struct service_relay *mcp[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
         size_t n_mcp;
-        struct model_proxy *model[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
-        const char *model_harness[MANIFEST_MAX_CONTAINERS]; /* borrowed: the manifest */
+        struct model_proxy *model[MANIFEST_MAX_CONTAINERS];            /* owned, one per harness */
+        const char *model_harness[MANIFEST_MAX_CONTAINERS];            /* borrowed: the manifest */
         struct model_proxy_stats model_stats[MANIFEST_MAX_CONTAINERS]; /* kept after stop */
         size_t n_model;
         bool model_stopped; /* model_stats are final */

@@ -55,8 +55,8 @@ struct unit_config {
         usec_t observer_timeout;         /* one observer's run */
         char *const *extra_masks;        /* more host paths to hide in every container */
         unsigned weaken;                 /* test-only: enum container_weaken for every container */
-        /* Model proxy for the harness (NULL url: none). The key is copied. */
-        const struct model_upstream *model_upstream; /* borrowed, resolved (relay/model-upstream.h) */
+        /* Model proxy for the harness (NULL upstream: none). The key is copied. */
+        const struct model_upstream *model_upstream; /* borrowed (relay/model-upstream.h) */
         const char *model_key;
         const char *model_provider; /* "anthropic" | "openai" */
 };

@@ -14,7 +14,7 @@
 #include "base/strbuf.h"
 #include "relay/event-loop.h"
 
-extern char tmpdir[];    /* mkdtemp() template; removed by teardown() */
+extern char tmpdir[];      /* mkdtemp() template; removed by teardown() */
 extern pid_t upstream_pid; /* killed by teardown() if > 0 */
 extern struct loop *loop;
 

@@ -86,8 +86,7 @@ static struct response model_request(const char *req)
         struct response r;
 
         cl_send(c.fd, req);
-        cr_assert(cl_response(&c, startswith(req, "HEAD ") != NULL, &r), "no response to %s",
-                  req);
+        cr_assert(cl_response(&c, startswith(req, "HEAD ") != NULL, &r), "no response to %s", req);
         close(c.fd);
         strbuf_release(&c.in);
         /* Nothing the harness receives ever carries the key. */
@@ -205,8 +204,8 @@ static void pki_make(void)
         pki.leaf = cert_new(pki.leaf_key, STUB_HOST, false, san, pki.ca, pki.ca_key, -day, day);
         pki.leaf_other_ca = cert_new(pki.leaf_key, STUB_HOST, false, san, pki.other_ca,
                                      pki.other_ca_key, -day, day);
-        pki.leaf_expired = cert_new(pki.leaf_key, STUB_HOST, false, san, pki.ca, pki.ca_key,
-                                    -2 * day, -day);
+        pki.leaf_expired =
+                cert_new(pki.leaf_key, STUB_HOST, false, san, pki.ca, pki.ca_key, -2 * day, -day);
         snprintf(pki.ca_file, sizeof(pki.ca_file), "%s/ca.pem", tmpdir);
         f = fopen(pki.ca_file, "we");
         cr_assert(f && PEM_write_X509(f, pki.ca) == 1);
@@ -223,8 +222,8 @@ struct stub {
         bool running;
         pthread_mutex_t lock;
         unsigned handshakes, handshake_failures, requests; /* under lock */
-        char sni[256];                                      /* under lock */
-        char last_head[8192];                               /* under lock */
+        char sni[256];                                     /* under lock */
+        char last_head[8192];                              /* under lock */
         sem_t release; /* the harness has the first SSE event: send the rest */
 };
 
@@ -289,15 +288,15 @@ static void stub_json(SSL *s, unsigned status, const char *body)
 
 /* Provider answers. The JSON ones carry usage-shaped decoys where a model
  * writes (a tool input, message text): they must never count. */
-#define ANTHROPIC_JSON                                                                        \
-        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":["         \
-        "{\"type\":\"text\",\"text\":\"hi \\\"usage\\\":{\\\"output_tokens\\\":777}\"},"      \
-        "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{\"usage\":"           \
-        "{\"input_tokens\":999999}}}],\"stop_reason\":\"end_turn\",\"usage\":"                \
+#define ANTHROPIC_JSON                                                                   \
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":["    \
+        "{\"type\":\"text\",\"text\":\"hi \\\"usage\\\":{\\\"output_tokens\\\":777}\"}," \
+        "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"f\",\"input\":{\"usage\":"      \
+        "{\"input_tokens\":999999}}}],\"stop_reason\":\"end_turn\",\"usage\":"           \
         "{\"input_tokens\":10,\"cache_read_input_tokens\":2,\"output_tokens\":5}}"
-#define OPENAI_JSON                                                                           \
+#define OPENAI_JSON                                                                            \
         "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":" \
-        "{\"role\":\"assistant\",\"content\":\"hi\",\"usage\":{\"prompt_tokens\":5000}}}],"   \
+        "{\"role\":\"assistant\",\"content\":\"hi\",\"usage\":{\"prompt_tokens\":5000}}}],"    \
         "\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":4,\"total_tokens\":15}}"
 
 static void stub_sse_anthropic(SSL *s)
@@ -477,8 +476,8 @@ static struct sockaddr_in loopback(uint16_t port)
 }
 
 /*
- * The stub presents *cert (a pki field: made here); the proxy goes to https://<host>:<port> with the
- * test CA pinned (or the system store if !pin), host pinned to 127.0.0.1.
+ * The stub presents *cert (a pki field: made here); the proxy goes to https://<host>:<port> with
+ * the test CA pinned (or the system store if !pin), host pinned to 127.0.0.1.
  */
 static void setup_tls(const char *provider, X509 *const *cert, const char *host, bool pin,
                       struct model_budget budget)
@@ -533,7 +532,7 @@ static struct response messages(void)
 }
 
 /* A request with a 2-byte body to target, for lists of literals. */
-#define ANTHROPIC_REQ(target)                                                               \
+#define ANTHROPIC_REQ(target)                                                         \
         "POST " target " HTTP/1.1\r\nHost: harness\r\nx-api-key: " PLACEHOLDER "\r\n" \
         "Content-Length: 2\r\n\r\n{}"
 
@@ -884,17 +883,22 @@ Test(model_tls, only_the_model_endpoints_are_forwarded)
 
         /* The SDK's beta spelling and count_tokens are model endpoints. */
         assert_status(model_request(ANTHROPIC_REQ("/v1/messages?beta=true")), 200, NULL);
-        assert_status(model_request(ANTHROPIC_REQ("/v1/messages/count_tokens")), 200,
-                      NULL);
+        assert_status(model_request(ANTHROPIC_REQ("/v1/messages/count_tokens")), 200, NULL);
         cr_assert_eq(stub_count(&stub.requests), 2);
 }
 
 Test(model_tls, openai_endpoints_only)
 {
         static const char *const targets[] = {
-                "/v1/models",      "/v1/files",          "/v1/batches",
-                "/v1/fine_tuning/jobs", "/v1/images/generations", "/v1/assistants",
-                "/v1/messages",    "/v1/chat/completions/", "/v1/responses/resp_1/cancel",
+                "/v1/models",
+                "/v1/files",
+                "/v1/batches",
+                "/v1/fine_tuning/jobs",
+                "/v1/images/generations",
+                "/v1/assistants",
+                "/v1/messages",
+                "/v1/chat/completions/",
+                "/v1/responses/resp_1/cancel",
         };
         static const char *const allowed[] = { "/v1/chat/completions", "/v1/completions",
                                                "/v1/responses", "/v1/embeddings" };
@@ -931,7 +935,8 @@ Test(model_tls, request_budget_exhausted_is_429_and_nothing_forwarded)
         assert_status(messages(), 200, NULL);
         assert_status(messages(), 200, NULL);
         assert_status(messages(), 429, "budget_exhausted");
-        assert_status(model_post("/v1/messages", ANTHROPIC_AUTH, "{\"stream\":true}"), 429, "budget_exhausted");
+        assert_status(model_post("/v1/messages", ANTHROPIC_AUTH, "{\"stream\":true}"), 429,
+                      "budget_exhausted");
         cr_assert_eq(stub_count(&stub.requests), 2);
         st = stats();
         cr_assert_eq(st.forwarded, 2);
@@ -982,8 +987,8 @@ Test(model_tls, token_budget_exhausted_is_429)
         json = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
         json_decref(j);
         cr_assert_null(strstr(json, REAL_KEY));
-        cr_assert(strstr(json, "\"budget\":{\"bytes\":null,\"requests\":null,\"tokens\":20}"),
-                  "%s", json);
+        cr_assert(strstr(json, "\"budget\":{\"bytes\":null,\"requests\":null,\"tokens\":20}"), "%s",
+                  json);
         cr_assert(strstr(json, "\"budget_exhausted\":[\"tokens\"]"), "%s", json);
         cr_assert(strstr(json, "\"forwarded\":2,"), "%s", json);
         cr_assert(strstr(json, "\"provider\":\"anthropic\""), "%s", json);
