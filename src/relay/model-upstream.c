@@ -135,17 +135,19 @@ int model_upstream_new(const char *url, const char *ca_file, struct model_upstre
         } else if ((rest = startswith(url, "http://")))
                 u->port = 80;
         else if (strstr(url, "://")) {
-                *ret_error = xasprintf("'%s': the scheme must be http:// or https://", url);
+                *ret_error = xasprintf("'%.*s': the scheme must be http:// or https://",
+                                       (int) (strstr(url, "://") - url), url);
                 return -EINVAL;
         } else {
                 rest = url; /* a.b.c.d:port, as before URLs */
                 legacy = true;
         }
+        /* Errors quote the host part only: a pasted URL may carry a key
+         * in its query, and errors are logged. */
         n = strcspn(rest, "/?#");
         if (rest[n] != '\0' && !streq(rest + n, "/")) {
-                *ret_error = xasprintf("'%s': a path, query or fragment is not supported (the "
-                                       "proxy forwards the harness's request paths)",
-                                       url);
+                *ret_error = xstrdup("a path, query or fragment is not supported (the proxy "
+                                     "forwards the harness's request paths)");
                 return -EINVAL;
         }
         auth = xstrndup(rest, n);
@@ -155,14 +157,14 @@ int model_upstream_new(const char *url, const char *ca_file, struct model_upstre
                 return -EINVAL;
         }
         if (auth[0] == '\0') {
-                *ret_error = xasprintf("'%s': no host", url);
+                *ret_error = xstrdup("no host");
                 return -EINVAL;
         }
         r = parse_authority(u, auth, legacy, ret_error);
         if (r < 0)
                 return r;
         if (legacy && u->proxy.n_upstream == 0) {
-                *ret_error = xasprintf("'%s': without a scheme, only an IPv4 address:port", url);
+                *ret_error = xasprintf("'%s': without a scheme, only an IPv4 address:port", auth);
                 return -EINVAL;
         }
         if (u->port == (u->tls ? 443 : 80))

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "base/fd-util.h"
@@ -212,7 +213,8 @@ static void pki_make(void)
         fclose(f);
 }
 
-#define STUB_BUF (64 * 1024)
+#define STUB_BUF  (2 * 1024 * 1024) /* a request the stub takes */
+#define BIG_BYTES (3 * 1024 * 1024) /* the text of the stub's big answer */
 
 struct stub {
         int lfd;
@@ -332,6 +334,19 @@ static void stub_sse_openai(SSL *s)
         stub_writes(s, "0\r\n\r\n");
 }
 
+/* A large request gets a larger answer: the text, then the usage. */
+static void stub_big(SSL *s, size_t request_len)
+{
+        struct strbuf b = STRBUF_INIT;
+
+        strbuf_adds(&b, "{\"content\":[{\"type\":\"text\",\"text\":\"");
+        for (size_t i = 0; i < BIG_BYTES; i++)
+                strbuf_addch(&b, (char) ('a' + i % 26));
+        strbuf_addf(&b, "\"}],\"usage\":{\"input_tokens\":%zu,\"output_tokens\":1}}", request_len);
+        stub_json(s, 200, b.buf);
+        strbuf_release(&b);
+}
+
 static void stub_respond(SSL *s, const char *head, const char *body)
 {
         bool anthropic = strstr(head, "\r\nx-api-key: " REAL_KEY "\r\n");
@@ -339,6 +354,8 @@ static void stub_respond(SSL *s, const char *head, const char *body)
 
         if (!anthropic && !openai)
                 stub_json(s, 401, "{\"error\":\"key\"}");
+        else if (strlen(body) > 100000)
+                stub_big(s, strlen(body));
         else if (!strstr(body, "\"stream\":true"))
                 stub_json(s, 200, anthropic ? ANTHROPIC_JSON : OPENAI_JSON);
         else if (anthropic)
@@ -391,6 +408,9 @@ static void *stub_conn(void *arg)
                 }
                 head_len = (size_t) (end + 4 - buf);
                 body_len = content_length(buf);
+                /* A big body waits: the proxy's TLS writes must wait too. */
+                if (body_len > 100000)
+                        usleep(100000);
                 cr_assert(head_len + body_len <= STUB_BUF);
                 while (len < head_len + body_len) {
                         n = SSL_read(s, buf + len, (int) (STUB_BUF - len));
@@ -435,21 +455,20 @@ static void *stub_accept(void *arg)
         }
 }
 
-/* A TLS server on 127.0.0.1 presenting cert (and the CA that issued it). */
-static void stub_start(X509 *cert, X509 *chain)
+/* A TLS server presenting cert on lfd (taken), by default on 127.0.0.1. */
+static void stub_start(X509 *cert, int lfd)
 {
         stub.ctx = SSL_CTX_new(TLS_server_method());
         cr_assert(stub.ctx);
         cr_assert(SSL_CTX_use_certificate(stub.ctx, cert) == 1);
         cr_assert(SSL_CTX_use_PrivateKey(stub.ctx, pki.leaf_key) == 1);
-        if (chain) {
-                X509_up_ref(chain);
-                cr_assert(SSL_CTX_add_extra_chain_cert(stub.ctx, chain) == 1);
-        }
         cr_assert(sem_init(&stub.release, 0, 0) == 0);
-        cr_assert(socket_listen_tcp("127.0.0.1", 0, &stub.lfd) == 0);
-        cr_assert(socket_local_port(stub.lfd, &stub.port) == 0);
-        /* socket_listen_tcp() makes it non-blocking; the stub blocks. */
+        if (lfd < 0) {
+                cr_assert(socket_listen_tcp("127.0.0.1", 0, &lfd) == 0);
+                cr_assert(socket_local_port(lfd, &stub.port) == 0);
+        }
+        stub.lfd = lfd;
+        /* The listeners are non-blocking; the stub blocks. */
         cr_assert(fcntl(stub.lfd, F_SETFL, 0) == 0);
         cr_assert(pthread_create(&stub.accept_thread, NULL, stub_accept, NULL) == 0);
         stub.running = true;
@@ -488,7 +507,7 @@ static void setup_tls(const char *provider, X509 *const *cert, const char *host,
 
         model_dirs();
         pki_make();
-        stub_start(*cert, NULL);
+        stub_start(*cert, -EBADF);
         url = xasprintf("https://%s:%u", host, stub.port);
         cr_assert(model_upstream_new(url, pin ? pki.ca_file : NULL, &mup, &err) == 0, "%s", err);
         sa = loopback(stub.port);
@@ -793,6 +812,56 @@ Test(model_tls, openai_stream_usage_comes_from_the_last_chunk)
         cr_assert_eq(stats().tokens_out, 3);
 }
 
+Test(model_tls, large_bodies_cross_tls_under_back_pressure)
+{
+        struct strbuf body = STRBUF_INIT, want = STRBUF_INIT;
+        struct cl c;
+        struct response r;
+        cleanup_free char *req = NULL;
+
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char *err = NULL;
+        int lfd;
+
+        /* Over a unix socket: its send buffer does not grow as TCP's does
+         * on loopback, so the proxy's TLS writes really have to wait for
+         * the stub (which pauses before reading a big body). */
+        model_dirs();
+        pki_make();
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/provider.sock", tmpdir);
+        cr_assert(socket_listen_unix(sa.sun_path, 0600, &lfd) == 0);
+        stub_start(pki.leaf, lfd);
+        cr_assert(model_upstream_new("https://" STUB_HOST, pki.ca_file, &mup, &err) == 0);
+        cr_assert(model_upstream_add_address(mup, (struct sockaddr *) &sa, sizeof(sa)) == 0);
+        model_proxy_start("anthropic", (struct model_budget){ 0 });
+        strbuf_adds(&body, "{\"model\":\"m\",\"pad\":\"");
+        for (int i = 0; i < 1024 * 1024; i++)
+                strbuf_addch(&body, 'p');
+        strbuf_adds(&body, "\"}");
+        req = post("/v1/messages", ANTHROPIC_AUTH, body.buf);
+        c = (struct cl){ .fd = cl_connect_unix(model_sock), .in = STRBUF_INIT };
+        /* Sent whole, and read late: both directions fill their buffers,
+         * so TLS writes wait for the stub and TLS reads for the harness. */
+        cl_send(c.fd, req);
+        usleep(100000);
+        cr_assert(cl_response(&c, false, &r));
+        cr_assert_eq(r.status, 200);
+        cr_assert_gt(r.body.len, BIG_BYTES);
+        cr_assert(endswith(r.body.buf, ",\"output_tokens\":1}}"));
+        for (size_t i = 0; i < 1000; i++)
+                strbuf_addch(&want, (char) ('a' + i % 26));
+        cr_assert(strstr(r.body.buf, want.buf));
+        response_release(&r);
+        close(c.fd);
+        strbuf_release(&c.in);
+        cr_assert_eq(stats().tokens_in, body.len);
+        cr_assert_eq(stats().tokens_out, 1);
+        cr_assert_geq(stats().bytes_down, BIG_BYTES);
+        cr_assert_geq(stats().bytes_up, body.len);
+        strbuf_release(&body);
+        strbuf_release(&want);
+}
+
 Test(model_tls, a_dead_address_is_skipped_for_the_next_one)
 {
         cleanup_free char *url = NULL, *err = NULL;
@@ -802,7 +871,7 @@ Test(model_tls, a_dead_address_is_skipped_for_the_next_one)
 
         model_dirs();
         pki_make();
-        stub_start(pki.leaf, NULL);
+        stub_start(pki.leaf, -EBADF);
         /* A port nobody listens on: bound, then closed. */
         cr_assert(socket_listen_tcp("127.0.0.1", 0, &fd) == 0);
         cr_assert(socket_local_port(fd, &dead_port) == 0);
@@ -1064,6 +1133,11 @@ Test(model_url, refuses_with_a_reason)
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 cleanup_free char *err = url_error(bad[i].url, NULL);
                 cr_assert(strstr(err, bad[i].reason), "%s: %s", bad[i].url, err);
+        }
+        {
+                /* Errors are logged: they never quote what follows the host. */
+                cleanup_free char *err = url_error("https://api.example/v1?key=" REAL_KEY, NULL);
+                cr_assert_null(strstr(err, REAL_KEY), "%s", err);
         }
         {
                 cleanup_free char *err = url_error("http://127.0.0.1:80", "/etc/hostname");
