@@ -158,8 +158,11 @@ static bool budget_refuses(const struct model_proxy *m, const struct http_head *
 {
         if (budget_exhausted(m))
                 return true;
+        /* The first test keeps the sum from wrapping (a Content-Length is
+         * any 64-bit number; the budget is at most 2^50). */
         return m->budget.bytes && h->body == HTTP_BODY_LENGTH &&
-               bytes_used(m) + h->head_len + h->content_length > m->budget.bytes;
+               (h->content_length >= m->budget.bytes ||
+                bytes_used(m) + h->head_len + h->content_length > m->budget.bytes);
 }
 
 static int mp_on_request(void *userdata, struct http_exchange *x)

@@ -12,7 +12,8 @@
 #include <sys/types.h>
 
 #include "base/strbuf.h"
-#include "relay/event-loop.h"
+
+struct loop;
 
 extern char tmpdir[];      /* mkdtemp() template; removed by teardown() */
 extern pid_t upstream_pid; /* killed by teardown() if > 0 */

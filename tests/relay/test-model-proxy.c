@@ -1024,6 +1024,9 @@ Test(model_tls, byte_budget_exhausted_is_429)
         assert_status(model_request("POST /v1/messages HTTP/1.1\r\nHost: h\r\n" ANTHROPIC_AUTH
                                     "\r\nContent-Length: 5000\r\n\r\n"),
                       429, "budget_exhausted");
+        assert_status(model_request("POST /v1/messages HTTP/1.1\r\nHost: h\r\n" ANTHROPIC_AUTH
+                                    "\r\nContent-Length: 18446744073709551000\r\n\r\n"),
+                      429, "budget_exhausted");
         cr_assert_eq(stub_count(&stub.requests), 0);
         cr_assert_eq(stats().budget_exhausted, 0);
         assert_status(messages(), 200, NULL);
@@ -1032,7 +1035,7 @@ Test(model_tls, byte_budget_exhausted_is_429)
         cr_assert_geq(st.bytes_up + st.bytes_down, 300);
         assert_status(messages(), 429, "budget_exhausted");
         cr_assert_eq(stub_count(&stub.requests), 1);
-        cr_assert_eq(stats().refused_budget, 2);
+        cr_assert_eq(stats().refused_budget, 3);
 }
 
 Test(model_tls, token_budget_exhausted_is_429)
