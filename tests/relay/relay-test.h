@@ -52,4 +52,6 @@ void cl_take(struct cl *c, size_t n);
 /* Reads one response; returns false on EOF before a complete head. */
 bool cl_response(struct cl *c, bool req_was_head, struct response *ret);
 void response_release(struct response *r);
+/* An http_chunked_data_fn appending to the struct strbuf ud. */
+void chunk_data(void *ud, const char *d, size_t n);
 bool head_has(const struct response *r, const char *s);

@@ -742,11 +742,6 @@ Test(model_tls, expired_certificate_is_refused)
         assert_tls_refused("expired");
 }
 
-static void collect(void *userdata, const char *data, size_t len)
-{
-        strbuf_add(userdata, data, len);
-}
-
 Test(model_tls, event_stream_is_relayed_as_it_arrives_and_its_usage_counted)
 {
         struct cl c;
@@ -770,7 +765,7 @@ Test(model_tls, event_stream_is_relayed_as_it_arrives_and_its_usage_counted)
         http_chunked_init(&ch);
         for (;;) {
                 size_t used = 0;
-                int r = http_chunked_feed(&ch, c.in.buf, c.in.len, collect, &body, &used);
+                int r = http_chunked_feed(&ch, c.in.buf, c.in.len, chunk_data, &body, &used);
                 cr_assert(r >= 0);
                 cl_take(&c, used);
                 if (r > 0)

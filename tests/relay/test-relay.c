@@ -258,7 +258,7 @@ void cl_take(struct cl *c, size_t n)
         c->in.buf[c->in.len] = 0;
 }
 
-static void chunk_data(void *ud, const char *d, size_t n)
+void chunk_data(void *ud, const char *d, size_t n)
 {
         strbuf_add(ud, d, n);
 }
