@@ -35,10 +35,11 @@ cache=${OPENENVD_CI_CACHE:-/var/cache/openenvd-ci}
 name=${OPENENVD_CI_IMAGE:-openenvd-ci}
 suite=bookworm
 
-# The example's Python stack (Debian's, as on the host) and the shared
-# libraries openenvd and openenvctl link against (`ldd` of both).
+# The example's Python stack (Debian's, as on the host), the shared
+# libraries openenvd and openenvctl link against (`ldd` of both), and the
+# CA store the model proxy verifies https providers against.
 packages=python3-fastapi,python3-uvicorn,uvicorn,python3-websockets
-packages+=,libyaml-0-2,libjansson4,libseccomp2,libhttp-parser2.9
+packages+=,libyaml-0-2,libjansson4,libseccomp2,libhttp-parser2.9,libssl3,ca-certificates
 
 bins=(
         "src/daemon/openenvd:usr/local/bin/openenvd"

@@ -10,7 +10,7 @@ packages=(
         # build
         meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format clang-tidy
         libyaml-dev libjansson-dev libseccomp-dev libcap-dev libhttp-parser-dev
-        libsystemd-dev libcurl4-openssl-dev
+        libsystemd-dev libcurl4-openssl-dev libssl-dev
         # tests
         libcriterion-dev iproute2 python3 python3-fastapi python3-uvicorn uvicorn
         python3-websockets python3-httpx busybox-static

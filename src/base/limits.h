@@ -35,6 +35,16 @@
 #define HTTP_MAX_INSPECT_BYTES (1024UL * 1024) /* /step response scanned for "done" */
 #define WS_MAX_INSPECT_BYTES   (1024UL * 1024) /* /ws text message scanned for "done" */
 
+/* --- model proxy (requests from the harness, responses from the provider) --- */
+/* Addresses kept for one upstream (the provider's DNS answer). */
+#define HTTP_MAX_UPSTREAM_ADDRS     8
+#define MODEL_PROXY_MAX_CONNECTIONS 64 /* per harness: bounds what is in flight past a budget */
+/* Usage is scanned as the response streams, in O(1) memory: no SSE line and
+ * no JSON document is buffered, so neither needs a length limit. */
+#define MODEL_USAGE_MAX_KEY    32 /* JSON key bytes compared ("cache_creation_input_tokens") */
+#define MODEL_USAGE_MAX_DIGITS 18 /* a token count with more digits saturates */
+#define MODEL_SSE_MAX_FIELD    16 /* SSE field name bytes compared ("data") */
+
 /* --- grading --- */
 #define VERDICT_MAX_BYTES  (1024 * 1024) /* an observer's /out/verdict.json */
 #define VERDICT_MAX_EVENTS 64            /* facts recorded in one episode's verdict */

@@ -15,6 +15,8 @@
 
 #include "manifest/manifest.h"
 
+struct model_upstream;
+
 struct daemon_options {
         const char *manifest_path;  /* default openenv.yaml */
         const char *state_dir;      /* default /var/lib/openenvd */
@@ -23,7 +25,7 @@ struct daemon_options {
         bool require_isolation;
         const char *token_file;
         const char *model_key_file;
-        const char *model_upstream; /* "a.b.c.d:port" */
+        const struct model_upstream *model_upstream; /* --model-url, resolved at start */
         const char *model_provider;
         const char *shim_path;    /* default: openenvd-shim next to openenvd */
         const char *rootfs;       /* containers' default root (an unpacked image); NULL: "/" */

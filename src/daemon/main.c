@@ -25,6 +25,8 @@
 #include "daemon/daemon.h"
 #include "manifest/manifest.h"
 #include "preflight/preflight.h"
+#include "relay/model-proxy.h"
+#include "relay/model-upstream.h"
 #include "sandbox/container-spec.h"
 
 static void usage(FILE *f)
@@ -38,7 +40,11 @@ static void usage(FILE *f)
               "                         (also OPENENVD_REQUIRE_ISOLATION=1)\n"
               "  --token-file FILE      orchestrator token, read once\n"
               "                         (else $OPENENVD_TOKEN, else generated and printed)\n"
-              "  --model-url HOST:PORT  model provider upstream for the harness\n"
+              "  --model-url URL        model provider for the harness: https://HOST[:PORT]\n"
+              "                         (TLS, verified), http://HOST[:PORT] or a.b.c.d:PORT\n"
+              "                         (plain); a name is resolved once, at start\n"
+              "  --model-ca-file FILE   trust only this CA (PEM) for an https model URL\n"
+              "                         (default: the system CA store)\n"
               "  --model-key-file FILE  real model key: read once, then deleted\n"
               "  --model-provider NAME  anthropic (default) or openai\n"
               "  --rootfs DIR           containers' root: an unpacked image (default /)\n"
@@ -59,6 +65,7 @@ enum {
         ARG_REQUIRE,
         ARG_TOKEN,
         ARG_MODEL_URL,
+        ARG_MODEL_CA,
         ARG_MODEL_KEY,
         ARG_MODEL_PROVIDER,
         ARG_SHIM,
@@ -127,21 +134,13 @@ static void pid1_mount_cgroup2(void)
         log_info("mounted cgroup2 at /sys/fs/cgroup/unified");
 }
 
-static bool model_url_valid(const char *s)
-{
-        const char *colon = strrchr(s, ':');
-        char host[INET_ADDRSTRLEN];
-        struct in_addr a;
-        unsigned port;
+/* Command-line values that main() turns into options. */
+struct raw_args {
+        const char *model_url;
+        const char *model_ca_file;
+};
 
-        if (!colon || (size_t) (colon - s) >= sizeof(host))
-                return false;
-        memcpy(host, s, (size_t) (colon - s));
-        host[colon - s] = '\0';
-        return inet_pton(AF_INET, host, &a) == 1 && parse_uint(colon + 1, 1, 65535, &port) >= 0;
-}
-
-static int parse_args(int argc, char **argv, struct daemon_options *o)
+static int parse_args(int argc, char **argv, struct daemon_options *o, struct raw_args *raw)
 {
         static const struct option longopts[] = {
                 { "manifest", required_argument, NULL, ARG_MANIFEST },
@@ -151,6 +150,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                 { "require-isolation", no_argument, NULL, ARG_REQUIRE },
                 { "token-file", required_argument, NULL, ARG_TOKEN },
                 { "model-url", required_argument, NULL, ARG_MODEL_URL },
+                { "model-ca-file", required_argument, NULL, ARG_MODEL_CA },
                 { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
                 { "model-provider", required_argument, NULL, ARG_MODEL_PROVIDER },
                 { "shim", required_argument, NULL, ARG_SHIM },
@@ -169,6 +169,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
         unsigned port;
         int c, r;
 
+        *raw = (struct raw_args){ 0 };
         *o = (struct daemon_options){
                 .manifest_path = "openenv.yaml",
                 .state_dir = "/var/lib/openenvd",
@@ -208,13 +209,16 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                         o->token_file = optarg;
                         break;
                 case ARG_MODEL_URL:
-                        o->model_upstream = optarg;
+                        raw->model_url = optarg;
+                        break;
+                case ARG_MODEL_CA:
+                        raw->model_ca_file = optarg;
                         break;
                 case ARG_MODEL_KEY:
                         o->model_key_file = optarg;
                         break;
                 case ARG_MODEL_PROVIDER:
-                        if (!streq(optarg, "anthropic") && !streq(optarg, "openai")) {
+                        if (!model_provider_known(optarg)) {
                                 log_error("--model-provider: anthropic or openai");
                                 return -EINVAL;
                         }
@@ -284,17 +288,16 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
                 log_error("unexpected argument '%s'", argv[optind]);
                 return -EINVAL;
         }
-        if (o->model_upstream && !o->model_key_file) {
+        if (raw->model_url && !o->model_key_file) {
                 log_error("--model-url needs --model-key-file");
                 return -EINVAL;
         }
-        if (o->model_key_file && !o->model_upstream) {
+        if (o->model_key_file && !raw->model_url) {
                 log_error("--model-key-file needs --model-url");
                 return -EINVAL;
         }
-        if (o->model_upstream && !model_url_valid(o->model_upstream)) {
-                log_error("--model-url: '%s' is not an IPv4 address and port (a.b.c.d:port)",
-                          o->model_upstream);
+        if (raw->model_ca_file && !raw->model_url) {
+                log_error("--model-ca-file needs --model-url");
                 return -EINVAL;
         }
         return 0;
@@ -303,16 +306,24 @@ static int parse_args(int argc, char **argv, struct daemon_options *o)
 int main(int argc, char **argv)
 {
         struct daemon_options opts;
+        struct raw_args raw;
         cleanup_manifest_errors struct manifest_errors errs;
         cleanup(manifest_freep) struct manifest *m = NULL;
         cleanup(preflight_report_freep) struct preflight_report *pre = NULL;
-        cleanup_free char *shim = NULL, *reasons = NULL;
+        cleanup(model_upstream_freep) struct model_upstream *upstream = NULL;
+        cleanup_free char *shim = NULL, *reasons = NULL, *url_error = NULL;
         int r;
 
         log_set_program("openenvd");
         manifest_errors_init(&errs, NULL);
-        if (parse_args(argc, argv, &opts) < 0)
+        if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;
+        /* The URL (and CA file) are checked before anything else starts. */
+        if (raw.model_url &&
+            model_upstream_new(raw.model_url, raw.model_ca_file, &upstream, &url_error) < 0) {
+                log_error("--model-url: %s", url_error);
+                return DAEMON_EXIT_INVALID;
+        }
 
         r = manifest_load(opts.manifest_path, &errs, &m);
         if (r < 0) {
@@ -351,6 +362,15 @@ int main(int argc, char **argv)
         if (access(opts.shim_path, X_OK) < 0) {
                 log_error_errno(-errno, "shim %s: %m", opts.shim_path);
                 return DAEMON_EXIT_FAILURE;
+        }
+        /* getaddrinfo() blocks: the one place it may run is here, before
+         * the event loop. The addresses are kept for the daemon's life. */
+        if (upstream) {
+                if (model_upstream_resolve(upstream, &url_error) < 0) {
+                        log_error("--model-url: %s", url_error);
+                        return DAEMON_EXIT_FAILURE;
+                }
+                opts.model_upstream = upstream;
         }
         return daemon_run_isolated(&opts, m);
 }

@@ -17,6 +17,9 @@
 #define MANIFEST_MAX_CPU                 1024.0
 #define MANIFEST_MAX_DISK_MB             (1024ULL * 1024)
 #define MANIFEST_NAME_MAX                63 /* DNS label */
+#define MANIFEST_MAX_MODEL_REQUESTS      1000000000ULL
+#define MANIFEST_MAX_MODEL_BYTES         (1ULL << 50) /* 1 PiB */
+#define MANIFEST_MAX_MODEL_TOKENS        1000000000000ULL
 
 /* Phases an observer may list; services live in the same set. */
 #define MANIFEST_OBSERVER_PHASES                                                       \

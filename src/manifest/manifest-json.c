@@ -36,6 +36,12 @@ static json_t *json_resources(const struct manifest_resources *r)
                          json_uint_or_null(r->disk_mb));
 }
 
+static json_t *json_model_budget(const struct manifest_model_budget *b)
+{
+        return json_pack("{s:o, s:o, s:o}", "requests", json_uint_or_null(b->requests), "bytes",
+                         json_uint_or_null(b->bytes), "tokens", json_uint_or_null(b->tokens));
+}
+
 static json_t *json_phases(unsigned phases)
 {
         json_t *a = json_array();
@@ -115,9 +121,10 @@ json_t *manifest_to_json(const struct manifest *m)
                                     json_zone(&m->zones[z]));
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
-        return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:o}", "app",
+        return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:{s:o}, s:o}", "app",
                          json_str_or_null(m->app), "port", (int) m->port, "kill_deadline_s",
                          m->kill_deadline_s, "standby", m->standby, "base_dir", m->base_dir,
                          "workspace_seed", json_str_or_null(m->workspace_seed), "privileged_assets",
-                         assets, "zones", zones, "observer_order", order);
+                         assets, "zones", zones, "model", "budget",
+                         json_model_budget(&m->model.budget), "observer_order", order);
 }

@@ -1071,12 +1071,35 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
         }
 }
 
+/* model: {budget: {requests, bytes, tokens}}; absent fields stay 0 (unlimited). */
+static void parse_model(struct manifest_ctx *x, const struct mnode *n)
+{
+        static const char *const keys[] = { "budget" };
+        static const char *const bkeys[] = { "requests", "bytes", "tokens" };
+        static const uint64_t max[] = { MANIFEST_MAX_MODEL_REQUESTS, MANIFEST_MAX_MODEL_BYTES,
+                                        MANIFEST_MAX_MODEL_TOKENS };
+        struct manifest_model_budget *b = &x->m->model.budget;
+        uint64_t *fields[] = { &b->requests, &b->bytes, &b->tokens };
+        const struct mnode *k[1], *v[1], *bk[3], *bv[3];
+
+        if (!map_fields(x, n, "model", keys, 1, false, k, v) || !v[0] ||
+            !map_fields(x, v[0], "model.budget", bkeys, 3, false, bk, bv))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(bkeys); i++) {
+                cleanup_free char *p = NULL;
+                if (!bv[i])
+                        continue;
+                p = path_key("model.budget", bkeys[i]);
+                (void) get_uint(x, bv[i], p, 0, max[i], fields[i]);
+        }
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
         static const char *const keys[] = {
-                "app",   "port",   "kill_deadline_s", "workspace_seed", "privileged_assets",
-                "zones", "standby"
+                "app",   "port",  "kill_deadline_s", "workspace_seed", "privileged_assets",
+                "zones", "model", "standby"
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
@@ -1099,7 +1122,9 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
         if (ok && v[4])
                 parse_assets(x, v[4]);
         if (ok && v[6])
-                (void) get_bool(x, v[6], "standby", &x->m->standby);
+                parse_model(x, v[6]);
+        if (ok && v[7])
+                (void) get_bool(x, v[7], "standby", &x->m->standby);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 

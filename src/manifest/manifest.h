@@ -108,6 +108,18 @@ struct manifest_zone {
         size_t n_containers;
 };
 
+/* openenvd.model: what each harness's model proxy may spend per episode
+ * (0 = unlimited). */
+struct manifest_model_budget {
+        uint64_t requests; /* requests forwarded to the provider */
+        uint64_t bytes;    /* request + response bytes to and from the provider */
+        uint64_t tokens;   /* input + output tokens the provider reported */
+};
+
+struct manifest_model {
+        struct manifest_model_budget budget;
+};
+
 struct manifest_asset {
         char *name; /* owned */
         char *path; /* owned, absolute (resolved against the manifest's directory) */
@@ -123,6 +135,7 @@ struct manifest {
         struct manifest_asset *assets; /* owned, manifest order */
         size_t n_assets;
         struct manifest_zone zones[MANIFEST_ZONE_MAX];
+        struct manifest_model model;
         const struct manifest_container **observer_order; /* owned vector, borrowed entries */
         size_t n_observer_order;
 };

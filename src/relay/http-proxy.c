@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "relay/http-proxy.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <http_parser.h>
@@ -16,10 +15,10 @@
 
 #include "base/limits.h"
 #include "base/macro.h"
-#include "base/parse-util.h"
 #include "base/util.h"
 #include "relay/http-chunked.h"
 #include "base/pipe-relay.h"
+#include "relay/tls-stream.h"
 #include "relay/ws-frame.h"
 
 /* Per direction; > HTTP_MAX_HEAD_BYTES so an oversized head is detected. */
@@ -72,6 +71,12 @@ struct http_conn {
         int cfd, ufd;
         struct loop_source *csrc, *usrc, *timer;
         bool u_connecting;
+        struct tls_stream *tls; /* owned; NULL on a plain upstream */
+        bool u_handshaking;     /* TLS: no request byte is sent before it is done */
+        bool u_hs_ready;        /* TLS: an event arrived since the handshake last waited */
+        size_t u_addr;          /* index of the address being connected to */
+        size_t u_first;         /* index of the first address tried */
+        size_t u_attempts;      /* addresses tried for this connection */
         bool c_eof, u_eof, u_shut, c_shut;
         bool u_error; /* the upstream connection ended with an error (reset) */
         struct side_io cio, uio;
@@ -121,6 +126,8 @@ struct http_proxy {
         struct http_conn *conns;
         struct tunnel *tunnels;
         unsigned n_conns, n_tunnels;
+        size_t next_addr; /* the upstream address tried first */
+        struct http_proxy_stats stats;
 };
 
 static void conn_pump(struct http_conn *c);
@@ -236,6 +243,16 @@ void http_deferred_error(struct http_deferred *d, unsigned status, const char *c
         deferred_answer(d);
 }
 
+/* Ends the policy's part in the current exchange (idempotent). */
+static void conn_exchange_done(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+
+        if (c->x.data && p->ops->on_exchange_done)
+                p->ops->on_exchange_done(p->userdata, &c->x);
+        c->x.data = NULL;
+}
+
 static void exchange_reset(struct http_exchange *x)
 {
         strbuf_release(&x->add_request);
@@ -278,14 +295,45 @@ static void conn_fail(struct http_conn *c, unsigned status, const char *code)
         conn_answer(c, true);
 }
 
+static void conn_close_upstream(struct http_conn *c);
+
+/* The upstream failed before any byte of its response reached the client:
+ * a clean 502 with code, the request's remaining bytes dropped, and the
+ * connection closed after the answer. */
+static void conn_upstream_failed(struct http_conn *c, const char *code)
+{
+        struct http_proxy *p = c->proxy;
+
+        if (streq(code, "upstream_tls")) {
+                p->stats.tls_failures++;
+                p->stats.last_tls_failure = c->tls ? tls_stream_error(c->tls) : NULL;
+        } else
+                p->stats.upstream_failures++;
+        conn_close_upstream(c);
+        c->sstate = RESP_IDLE;
+        c->cin.start = c->cin.end = 0;
+        c->c_fwd = 0;
+        conn_fail(c, 502, code);
+        c->rstate = REQ_WAIT;
+}
+
 /* --- lifecycle --- */
+
+/* Closes the upstream socket only: what is queued for it stays (a next
+ * address may get it). */
+static void conn_close_upstream_socket(struct http_conn *c)
+{
+        c->tls = tls_stream_free(c->tls);
+        c->usrc = loop_source_free(c->usrc);
+        c->ufd = safe_close(c->ufd);
+        c->u_connecting = c->u_handshaking = c->u_hs_ready = false;
+        c->u_eof = c->u_shut = c->u_error = false;
+        c->uio = (struct side_io){ .drained = true };
+}
 
 static void conn_close_upstream(struct http_conn *c)
 {
-        c->usrc = loop_source_free(c->usrc);
-        c->ufd = safe_close(c->ufd);
-        c->u_connecting = c->u_eof = c->u_shut = c->u_error = false;
-        c->uio = (struct side_io){ .drained = true };
+        conn_close_upstream_socket(c);
         c->uin.start = c->uin.end = 0;
         c->u_fwd = 0;
         strbuf_reset(&c->uout);
@@ -317,6 +365,7 @@ static void conn_free(struct http_conn *c)
         strbuf_release(&c->cout);
         strbuf_release(&c->uout);
         strbuf_release(&c->inspect);
+        conn_exchange_done(c);
         exchange_reset(&c->x);
         ws_parser_done(&c->ws_c);
         ws_parser_done(&c->ws_u);
@@ -339,20 +388,20 @@ static bool is_again(int e)
 
 static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata);
 
-static int conn_connect_upstream(struct http_conn *c)
+/* Starts a connection to address c->u_addr: 0 (maybe still in progress) or -errno. */
+static int conn_connect_addr(struct http_conn *c)
 {
-        const struct http_proxy_config *cfg = &c->proxy->cfg;
+        struct http_proxy *p = c->proxy;
+        const struct http_proxy_addr *a = &p->cfg.upstream[c->u_addr];
         int fd, r;
 
-        conn_close_upstream(c);
-        if (cfg->upstream_len == 0)
-                return -ECONNREFUSED; /* nowhere to go right now */
-        fd = socket(cfg->upstream.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        conn_close_upstream_socket(c);
+        fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
-        if (cfg->upstream.ss_family != AF_UNIX)
+        if (a->sa.ss_family != AF_UNIX)
                 (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-        if (connect(fd, (const struct sockaddr *) &cfg->upstream, cfg->upstream_len) < 0) {
+        if (connect(fd, (const struct sockaddr *) &a->sa, a->len) < 0) {
                 /* Unix sockets never report EINPROGRESS; EAGAIN there means
                  * the backlog is full, which is an unavailable upstream. */
                 if (errno != EINPROGRESS) {
@@ -362,17 +411,62 @@ static int conn_connect_upstream(struct http_conn *c)
                 }
                 c->u_connecting = true;
         }
+        if (p->cfg.tls) {
+                r = tls_stream_new(p->cfg.tls, fd, p->cfg.tls_host, &c->tls);
+                if (r < 0) {
+                        safe_close(fd);
+                        c->u_connecting = false;
+                        return r;
+                }
+                /* Driven from the pump once connected (conn_handshake). */
+                c->u_handshaking = c->u_hs_ready = true;
+        }
         /* A fresh connection has nothing to read: ET reports the first bytes. */
         c->uio = (struct side_io){ .drained = true, .out_watched = c->u_connecting };
-        r = loop_add_io(c->proxy->loop, fd, CONN_EPOLL_EVENTS | (c->u_connecting ? EPOLLOUT : 0),
+        r = loop_add_io(p->loop, fd, CONN_EPOLL_EVENTS | (c->u_connecting ? EPOLLOUT : 0),
                         on_upstream_io, c, &c->usrc);
         if (r < 0) {
                 safe_close(fd);
-                c->u_connecting = false;
+                c->tls = tls_stream_free(c->tls);
+                c->u_connecting = c->u_handshaking = false;
                 return r;
         }
         c->ufd = fd;
         return 0;
+}
+
+/* Tries the addresses not yet tried for this connection, in turn from the
+ * proxy's preferred one; 0 once one is connecting, else the last -errno. A
+ * failed address stops being the preferred one. */
+static int conn_connect_next(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+        int r = -EDESTADDRREQ;
+
+        while (c->u_attempts < p->cfg.n_upstream) {
+                c->u_addr = (c->u_first + c->u_attempts) % p->cfg.n_upstream;
+                c->u_attempts++;
+                r = conn_connect_addr(c);
+                if (r >= 0)
+                        return 0;
+                if (p->next_addr == c->u_addr)
+                        p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
+        }
+        return r;
+}
+
+static int conn_connect_upstream(struct http_conn *c)
+{
+        conn_close_upstream(c);
+        c->u_first = c->proxy->next_addr;
+        c->u_attempts = 0;
+        return conn_connect_next(c);
+}
+
+/* The upstream can take request bytes: connected and, for TLS, verified. */
+static bool upstream_ready(const struct http_conn *c)
+{
+        return c->ufd >= 0 && !c->u_connecting && !c->u_handshaking;
 }
 
 /* --- buffers and I/O --- */
@@ -389,8 +483,43 @@ static void buf_consume(struct conn_buf *b, size_t n)
                 b->start = b->end = 0;
 }
 
-/* Reads into b; 1 progress, 0 nothing (EAGAIN or full), -errno; *eof set on EOF. */
-static int buf_read(struct conn_buf *b, int fd, struct side_io *io, bool *eof)
+/* Subscribes to EPOLLOUT once a side had to wait for it; MOD re-checks
+ * readiness, so no wake-up is lost. */
+static int side_watch_out(struct side_io *io, struct loop_source *src)
+{
+        if (io->out_watched)
+                return 0;
+        if (loop_io_set_events(src, CONN_EPOLL_EVENTS | EPOLLOUT) < 0)
+                return -ENOMEM;
+        io->out_watched = true;
+        return 0;
+}
+
+/* TLS read into b->data + b->end: a short read proves nothing (a record
+ * ends, more may be queued), so only -EAGAIN marks the side drained. */
+static int buf_read_tls(struct conn_buf *b, size_t space, struct tls_stream *tls,
+                        struct side_io *io, struct loop_source *src, bool *eof)
+{
+        ssize_t n = tls_stream_read(tls, b->data + b->end, space);
+
+        if (n == -EAGAIN) {
+                io->drained = true;
+                return tls_stream_want_write(tls) ? side_watch_out(io, src) : 0;
+        }
+        if (n < 0)
+                return (int) n;
+        if (n == 0) {
+                *eof = true;
+                return 1;
+        }
+        b->end += (size_t) n;
+        return 1;
+}
+
+/* Reads into b from fd, or through tls if set; 1 progress, 0 nothing (EAGAIN
+ * or full), -errno; *eof set on EOF. */
+static int buf_read(struct conn_buf *b, int fd, struct tls_stream *tls, struct side_io *io,
+                    struct loop_source *src, bool *eof)
 {
         size_t space;
         ssize_t n;
@@ -405,6 +534,8 @@ static int buf_read(struct conn_buf *b, int fd, struct side_io *io, bool *eof)
         if (b->end == CONN_BUF_BYTES)
                 return 0; /* back-pressure: full until the consumer catches up */
         space = CONN_BUF_BYTES - b->end;
+        if (tls)
+                return buf_read_tls(b, space, tls, io, src, eof);
         n = recv(fd, b->data + b->end, space, 0);
         if (n < 0) {
                 if (!is_again(errno))
@@ -426,10 +557,11 @@ static int buf_read(struct conn_buf *b, int fd, struct side_io *io, bool *eof)
 
 /* Sends generated bytes then classified raw bytes, gathered into one
  * sendmsg() so that a rewritten head and the body bytes after it leave in one
- * segment (one wake-up of the reader under TCP_NODELAY); 1 progress, 0
- * blocked/nothing, -errno. */
-static int flush_side(int fd, struct side_io *io, struct loop_source *src, struct strbuf *gen,
-                      size_t *gen_off, struct conn_buf *raw, size_t *fwd)
+ * segment (one wake-up of the reader under TCP_NODELAY); through tls if set
+ * (TLS has no writev: one buffer per record). 1 progress, 0 blocked/nothing,
+ * -errno. */
+static int flush_side(int fd, struct tls_stream *tls, struct side_io *io, struct loop_source *src,
+                      struct strbuf *gen, size_t *gen_off, struct conn_buf *raw, size_t *fwd)
 {
         int progress = 0;
 
@@ -446,18 +578,28 @@ static int flush_side(int fd, struct side_io *io, struct loop_source *src, struc
                                 (struct iovec){ gen->buf + *gen_off, gen->len - *gen_off };
                 if (*fwd > 0)
                         iov[mh.msg_iovlen++] = (struct iovec){ raw->data + raw->start, *fwd };
-                n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-                if (n < 0) {
-                        if (!is_again(errno))
-                                return negative_errno();
-                        io->blocked = true;
-                        if (!io->out_watched) {
-                                /* MOD re-checks readiness: no wake-up is lost. */
-                                if (loop_io_set_events(src, CONN_EPOLL_EVENTS | EPOLLOUT) < 0)
+                if (tls) {
+                        /* After -EAGAIN the same bytes come first again:
+                         * nothing is consumed before a write reports it. */
+                        n = tls_stream_write(tls, iov[0].iov_base, iov[0].iov_len);
+                        if (n == -EAGAIN) {
+                                io->blocked = true;
+                                if (tls_stream_want_write(tls) && side_watch_out(io, src) < 0)
                                         return -ENOMEM;
-                                io->out_watched = true;
+                                return progress;
                         }
-                        return progress;
+                        if (n < 0)
+                                return (int) n;
+                } else {
+                        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+                        if (n < 0) {
+                                if (!is_again(errno))
+                                        return negative_errno();
+                                io->blocked = true;
+                                if (side_watch_out(io, src) < 0)
+                                        return -ENOMEM;
+                                return progress;
+                        }
                 }
                 sent = (size_t) n;
                 g = MIN(sent, gen->len - *gen_off);
@@ -608,6 +750,7 @@ static int process_head(struct http_conn *c)
                         conn_kill(c); /* closed mid-head: nobody to answer */
                 return 0;
         }
+        conn_exchange_done(c);
         exchange_reset(&c->x);
         if (r == -E2BIG) {
                 conn_fail(c, 431, "head_too_large");
@@ -665,6 +808,7 @@ static int process_head(struct http_conn *c)
         if (c->ufd < 0 || c->u_eof || c->u_shut) {
                 r = conn_connect_upstream(c);
                 if (r < 0) {
+                        p->stats.upstream_failures++;
                         buf_consume(&c->cin, end);
                         http_exchange_error(&c->x, 502, "upstream_unavailable");
                         request_done_locally(c, h.body != HTTP_BODY_NONE);
@@ -672,6 +816,7 @@ static int process_head(struct http_conn *c)
                 }
         }
         build_request_head(c, &h, raw);
+        p->stats.bytes_up += c->uout.len;
         buf_consume(&c->cin, end);
         c->sstate = RESP_HEAD;
         c->resp_status = 0;
@@ -762,6 +907,7 @@ static int process_client(struct http_conn *c)
                         return 0;
                 }
                 c->c_fwd += n;
+                c->proxy->stats.bytes_up += n;
                 if (r > 0)
                         c->rstate = REQ_WAIT;
                 return 1;
@@ -803,6 +949,7 @@ static int process_client(struct http_conn *c)
                         return 1;
                 }
                 c->c_fwd = avail;
+                c->proxy->stats.bytes_up += avail;
                 return 1;
         case REQ_WAIT:
                 return 0;
@@ -812,10 +959,14 @@ static int process_client(struct http_conn *c)
 
 /* --- response side --- */
 
-static void inspect_add(void *userdata, const char *data, size_t len)
+/* Response body bytes (chunked framing removed), before they are sent. */
+static void response_data(void *userdata, const char *data, size_t len)
 {
         struct http_conn *c = userdata;
+        struct http_proxy *p = c->proxy;
 
+        if (len > 0 && p->ops->on_response_data)
+                p->ops->on_response_data(p->userdata, &c->x, data, len);
         if (!c->x.inspect_response || c->inspect_truncated)
                 return;
         if (c->inspect.len + len > HTTP_MAX_INSPECT_BYTES) {
@@ -832,6 +983,7 @@ static void response_complete(struct http_conn *c)
         if (c->x.inspect_response && p->ops->on_response)
                 p->ops->on_response(p->userdata, &c->x, c->resp_status, c->inspect.buf,
                                     c->inspect.len, c->inspect_truncated);
+        conn_exchange_done(c);
         strbuf_reset(&c->inspect);
         c->sstate = RESP_IDLE;
         if (!c->resp_keep_alive || !c->req_keep_alive || c->rstate != REQ_WAIT || c->c_eof) {
@@ -859,12 +1011,10 @@ static int process_response_head(struct http_conn *c)
         if (r <= 0) {
                 /* Unreachable, dead or babbling upstream before any byte of
                  * this response reached the client: a clean 502. */
-                conn_close_upstream(c);
-                c->sstate = RESP_IDLE;
-                conn_fail(c, 502, "upstream_unavailable");
-                c->rstate = REQ_WAIT;
+                conn_upstream_failed(c, "upstream_unavailable");
                 return 1;
         }
+        c->proxy->stats.bytes_down += end;
         c->resp_status = h.status;
         if (h.status / 100 == 1 && h.status != 101) {
                 c->u_fwd = end; /* interim (100 Continue): the final head follows */
@@ -879,12 +1029,16 @@ static int process_response_head(struct http_conn *c)
                 buf_consume(&c->uin, end);
         }
         if (h.status == 101) {
-                if (!c->upgrade_requested) {
-                        conn_kill(c); /* an upgrade nobody asked for */
+                /* An upgrade nobody asked for, or over TLS (the tunnel
+                 * splices raw sockets; TLS records cannot be spliced). */
+                if (!c->upgrade_requested || c->tls) {
+                        conn_kill(c);
                         return 0;
                 }
                 return tunnel_start(c);
         }
+        if (c->proxy->ops->on_response_head)
+                c->proxy->ops->on_response_head(c->proxy->userdata, &c->x, &h);
         c->resp_keep_alive = h.keep_alive;
         c->resp_body = h.body;
         c->resp_left = h.content_length;
@@ -950,7 +1104,7 @@ static int process_upstream(struct http_conn *c)
                         return 1;
                 }
                 if (c->resp_body == HTTP_BODY_CHUNKED) {
-                        r = http_chunked_feed(&c->resp_chunked, data, avail, inspect_add, c, &n);
+                        r = http_chunked_feed(&c->resp_chunked, data, avail, response_data, c, &n);
                         if (r < 0) {
                                 conn_kill(c);
                                 return 0;
@@ -962,9 +1116,10 @@ static int process_upstream(struct http_conn *c)
                                 c->resp_left -= n;
                                 r = c->resp_left == 0;
                         }
-                        inspect_add(c, data, n);
+                        response_data(c, data, n);
                 }
                 c->u_fwd += n;
+                c->proxy->stats.bytes_down += n;
                 if (r > 0)
                         response_complete(c);
                 return 1;
@@ -982,6 +1137,7 @@ static int process_upstream(struct http_conn *c)
                         return 1;
                 }
                 c->u_fwd = avail;
+                c->proxy->stats.bytes_down += avail;
                 return 1;
         }
         }
@@ -1052,6 +1208,33 @@ static int tunnel_start(struct http_conn *c)
         return 0;
 }
 
+/* --- TLS --- */
+
+/* Drives the upstream TLS handshake: 1 done (or failed, with the 502 queued),
+ * 0 waiting for an event, -errno. */
+static int conn_handshake(struct http_conn *c)
+{
+        int r;
+
+        if (!c->u_hs_ready)
+                return 0;
+        r = tls_stream_handshake(c->tls);
+        if (r == -EAGAIN) {
+                c->u_hs_ready = false;
+                return tls_stream_want_write(c->tls) ? side_watch_out(&c->uio, c->usrc) : 0;
+        }
+        if (r < 0) {
+                /* Refused certificate or broken handshake: the request is
+                 * still in uout/cin and is dropped unsent. */
+                conn_upstream_failed(c, "upstream_tls");
+                return 1;
+        }
+        c->u_handshaking = false;
+        /* Verified: let the pump write the request and read what follows. */
+        c->uio.drained = c->uio.blocked = false;
+        return 1;
+}
+
 /* --- the pump --- */
 
 static void conn_pump(struct http_conn *c)
@@ -1078,19 +1261,22 @@ static void conn_pump(struct http_conn *c)
                         progress = 1;
                 }
 
-                if (c->ufd >= 0 && !c->u_connecting) {
-                        r = flush_side(c->ufd, &c->uio, c->usrc, &c->uout, &c->uout_off, &c->cin,
-                                       &c->c_fwd);
+                if (c->u_handshaking && !c->u_connecting) {
+                        r = conn_handshake(c);
+                        if (r < 0) {
+                                conn_kill(c);
+                                return;
+                        }
+                        progress |= r;
+                }
+                if (upstream_ready(c)) {
+                        r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off,
+                                       &c->cin, &c->c_fwd);
                         if (r < 0) {
                                 /* Upstream gone while we were sending. */
                                 if (c->sstate == RESP_HEAD && c->resp_status == 0 &&
                                     client_flushed(c) && c->rstate != REQ_TUNNEL) {
-                                        conn_close_upstream(c);
-                                        c->sstate = RESP_IDLE;
-                                        c->cin.start = c->cin.end = 0;
-                                        c->c_fwd = 0;
-                                        conn_fail(c, 502, "upstream_unavailable");
-                                        c->rstate = REQ_WAIT;
+                                        conn_upstream_failed(c, "upstream_unavailable");
                                         continue;
                                 }
                                 conn_kill(c);
@@ -1098,7 +1284,7 @@ static void conn_pump(struct http_conn *c)
                         }
                         progress |= r;
                 }
-                r = flush_side(c->cfd, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
+                r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
                                &c->u_fwd);
                 if (r < 0) {
                         conn_kill(c);
@@ -1145,15 +1331,15 @@ static void conn_pump(struct http_conn *c)
                 }
 
                 if (!c->c_eof && !c->cio.drained) {
-                        r = buf_read(&c->cin, c->cfd, &c->cio, &c->c_eof);
+                        r = buf_read(&c->cin, c->cfd, NULL, &c->cio, c->csrc, &c->c_eof);
                         if (r < 0) {
                                 conn_kill(c);
                                 return;
                         }
                         progress |= r;
                 }
-                if (c->ufd >= 0 && !c->u_connecting && !c->u_eof && !c->uio.drained) {
-                        r = buf_read(&c->uin, c->ufd, &c->uio, &c->u_eof);
+                if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
+                        r = buf_read(&c->uin, c->ufd, c->tls, &c->uio, c->usrc, &c->u_eof);
                         if (r < 0) {
                                 if (c->sstate == RESP_IDLE) {
                                         conn_close_upstream(c);
@@ -1193,6 +1379,13 @@ static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void 
 
         (void) s;
         side_io_event(&c->uio, revents);
+        if (c->tls) {
+                /* A TLS read may wait for writability and a write for
+                 * readability: any event may unblock either, so both
+                 * directions (and the handshake) are simply retried. */
+                c->uio.drained = c->uio.blocked = false;
+                c->u_hs_ready = true;
+        }
         if (c->u_connecting) {
                 int err = 0;
                 socklen_t len = sizeof(err);
@@ -1200,13 +1393,12 @@ static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void 
                         return 0;
                 c->u_connecting = false;
                 if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) {
-                        conn_close_upstream(c);
-                        c->sstate = RESP_IDLE;
-                        if (c->rstate == REQ_BODY || buf_avail(&c->cin) > 0)
-                                c->cin.start = c->cin.end = 0;
-                        c->c_fwd = 0;
-                        conn_fail(c, 502, "upstream_unavailable");
-                        c->rstate = REQ_WAIT;
+                        struct http_proxy *p = c->proxy;
+                        /* This address is down: the next one, if any. */
+                        if (p->next_addr == c->u_addr)
+                                p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
+                        if (conn_connect_next(c) < 0)
+                                conn_upstream_failed(c, "upstream_unavailable");
                 }
         }
         conn_pump_and_reap(c);
@@ -1271,6 +1463,12 @@ int http_proxy_new(struct loop *l, int listen_fd, const struct http_proxy_config
                 safe_close(listen_fd);
                 return r;
         }
+        /* No upstream yet is fine (http_proxy_set_upstream_unix() later:
+         * requests get 502 until then). */
+        if (cfg->n_upstream > HTTP_MAX_UPSTREAM_ADDRS || (cfg->tls && !cfg->tls_host)) {
+                safe_close(listen_fd);
+                return -EINVAL;
+        }
         p = xcalloc(1, sizeof(*p));
         p->loop = l;
         p->listen_fd = listen_fd;
@@ -1320,45 +1518,45 @@ unsigned http_proxy_connections(const struct http_proxy *p)
 
 int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path)
 {
+        p->next_addr = 0;
         if (!path) {
-                p->cfg.upstream_len = 0;
+                p->cfg.n_upstream = 0;
                 return 0;
         }
         return http_proxy_upstream_unix(&p->cfg, path);
 }
 
+void http_proxy_stats(const struct http_proxy *p, struct http_proxy_stats *ret)
+{
+        *ret = p->stats;
+}
+
 int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path)
 {
-        struct sockaddr_un *un = (struct sockaddr_un *) &cfg->upstream;
+        struct sockaddr_un *un = (struct sockaddr_un *) &cfg->upstream[0].sa;
         size_t n = strlen(path);
 
         if (n == 0 || n >= sizeof(un->sun_path))
                 return -ENAMETOOLONG;
-        memset(&cfg->upstream, 0, sizeof(cfg->upstream));
+        memset(&cfg->upstream[0], 0, sizeof(cfg->upstream[0]));
         un->sun_family = AF_UNIX;
         memcpy(un->sun_path, path, n);
-        cfg->upstream_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+        cfg->upstream[0].len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+        cfg->n_upstream = 1;
         return 0;
 }
 
-int http_proxy_upstream_tcp(struct http_proxy_config *cfg, const char *host_port)
+int http_proxy_upstream_add(struct http_proxy_config *cfg, const struct sockaddr *sa, socklen_t len)
 {
-        struct sockaddr_in *in = (struct sockaddr_in *) &cfg->upstream;
-        const char *colon = strrchr(host_port, ':');
-        char host[INET_ADDRSTRLEN];
-        unsigned port;
+        struct http_proxy_addr *a;
 
-        if (!colon || (size_t) (colon - host_port) >= sizeof(host))
+        if (cfg->n_upstream >= HTTP_MAX_UPSTREAM_ADDRS)
+                return -E2BIG;
+        if (len == 0 || len > sizeof(a->sa))
                 return -EINVAL;
-        memcpy(host, host_port, (size_t) (colon - host_port));
-        host[colon - host_port] = 0;
-        if (parse_uint(colon + 1, 1, 65535, &port) < 0)
-                return -EINVAL;
-        memset(&cfg->upstream, 0, sizeof(cfg->upstream));
-        in->sin_family = AF_INET;
-        in->sin_port = htons((uint16_t) port);
-        if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
-                return -EINVAL;
-        cfg->upstream_len = sizeof(*in);
+        a = &cfg->upstream[cfg->n_upstream++];
+        memset(a, 0, sizeof(*a));
+        memcpy(&a->sa, sa, len);
+        a->len = len;
         return 0;
 }

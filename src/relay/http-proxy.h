@@ -15,15 +15,27 @@
  * overtake each other (pipelined requests wait in the bounded buffer).
  * Upgrades the policy does not watch are handed to a splice(2) pipe_relay.
  *
+ * The upstream is one or more addresses of the same server (tried in turn
+ * when a connection attempt fails), reached in plain bytes or, with
+ * cfg->tls, through a TLS session per connection (tls-stream.h): the plain
+ * path is unchanged, TLS replaces only the upstream side's recv/send. The
+ * request is written only after the handshake verified the server, so a
+ * refused certificate costs the client a 502 `upstream_tls` and the
+ * upstream never sees a byte of it. Upgrades are not relayed over TLS.
+ *
  * Ownership: the proxy owns the listening fd, all connections and tunnels;
- * http_proxy_free() closes everything. The policy's userdata is borrowed.
+ * http_proxy_free() closes everything. The policy's userdata, cfg->tls and
+ * cfg->tls_host are borrowed and must outlive the proxy.
  */
 #include <stdbool.h>
 #include <sys/socket.h>
 
+#include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/event-loop.h"
 #include "relay/http-head.h"
+
+struct tls_client;
 
 enum http_action {
         HTTP_ACTION_RESPOND,   /* answer set with http_exchange_respond()/_error() */
@@ -53,6 +65,10 @@ struct http_exchange {
         struct strbuf headers; /* extra raw header lines of the local answer */
 
         bool req_is_head;
+
+        /* Per-exchange state of the policy (owned by it): if set,
+         * on_exchange_done() is called once when the exchange is over. */
+        void *data;
 };
 
 /* A local answer the policy gives later (http_exchange_defer()). */
@@ -73,13 +89,32 @@ struct http_proxy_ops {
         /* A complete text message on a watched WebSocket. */
         void (*on_ws_text)(void *userdata, struct http_exchange *x, bool from_client,
                            const char *data, size_t len);
+        /* A forwarded request's final response head (h borrowed for the
+         * call), then its body as it is relayed (chunked framing removed);
+         * both before the client receives those bytes. */
+        void (*on_response_head)(void *userdata, struct http_exchange *x,
+                                 const struct http_head *h);
+        void (*on_response_data)(void *userdata, struct http_exchange *x, const char *data,
+                                 size_t len);
+        /* The exchange is over (response relayed, answered locally, or the
+         * connection closed): release x->data. */
+        void (*on_exchange_done)(void *userdata, struct http_exchange *x);
+};
+
+struct http_proxy_addr {
+        struct sockaddr_storage sa;
+        socklen_t len;
 };
 
 struct http_proxy_config {
-        struct sockaddr_storage upstream; /* AF_UNIX or AF_INET/AF_INET6 */
-        socklen_t upstream_len;
-        usec_t head_timeout; /* a request head must be complete within this */
-        usec_t idle_timeout; /* no byte moved for this long: close */
+        /* AF_UNIX, AF_INET or AF_INET6, tried in order (starting from the
+         * last that answered) until a connection succeeds. */
+        struct http_proxy_addr upstream[HTTP_MAX_UPSTREAM_ADDRS];
+        size_t n_upstream;
+        struct tls_client *tls; /* NULL: plain; else TLS to the upstream */
+        const char *tls_host;   /* SNI and the name the certificate must carry */
+        usec_t head_timeout;    /* a request head must be complete within this */
+        usec_t idle_timeout;    /* no byte moved for this long: close */
         unsigned max_connections;
 };
 
@@ -92,6 +127,15 @@ struct http_proxy *http_proxy_free(struct http_proxy *p);
 DEFINE_CLEANUP_FUNC(struct http_proxy, http_proxy_free);
 /* Open client connections (HTTP and tunnels). */
 unsigned http_proxy_connections(const struct http_proxy *p);
+
+struct http_proxy_stats {
+        uint64_t bytes_up;            /* request bytes relayed to the upstream (heads rewritten) */
+        uint64_t bytes_down;          /* response bytes relayed from the upstream */
+        uint64_t upstream_failures;   /* 502 upstream_unavailable: no connection or no answer */
+        uint64_t tls_failures;        /* 502 upstream_tls: handshake or certificate refused */
+        const char *last_tls_failure; /* static string (tls_stream_error()), or NULL */
+};
+void http_proxy_stats(const struct http_proxy *p, struct http_proxy_stats *ret);
 
 void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json);
 /* A non-JSON local answer (content_type static, e.g. "text/plain; charset=utf-8"). */
@@ -115,7 +159,9 @@ void http_exchange_error(struct http_exchange *x, unsigned status, const char *c
  * answers 503 itself); connections already open keep their upstream. */
 int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path);
 
-/* Fills cfg->upstream from a unix socket path (-ENAMETOOLONG) or an IPv4
- * "a.b.c.d:port" (-EINVAL). */
+/* Sets cfg->upstream to a unix socket path (-ENAMETOOLONG). */
 int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path);
-int http_proxy_upstream_tcp(struct http_proxy_config *cfg, const char *host_port);
+/* Appends one more address: -E2BIG past HTTP_MAX_UPSTREAM_ADDRS, -EINVAL if
+ * it does not fit a sockaddr_storage. */
+int http_proxy_upstream_add(struct http_proxy_config *cfg, const struct sockaddr *sa,
+                            socklen_t len);

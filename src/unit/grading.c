@@ -703,8 +703,11 @@ int grading_seal(struct episode *e)
         if (manifest_zone(m, MANIFEST_ZONE_SERVICES)->during_grading ==
             MANIFEST_DURING_GRADING_FROZEN)
                 (void) cgroup_freeze(e->cfg->cgroups, svc);
-        /* No agent byte reaches anything once sealing starts. */
+        /* No agent byte reaches anything once sealing starts; what the
+         * model proxies did is final now (budgets, usage: the verdict's). */
         unit_relays_stop_agent(e->relays);
+        json_decref(e->verdict.model);
+        e->verdict.model = unit_relays_model_json(e->relays);
         agent_evidence(e);
         for (size_t i = 0; i < e->n_members; i++)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)

@@ -20,8 +20,11 @@ struct unit_relays {
         size_t n_service;
         struct service_relay *mcp[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
         size_t n_mcp;
-        struct model_proxy *model[MANIFEST_MAX_CONTAINERS]; /* owned, one per harness */
+        struct model_proxy *model[MANIFEST_MAX_CONTAINERS];            /* owned, one per harness */
+        const char *model_harness[MANIFEST_MAX_CONTAINERS];            /* borrowed: the manifest */
+        struct model_proxy_stats model_stats[MANIFEST_MAX_CONTAINERS]; /* kept after stop */
         size_t n_model;
+        bool model_stopped; /* model_stats are final */
 };
 
 static int relay_unix(struct loop *l, const char *listen_path, const char *upstream,
@@ -41,9 +44,11 @@ static int relay_unix(struct loop *l, const char *listen_path, const char *upstr
  * the daemon's memory; each episode hands it over through a fresh 0600 file
  * in the daemon's own run dir (masked in every container, as is all state).
  */
-static int model_relay(struct loop *l, const char *private_dir, const struct unit_model *model,
-                       const char *listen_path, struct model_proxy **ret)
+static int model_relay(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
+                       const struct unit_model *model, const char *listen_path,
+                       struct model_proxy **ret)
 {
+        const struct manifest_model_budget *b = &ctx->manifest->model.budget;
         cleanup_free char *keyfile = xasprintf("%s/model-key", private_dir);
         cleanup_close int kfd = -EBADF;
         struct model_proxy_config cfg = {
@@ -52,6 +57,7 @@ static int model_relay(struct loop *l, const char *private_dir, const struct uni
                 .placeholder = UNIT_MODEL_PLACEHOLDER,
                 .key_file = keyfile,
                 .idle_timeout = RELAY_IDLE_TIMEOUT,
+                .budget = { .requests = b->requests, .bytes = b->bytes, .tokens = b->tokens },
         };
         int fd, r;
 
@@ -107,9 +113,9 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const c
                 if (!model || !model->upstream || !model->key)
                         continue;
                 mod = xasprintf("%s/model.sock", dir);
-                r = model_relay(l, private_dir, model, mod, &rs->model[rs->n_model]);
+                r = model_relay(l, ctx, private_dir, model, mod, &rs->model[rs->n_model]);
                 if (r >= 0)
-                        rs->n_model++;
+                        rs->model_harness[rs->n_model++] = c->name;
         }
         if (r < 0) {
                 unit_relays_free(rs);
@@ -127,9 +133,29 @@ void unit_relays_stop_agent(struct unit_relays *rs)
                 rs->service[i] = service_relay_free(rs->service[i]);
         for (size_t i = 0; i < rs->n_mcp; i++)
                 rs->mcp[i] = service_relay_free(rs->mcp[i]);
-        for (size_t i = 0; i < rs->n_model; i++)
+        for (size_t i = 0; i < rs->n_model && !rs->model_stopped; i++) {
+                /* The verdict reports what the episode used: keep it. */
+                model_proxy_stats(rs->model[i], &rs->model_stats[i]);
                 rs->model[i] = model_proxy_free(rs->model[i]);
-        rs->n_service = rs->n_mcp = rs->n_model = 0;
+        }
+        rs->model_stopped = true;
+        rs->n_service = rs->n_mcp = 0;
+}
+
+json_t *unit_relays_model_json(const struct unit_relays *rs)
+{
+        json_t *o;
+
+        if (!rs || rs->n_model == 0)
+                return json_null();
+        o = json_object();
+        for (size_t i = 0; i < rs->n_model; i++) {
+                struct model_proxy_stats st = rs->model_stats[i];
+                if (!rs->model_stopped)
+                        model_proxy_stats(rs->model[i], &st);
+                json_object_set_new(o, rs->model_harness[i], model_proxy_stats_to_json(&st));
+        }
+        return o;
 }
 
 struct unit_relays *unit_relays_free(struct unit_relays *rs)

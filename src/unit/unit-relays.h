@@ -16,19 +16,30 @@
  * relay/model-proxy.h). Ownership: the set owns its relays; unit_relays_free()
  * closes them all.
  */
+#include <jansson.h>
+
 #include "base/event-loop.h"
 #include "unit/unit-plan.h"
 
+struct model_upstream;
+
+/* The model proxy's budget per episode is the manifest's openenvd.model. */
 struct unit_model {
-        const char *upstream; /* "a.b.c.d:port"; NULL: no model proxy */
-        const char *provider; /* "anthropic" | "openai" */
-        const char *key;      /* the real key (never written into a zone) */
+        const struct model_upstream *upstream; /* resolved at start; NULL: no model proxy */
+        const char *provider;                  /* "anthropic" | "openai" */
+        const char *key;                       /* the real key (never written into a zone) */
 };
 
 struct unit_relays;
 
 int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
                     const struct unit_model *model, struct unit_relays **ret);
-/* Closes every relay an agent container can use (at sealing). */
+/* Closes every relay an agent container can use (at sealing). The model
+ * proxies' final stats are kept for unit_relays_model_json(). */
 void unit_relays_stop_agent(struct unit_relays *r);
 struct unit_relays *unit_relays_free(struct unit_relays *r);
+/* What each harness's model proxy did this episode, for the verdict:
+ * {"<harness>": model_proxy_stats_to_json(), ...}; null without a model
+ * proxy (also for r == NULL). Live while the agent runs, final after
+ * unit_relays_stop_agent(). */
+json_t *unit_relays_model_json(const struct unit_relays *r);

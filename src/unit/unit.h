@@ -41,6 +41,8 @@
 #include "phase/phase.h"
 #include "unit/unit-relays.h"
 
+struct model_upstream;
+
 struct unit_config {
         const struct manifest *manifest; /* borrowed */
         const char *state_dir;           /* absolute: the daemon's private tmpfs */

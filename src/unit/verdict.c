@@ -28,6 +28,7 @@ void verdict_done(struct verdict *v)
         free(v->blame);
         json_decref(v->observers);
         json_decref(v->events);
+        json_decref(v->model);
         *v = (struct verdict){};
 }
 
@@ -91,5 +92,6 @@ json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
         json_object_set_new(j, "observers",
                             v->observers ? json_incref(v->observers) : json_object());
         json_object_set_new(j, "events", v->events ? json_incref(v->events) : json_array());
+        json_object_set_new(j, "model", v->model ? json_incref(v->model) : json_null());
         return j;
 }

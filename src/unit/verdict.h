@@ -32,6 +32,7 @@ struct verdict {
         char *blame;       /* owned: "zones/agent/harness", "daemon"... */
         json_t *observers; /* owned: name -> result object (or null) */
         json_t *events;    /* owned: [{"at", "what", ...}], bounded */
+        json_t *model;     /* owned: what each harness's model proxy did (null: none) */
 };
 
 const char *verdict_kind_to_string(enum verdict_kind k); /* NULL for VERDICT_NONE */
@@ -49,5 +50,5 @@ void verdict_set_observer(struct verdict *v, const char *name, json_t *result /*
 void verdict_add_event(struct verdict *v, json_t *event);
 
 /* {"episode_id", "verdict", "reason", "blame": {"subtree"} | null,
- *  "observers", "events"}; new reference. */
+ *  "observers", "events", "model"}; new reference. */
 json_t *verdict_to_json(const struct verdict *v, const char *episode_id);

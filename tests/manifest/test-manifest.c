@@ -87,6 +87,10 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].resources.disk_mb, 256);
         cr_expect_eq(m->zones[MANIFEST_ZONE_SERVICES].during_grading,
                      MANIFEST_DURING_GRADING_FROZEN);
+        /* No model budget unless the manifest sets one. */
+        cr_expect_eq(m->model.budget.requests, 0);
+        cr_expect_eq(m->model.budget.bytes, 0);
+        cr_expect_eq(m->model.budget.tokens, 0);
 
         /* DESIGN section 7: the env runs what it runs without openenvd. */
         cr_expect_eq(strv_length(env->argv), 6);
@@ -312,6 +316,25 @@ Test(manifest, observer_order_is_topological)
         cr_expect_eq(strv_length(find(m, "a")->after), 2);
 }
 
+Test(manifest, model_budget_fields_default_to_unlimited_one_by_one)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: s:a\nopenenvd:\n  model: {budget: {tokens: 200000, requests: 0}}\n");
+        json_t *j = manifest_to_json(m);
+        char *s = json_dumps(json_object_get(j, "model"), JSON_COMPACT);
+
+        cr_expect_eq(m->model.budget.tokens, 200000);
+        cr_expect_eq(m->model.budget.requests, 0);
+        cr_expect_eq(m->model.budget.bytes, 0);
+        cr_expect_str_eq(s, "{\"budget\":{\"requests\":null,\"bytes\":null,\"tokens\":200000}}");
+        free(s);
+        json_decref(j);
+
+        manifest_free(m);
+        m = parse_ok("app: s:a\nopenenvd:\n  model:\n");
+        cr_expect_eq(m->model.budget.tokens, 0);
+}
+
 Test(manifest, json_renders_the_defaulted_contract)
 {
         cleanup(manifest_freep) struct manifest *m =
@@ -397,7 +420,7 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:5:51: zones.observers.containers.g.reads[0]: unknown asset 'oracel'\n"
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
-                "workspace_seed, privileged_assets, zones, standby)\n");
+                "workspace_seed, privileged_assets, zones, model, standby)\n");
 }
 
 Test(manifest, error_count_is_bounded)

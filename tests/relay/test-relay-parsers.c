@@ -15,6 +15,7 @@
 #include "relay/http-chunked.h"
 #include "relay/http-head.h"
 #include "base/pipe-relay.h"
+#include "relay/model-usage.h"
 #include "relay/ws-frame.h"
 #include "test-helpers.h"
 
@@ -143,6 +144,127 @@ static int ws_feed(bool client, const uint8_t *b, size_t n, uint16_t *code)
         *code = p.error_code;
         ws_parser_done(&p);
         return r;
+}
+
+/* Usage from body, fed whole and byte by byte (the split must not matter). */
+static void usage_of(const char *body, bool sse, uint64_t *ret_in, uint64_t *ret_out)
+{
+        struct model_usage whole, bytes;
+        uint64_t in2, out2;
+
+        model_usage_init(&whole, sse);
+        model_usage_feed(&whole, body, strlen(body));
+        model_usage_init(&bytes, sse);
+        for (size_t i = 0; body[i]; i++)
+                model_usage_feed(&bytes, body + i, 1);
+        model_usage_tokens(&whole, ret_in, ret_out);
+        model_usage_tokens(&bytes, &in2, &out2);
+        cr_assert(*ret_in == in2 && *ret_out == out2 && whole.seen == bytes.seen, "%s", body);
+}
+
+#define assert_usage(body, sse, in, out)                                        \
+        do {                                                                    \
+                uint64_t in_, out_;                                             \
+                usage_of(body, sse, &in_, &out_);                               \
+                cr_assert(in_ == (in) && out_ == (out), "%s: %llu/%llu", body,  \
+                          (unsigned long long) in_, (unsigned long long) out_); \
+        } while (0)
+
+Test(model_usage, json_bodies_count_only_the_top_level_usage)
+{
+        /* anthropic: cache reads and writes are input the provider bills */
+        assert_usage("{\"type\":\"message\",\"content\":[{\"type\":\"tool_use\",\"input\":"
+                     "{\"usage\":{\"input_tokens\":999}}}],\"usage\":{\"input_tokens\":10,"
+                     "\"cache_creation_input_tokens\":3,\"cache_read_input_tokens\":2,"
+                     "\"output_tokens\":5,\"server_tool_use\":{\"web_search_requests\":9}}}",
+                     false, 15, 5);
+        /* openai: prompt/completion; nested details ignored */
+        assert_usage("{\"choices\":[{\"message\":{\"content\":\"\\\"usage\\\": {}\"}}],"
+                     "\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":4,\"total_tokens\":15,"
+                     "\"prompt_tokens_details\":{\"cached_tokens\":8}}}",
+                     false, 11, 4);
+        /* embeddings report prompt and total only */
+        assert_usage("{\"data\":[],\"usage\":{\"prompt_tokens\":7,\"total_tokens\":7}}", false, 7,
+                     0);
+        /* a total the parts do not explain counts as input */
+        assert_usage("{\"usage\":{\"output_tokens\":2,\"total_tokens\":9}}", false, 7, 2);
+        /* whitespace anywhere JSON allows it */
+        assert_usage(" {\n \"usage\" :\t{ \"input_tokens\" : 4 , \"output_tokens\":1 } } ", false,
+                     4, 1);
+        /* not at the top level, not numbers, or not counts: nothing */
+        assert_usage("{\"data\":{\"usage\":{\"input_tokens\":5}}}", false, 0, 0);
+        assert_usage("[{\"usage\":{\"input_tokens\":5}}]", false, 0, 0);
+        assert_usage("{\"usage\":{\"input_tokens\":\"5\",\"output_tokens\":-3}}", false, 0, 0);
+        assert_usage("{\"usage\":{\"input_tokens\":1.5,\"output_tokens\":2e3}}", false, 0, 0);
+        assert_usage("{\"usage\":{\"in\\u0070ut_tokens\":5}}", false, 0, 0);
+        assert_usage("{\"usage\":null,\"x\":[true,false,null]}", false, 0, 0);
+        /* a count beyond 18 digits saturates instead of wrapping */
+        assert_usage("{\"usage\":{\"output_tokens\":123456789012345678901234567890}}", false, 0,
+                     999999999999999999ULL);
+        /* garbage, gzip, truncation: no crash, no count */
+        assert_usage("\x1f\x8b\x08\x00garbage", false, 0, 0);
+        assert_usage("{\"usage\":{\"input_tokens\":5", false, 0, 0);
+        assert_usage("}}}]]]{\"usage\":{\"input_tokens\":5}}", false, 0, 0);
+}
+
+Test(model_usage, a_body_deeper_than_tracked_returns_to_the_top)
+{
+        struct strbuf b = STRBUF_INIT;
+
+        /* 10000 levels of model-written nesting, brackets in strings, then
+         * the provider's usage: still found, in constant memory. */
+        strbuf_adds(&b, "{\"content\":[");
+        for (int i = 0; i < 10000; i++)
+                strbuf_adds(&b, "{\"a\":[\"]}\\\"\",");
+        strbuf_adds(&b, "1");
+        for (int i = 0; i < 10000; i++)
+                strbuf_adds(&b, "]}");
+        strbuf_adds(&b, "],\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}");
+        assert_usage(b.buf, false, 3, 4);
+        strbuf_release(&b);
+}
+
+Test(model_usage, event_streams)
+{
+        /* anthropic: message_start then a cumulative message_delta */
+        assert_usage("event: message_start\n"
+                     "data: {\"type\":\"message_start\",\"message\":{\"content\":[],"
+                     "\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n"
+                     ": a comment\n"
+                     "event: content_block_delta\n"
+                     "data: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"usage\"}}\n\n"
+                     "event: message_delta\n"
+                     "data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":15}}\n\n",
+                     true, 25, 15);
+        /* the same with CRLF and with CR line ends, and no space after ':' */
+        assert_usage("data:{\"message\":{\"usage\":{\"input_tokens\":5}}}\r\n\r\n"
+                     "data:{\"usage\":{\"output_tokens\":6}}\r\n\r\n",
+                     true, 5, 6);
+        assert_usage("data: {\"usage\":{\"input_tokens\":5}}\r\rdata: {\"usage\":"
+                     "{\"output_tokens\":6}}\r\r",
+                     true, 5, 6);
+        /* openai chat: usage null until the last chunk, then [DONE] */
+        assert_usage("data: {\"choices\":[{\"delta\":{}}],\"usage\":null}\n\n"
+                     "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
+                     "\"completion_tokens\":3,\"total_tokens\":11}}\n\n"
+                     "data: [DONE]\n\n",
+                     true, 8, 3);
+        /* openai responses: response.completed carries response.usage */
+        assert_usage("event: response.created\ndata: {\"type\":\"response.created\","
+                     "\"response\":{\"usage\":null}}\n\n"
+                     "event: response.completed\ndata: {\"type\":\"response.completed\","
+                     "\"response\":{\"usage\":{\"input_tokens\":9,\"output_tokens\":2,"
+                     "\"total_tokens\":11}}}\n\n",
+                     true, 9, 2);
+        /* one JSON document over several data lines */
+        assert_usage("data: {\"usage\":\ndata: {\"input_tokens\":4}}\n\n", true, 4, 0);
+        /* other fields, a field named like data, a long field name: ignored */
+        assert_usage("id: {\"usage\":{\"input_tokens\":5}}\n"
+                     "datax: {\"usage\":{\"input_tokens\":5}}\n"
+                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: x\n\n",
+                     true, 0, 0);
+        /* a broken event does not spoil the next one */
+        assert_usage("data: {{{{\n\ndata: {\"usage\":{\"output_tokens\":1}}\n\n", true, 0, 1);
 }
 
 Test(ws_frame, valid_and_invalid_frames)

@@ -28,20 +28,18 @@
 #include "relay/http-chunked.h"
 #include "relay/http-head.h"
 #include "relay/listen-socket.h"
-#include "relay/model-proxy.h"
 #include "relay/service-relay.h"
 #include "relay/ws-frame.h"
+#include "relay-test.h"
 #include "test-helpers.h"
 
-#define TOKEN    "orchestrator-secret-token"
-#define REAL_KEY "sk-real-key-never-leaks-0123456789"
+#define TOKEN "orchestrator-secret-token"
 
-static char tmpdir[] = "/tmp/relay-test-XXXXXX";
+char tmpdir[] = "/tmp/relay-test-XXXXXX";
+pid_t upstream_pid = -1;
+struct loop *loop;
 static char env_sock[256];
-static pid_t upstream_pid = -1;
-static struct loop *loop;
 static struct frontend *fe;
-static struct model_proxy *mp;
 static struct service_relay *sr;
 static uint16_t fe_port;
 static int quit_efd = -EBADF;
@@ -98,7 +96,7 @@ static const struct frontend_ops stub_ops = {
 /* The test creates the upstream's listening socket and hands it over as
  * fd 3: connections queue in the backlog until the script accepts them, so
  * there is nothing to wait for. */
-static pid_t spawn_upstream(char *const argv[], int listen_fd)
+pid_t spawn_upstream(char *const argv[], int listen_fd)
 {
         pid_t pid = fork();
 
@@ -144,10 +142,26 @@ static void *loop_main(void *arg)
 
 static struct loop_source *quit_src;
 
-static void start_loop(void)
+void test_loop_new(void)
+{
+        cr_assert(loop_new(&loop) == 0);
+        quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
+}
+
+void start_loop(void)
 {
         cr_assert(pthread_create(&loop_thread, NULL, loop_main, NULL) == 0);
         loop_started = true;
+}
+
+void stop_loop(void)
+{
+        if (loop_started) {
+                (void) !write(quit_efd, &(uint64_t){ 1 }, 8);
+                pthread_join(loop_thread, NULL);
+                loop_started = false;
+        }
 }
 
 static void setup_frontend(usec_t head_timeout)
@@ -161,9 +175,7 @@ static void setup_frontend(usec_t head_timeout)
         cr_assert(mkdtemp(tmpdir));
         snprintf(env_sock, sizeof(env_sock), "%s/env.sock", tmpdir);
         upstream_pid = spawn_unix_upstream(env_sock);
-        cr_assert(loop_new(&loop) == 0);
-        quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
+        test_loop_new();
         cr_assert(socket_listen_tcp("127.0.0.1", 0, &lfd) == 0);
         cr_assert(socket_local_port(lfd, &fe_port) == 0);
         cr_assert(frontend_new(loop, lfd, &cfg, &stub_ops, NULL, &fe) == 0);
@@ -175,14 +187,10 @@ static void setup_default(void)
         start_loop();
 }
 
-static void teardown(void)
+void teardown(void)
 {
-        if (loop_started) {
-                (void) !write(quit_efd, &(uint64_t){ 1 }, 8);
-                pthread_join(loop_thread, NULL);
-        }
+        stop_loop();
         frontend_free(fe);
-        model_proxy_free(mp);
         service_relay_free(sr);
         loop_source_free(quit_src);
         loop_free(loop);
@@ -196,7 +204,7 @@ static void teardown(void)
 
 /* --- a raw client --- */
 
-static int cl_connect_port(uint16_t port)
+int cl_connect_port(uint16_t port)
 {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
         struct timeval tv = { .tv_sec = 20 };
@@ -214,7 +222,7 @@ static int cl_connect(void)
         return cl_connect_port(fe_port);
 }
 
-static int cl_connect_unix(const char *path)
+int cl_connect_unix(const char *path)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct timeval tv = { .tv_sec = 20 };
@@ -226,30 +234,18 @@ static int cl_connect_unix(const char *path)
         return fd;
 }
 
-static void cl_send(int fd, const char *s)
+void cl_send(int fd, const char *s)
 {
         cr_assert(write_all(fd, s, strlen(s)) >= 0);
 }
 
-struct response {
-        unsigned status;
-        struct strbuf head, body;
-        bool closed; /* EOF seen after the response */
-};
-
-static void response_release(struct response *r)
+void response_release(struct response *r)
 {
         strbuf_release(&r->head);
         strbuf_release(&r->body);
 }
 
-/* Per-connection read buffer so pipelined responses are not lost. */
-struct cl {
-        int fd;
-        struct strbuf in;
-};
-
-static bool cl_fill(struct cl *c)
+bool cl_fill(struct cl *c)
 {
         char buf[65536];
         ssize_t n = read(c->fd, buf, sizeof(buf));
@@ -259,20 +255,19 @@ static bool cl_fill(struct cl *c)
         return true;
 }
 
-static void cl_take(struct cl *c, size_t n)
+void cl_take(struct cl *c, size_t n)
 {
         memmove(c->in.buf, c->in.buf + n, c->in.len - n);
         c->in.len -= n;
         c->in.buf[c->in.len] = 0;
 }
 
-static void chunk_data(void *ud, const char *d, size_t n)
+void chunk_data(void *ud, const char *d, size_t n)
 {
         strbuf_add(ud, d, n);
 }
 
-/* Reads one response; returns false on EOF before a complete head. */
-static bool cl_response(struct cl *c, bool req_was_head, struct response *ret)
+bool cl_response(struct cl *c, bool req_was_head, struct response *ret)
 {
         struct http_head h;
         size_t end = 0;
@@ -326,7 +321,7 @@ static struct response request(const char *req)
         return r;
 }
 
-static bool head_has(const struct response *r, const char *s)
+bool head_has(const struct response *r, const char *s)
 {
         return strcasestr(r->head.buf, s) != NULL;
 }
@@ -879,119 +874,7 @@ Test(slowloris, partial_head_times_out, .init = setup_short_head_timeout, .fini 
         close(fd);
 }
 
-/* --- model proxy and service relay --- */
-
-static char model_sock[300], key_file[300];
-
-static void setup_model(const char *provider)
-{
-        char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
-                         (char *) "tcp", (char *) REAL_KEY, NULL };
-        int lfd, ufd;
-        uint16_t port;
-
-        signal(SIGPIPE, SIG_IGN);
-        cr_assert(mkdtemp(tmpdir));
-        snprintf(model_sock, sizeof(model_sock), "%s/model.sock", tmpdir);
-        snprintf(key_file, sizeof(key_file), "%s/key", tmpdir);
-        cr_assert(socket_listen_tcp("127.0.0.1", 0, &ufd) == 0);
-        cr_assert(socket_local_port(ufd, &port) == 0);
-        upstream_pid = spawn_upstream(argv, ufd);
-        char *up = xasprintf("127.0.0.1:%u", port);
-        cr_assert(write_string_file_at(AT_FDCWD, key_file, REAL_KEY "\n") >= 0 ||
-                  (close(open(key_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)),
-                   write_string_file_at(AT_FDCWD, key_file, REAL_KEY "\n") >= 0));
-        cr_assert(loop_new(&loop) == 0);
-        quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
-        cr_assert(socket_listen_unix(model_sock, 0666, &lfd) == 0);
-        struct model_proxy_config cfg = { .upstream = up,
-                                          .provider = provider,
-                                          .key_file = key_file };
-        cr_assert(model_proxy_new(loop, lfd, &cfg, &mp) == 0);
-        free(up);
-        start_loop();
-}
-
-static void setup_anthropic(void)
-{
-        setup_model("anthropic");
-}
-
-static void setup_openai(void)
-{
-        setup_model("openai");
-}
-
-static struct response model_request(const char *req)
-{
-        struct cl c = { .fd = cl_connect_unix(model_sock), .in = STRBUF_INIT };
-        struct response r;
-
-        cl_send(c.fd, req);
-        cr_assert(cl_response(&c, false, &r));
-        close(c.fd);
-        strbuf_release(&c.in);
-        return r;
-}
-
-TestSuite(model, .fini = teardown, .timeout = 60);
-
-Test(model, wrong_or_missing_key_is_401_and_not_forwarded, .init = setup_anthropic)
-{
-        static const char *const reqs[] = {
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: wrong\r\nContent-Length: "
-                "2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: " REAL_KEY
-                "\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: openenvd-placeholder\r\n"
-                "Authorization: Bearer " REAL_KEY "\r\nContent-Length: 2\r\n\r\n{}",
-                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: "
-                "openenvd-placeholderX\r\nContent-Length: 2\r\n\r\n{}",
-        };
-        struct stat st;
-
-        cr_assert(stat(key_file, &st) < 0 && errno == ENOENT, "key file not deleted");
-        for (size_t i = 0; i < ELEMENTSOF(reqs); i++) {
-                struct response r = model_request(reqs[i]);
-                cr_assert_eq(r.status, 401, "case %zu", i);
-                cr_assert_null(strstr(r.head.buf, REAL_KEY));
-                cr_assert_null(strstr(r.body.buf, REAL_KEY));
-                response_release(&r);
-        }
-        cr_assert_eq(model_proxy_forwarded(mp), 0);
-}
-
-Test(model, placeholder_swapped_for_real_key, .init = setup_anthropic)
-{
-        struct response r =
-                model_request("POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
-                              "x-api-key: openenvd-placeholder\r\nContent-Length: 5\r\n\r\nhello");
-        cr_assert_eq(r.status, 200);
-        cr_assert_str_eq(r.body.buf, "{\"key_ok\": true, \"body\": \"hello\"}");
-        cr_assert(head_has(&r, "x-openenvd-request-id: "));
-        cr_assert_null(strstr(r.head.buf, REAL_KEY));
-        response_release(&r);
-        r = model_request(
-                "POST /stream HTTP/1.1\r\nHost: x\r\n"
-                "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
-        cr_assert_eq(r.status, 200);
-        cr_assert_str_eq(r.body.buf, "data: one\n\ndata: two\n\n");
-        cr_assert(head_has(&r, "x-openenvd-request-id: "));
-        response_release(&r);
-        cr_assert_eq(model_proxy_forwarded(mp), 2);
-}
-
-Test(model, openai_uses_bearer, .init = setup_openai)
-{
-        struct response r = model_request(
-                "POST /v1/chat HTTP/1.1\r\nHost: x\r\n"
-                "Authorization: Bearer openenvd-placeholder\r\nContent-Length: 0\r\n\r\n");
-        cr_assert_eq(r.status, 200);
-        cr_assert_str_eq(r.body.buf, "{\"key_ok\": true, \"body\": \"\"}");
-        response_release(&r);
-}
+/* --- service relay (the model proxy: test-model-proxy.c) --- */
 
 static char svc_sock[300];
 
@@ -1004,9 +887,7 @@ static void setup_service(void)
         snprintf(env_sock, sizeof(env_sock), "%s/svc.sock", tmpdir);
         snprintf(svc_sock, sizeof(svc_sock), "%s/svc-db.sock", tmpdir);
         upstream_pid = spawn_unix_upstream(env_sock);
-        cr_assert(loop_new(&loop) == 0);
-        quit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        cr_assert(loop_add_io(loop, quit_efd, EPOLLIN, on_quit, NULL, &quit_src) == 0);
+        test_loop_new();
         cr_assert(socket_listen_unix(svc_sock, 0666, &lfd) == 0);
         cr_assert(service_relay_new(loop, lfd, env_sock, 0, &sr) == 0);
         start_loop();

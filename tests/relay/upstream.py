@@ -116,9 +116,11 @@ async def handle(r, w):
                 await websocket(r, w, hdrs)
                 return
             body = await read_body(r, hdrs)
-            if MODEL:
+            if MODEL and path == "/log":
+                w.write(resp(200, json.dumps(seen).encode()))
+            elif MODEL:
                 ok = get(hdrs, "x-api-key") == REALKEY or get(hdrs, "authorization") == "Bearer " + REALKEY
-                if path == "/stream":
+                if b'"stream":true' in body:
                     w.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
                     for ev in (b"data: one\n\n", b"data: two\n\n"):
                         w.write(b"%x\r\n%s\r\n" % (len(ev), ev))
