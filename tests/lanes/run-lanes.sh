@@ -7,9 +7,12 @@
 #
 # Builds (or reuses) the lanes image with scripts/build-image.sh, then runs
 # openenvd as that image's entrypoint under `docker run --privileged
-# --cgroupns=private` (isolation on: a full episode graded) and under a plain
+# --cgroupns=private` (isolation on: a full episode graded), under a plain
 # `docker run` (isolation off: the env serves unchanged; with
-# OPENENVD_REQUIRE_ISOLATION=1 the container exits 3).
+# OPENENVD_REQUIRE_ISOLATION=1 the container exits 3), and under the
+# least-privilege options of deploy/docker/least-privilege.options (isolation
+# on, as privileged; without each critical option it steps aside and names
+# that option).
 #
 # Docker: the daemon $DOCKER_HOST names when it answers, else a private
 # dockerd (scripts/dockerd.sh, own data root, --bridge=none, no iptables) in
@@ -29,7 +32,7 @@ PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
 client="$here/client.py"
 run_id=lanes-$$-$RANDOM
 token=lanes-$RANDOM$RANDOM$RANDOM
-planned=12
+planned=21
 
 skip_all() {
         echo "1..0 # SKIP $*"
@@ -286,6 +289,96 @@ else
         not_ok "privileged: openenvd exits 0 on docker stop (exit $code)"
         [ -n "$priv" ] && logs "$priv" | tail -n 10 | diag
 fi
+
+# --- least-privilege lane ----------------------------------------------------
+# deploy/docker/least-privilege.options, exactly: the options the docs list
+# and the OpenEnv provider uses (docs/LANES.md has the reason for each).
+least=()
+while read -r opt; do
+        case "$opt" in
+        '' | '#'*) continue ;;
+        esac
+        least+=("${opt/SECCOMP_PROFILE/$repo/deploy/docker/openenvd-seccomp.json}")
+done <"$repo/deploy/docker/least-privilege.options"
+echo "# least privilege: ${least[*]}"
+lp=$(run "${least[@]}" -e "OPENENVD_TOKEN=$token" "$image") || lp=
+if [ -n "$lp" ] && in_netns "$lp" wait 8000 /healthz any 2>"$work/wait.err" &&
+        docker exec "$lp" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
+        grep -q '"isolation": *"on"' "$work/preflight.json"; then
+        ok "least privilege: openenvctl check preflight says isolation on"
+else
+        not_ok "least privilege: openenvctl check preflight says isolation on"
+        { cat "$work/wait.err" "$work/preflight.json"; [ -n "$lp" ] && logs "$lp" | tail -n 20; } 2>/dev/null | head -c 3000 | diag
+fi
+before=$n
+[ -n "$lp" ] && { episodes "$lp" "least privilege" || true; }
+while [ "$n" -lt $((before + 2)) ]; do not_ok "least privilege: episode not reached"; done
+
+if [ -n "$lp" ]; then
+        docker exec "$lp" openenvctl check enforcement --manifest /opt/openenv-echo/openenv.yaml \
+                --json >"$work/enforcement.out" 2>&1
+        code=$?
+else
+        code=none
+fi
+if [ "$code" = 0 ]; then
+        ok "least privilege: openenvctl check enforcement holds in every zone"
+else
+        not_ok "least privilege: openenvctl check enforcement holds in every zone (exit $code)"
+        tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
+fi
+if [ -n "$lp" ]; then
+        docker stop -t 30 "$lp" >/dev/null 2>&1
+        code=$(docker inspect -f '{{.State.ExitCode}}' "$lp" 2>/dev/null)
+else
+        code=none
+fi
+if [ "$code" = 0 ]; then
+        ok "least privilege: openenvd exits 0 on docker stop"
+else
+        not_ok "least privilege: openenvd exits 0 on docker stop (exit $code)"
+        [ -n "$lp" ] && logs "$lp" | tail -n 10 | diag
+fi
+
+# The same options minus one critical option (or with it reversed):
+# openenvd refuses (exit 3, OPENENVD_REQUIRE_ISOLATION=1) and its reason
+# names the missing option in Docker's words.
+without() { # PATTERN REPLACEMENT... -> prints the options, one per line
+        local pat=$1 o
+        shift
+        for o in "${least[@]}"; do
+                [[ "$o" == $pat ]] || printf '%s\n' "$o"
+        done
+        [ $# -eq 0 ] || printf '%s\n' "$@"
+}
+refuses() { # WHAT EXPECTED-REASON-REGEX OPTIONS...
+        local what=$1 want=$2 c code
+        shift 2
+        c=$(run "$@" -e OPENENVD_REQUIRE_ISOLATION=1 "$image") || c=
+        code=
+        [ -n "$c" ] && code=$(timeout 120 docker wait "$c" 2>/dev/null)
+        if [ "$code" = 3 ] && logs "$c" | grep -Eq "isolation disabled: .*$want"; then
+                ok "least privilege $what: exits 3, reason names it"
+        else
+                not_ok "least privilege $what: exits 3, reason names it (exit '$code')"
+                [ -n "$c" ] && logs "$c" | tail -n 5 | diag
+        fi
+        [ -n "$c" ] && logs "$c" | grep -o 'isolation disabled: .*' | cut -c1-400 | diag
+}
+mapfile -t opts < <(without '--security-opt=seccomp=*')
+refuses "without the seccomp profile" \
+        'pivot_root: pivot_root: Operation not permitted: add --security-opt seccomp=openenvd-seccomp.json' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--cap-add=SYS_ADMIN')
+refuses "without SYS_ADMIN" \
+        'privileges: missing from the effective set: CAP_SYS_ADMIN: add --cap-add SYS_ADMIN' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--security-opt=systempaths=unconfined')
+refuses "without systempaths=unconfined" \
+        'procfs: fsmount: Operation not permitted: add --security-opt systempaths=unconfined' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--cgroupns=private' --cgroupns=host)
+refuses "with --cgroupns=host" 'cgroups: .*: add --cgroupns=private' "${opts[@]}"
 
 # --- nothing left behind -----------------------------------------------------
 remove_containers

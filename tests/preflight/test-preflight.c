@@ -21,9 +21,9 @@
 #include "test-helpers.h"
 
 static const char *const order[] = {
-        "privileges",  "uid_range", "userns", "mntns",    "pidns",
-        "netns",       "ipcns",     "utsns",  "cgroupns", "overlayfs",
-        "nosymfollow", "seccomp",   "pidfd",  "cgroup",   "clone_into_cgroup",
+        "privileges", "uid_range", "userns",   "mntns",     "pidns",       "netns",
+        "ipcns",      "utsns",     "cgroupns", "overlayfs", "nosymfollow", "pivot_root",
+        "procfs",     "sysfs",     "seccomp",  "pidfd",     "cgroup",      "clone_into_cgroup",
 };
 
 static struct preflight_report *run(void)
