@@ -32,7 +32,7 @@ PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
 client="$here/client.py"
 run_id=lanes-$$-$RANDOM
 token=lanes-$RANDOM$RANDOM$RANDOM
-planned=21
+planned=25
 
 skip_all() {
         echo "1..0 # SKIP $*"
@@ -115,6 +115,9 @@ EOF
                 export DOCKERD="$work/dockerd"
         fi
         private_dockerd=1
+        # In a network namespace of its own, with Docker's bridge: the
+        # provider cases publish a port, on that namespace's 127.0.0.1.
+        export DOCKERD_NETNS=1
         if ! out=$("$repo/scripts/dockerd.sh" start "$work/docker" 2>&1); then
                 echo "$out" | diag
                 echo "Bail out! cannot start a private dockerd"
@@ -379,6 +382,48 @@ refuses "without systempaths=unconfined" \
         "${opts[@]}"
 mapfile -t opts < <(without '--cgroupns=private' --cgroupns=host)
 refuses "with --cgroupns=host" 'cgroups: .*: add --cgroupns=private' "${opts[@]}"
+
+# --- OpenEnv provider (python/openenvd_provider.py) with the real OpenEnv ------
+# Its port is published on 127.0.0.1 of the daemon's network namespace (the
+# private daemon's own, see scripts/dockerd.sh), so the check runs there.
+openenv_real=$(cd "$repo/.." && pwd)/shared/openenv-real
+provider_cases=("provider: a ContainerProvider; docker run with exactly the least-privilege options"
+        "provider: base_url http://openenv:TOKEN@127.0.0.1:PORT, /healthz ready"
+        "provider: /info with the token says isolation on (401 without)"
+        "provider: stop_container stops and removes the container")
+if [ ! -f "$openenv_real/pylib.tar.xz" ]; then
+        for d in "${provider_cases[@]}"; do
+                if [ "${CI:-}" = true ]; then
+                        not_ok "$d: ../shared/openenv-real not found"
+                else
+                        skip "$d" "../shared/openenv-real not found"
+                fi
+        done
+elif ! tar -xJf "$openenv_real/pylib.tar.xz" -C "$work"; then
+        for d in "${provider_cases[@]}"; do not_ok "$d: cannot unpack pylib.tar.xz"; done
+else
+        netns=()
+        [ -n "$private_dockerd" ] && netns=(nsenter -t "$(cat "$work/docker/dockerd.pid")" -n)
+        PYTHONPATH="$openenv_real/src:$work/pylib" timeout 300 "${netns[@]}" "$PY" \
+                "$here/provider_check.py" "$image" >"$work/provider.json" 2>"$work/provider.err"
+        pv() { # PYTHON-EXPRESSION over the summary `s` -> exit status
+                "$PY" -c "import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
+                        "$work/provider.json" 2>/dev/null
+        }
+        checks=('s["subclass"] and s["options_exact"] and s["token_not_in_argv"] and s["seccomp_profile_sent"] and s["host_config"]["CapDrop"] == ["ALL"] and s["host_config"]["CgroupnsMode"] == "private" and s["host_config"]["MaskedPaths"] == [] and not s["host_config"]["Privileged"]'
+                's["base_url_ok"] and s["ready"]'
+                's["info"]["isolation"] == "on" and s["info_without_token"] == 401'
+                's["removed"]')
+        for i in 0 1 2 3; do
+                if pv "${checks[i]}"; then
+                        ok "${provider_cases[i]}"
+                else
+                        not_ok "${provider_cases[i]}"
+                        cat "$work/provider.json" "$work/provider.err" 2>/dev/null | tail -n 20 | diag
+                fi
+        done
+        cut -c1-600 "$work/provider.json" | diag
+fi
 
 # --- nothing left behind -----------------------------------------------------
 remove_containers
