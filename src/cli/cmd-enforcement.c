@@ -153,7 +153,8 @@ int cli_check_enforcement(int argc, char **argv)
                         break;
                 case ARG_TIMEOUT:
                         if (parse_uint(optarg, 1, 3600, &timeout_s) < 0) {
-                                fprintf(stderr, "openenvctl check enforcement: bad --timeout '%s'\n",
+                                fprintf(stderr,
+                                        "openenvctl check enforcement: bad --timeout '%s'\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
@@ -169,7 +170,8 @@ int cli_check_enforcement(int argc, char **argv)
                 case ARG_FAULT:
                         if (!streq(optarg, "silent") && !streq(optarg, "partial") &&
                             !streq(optarg, "garble") && !streq(optarg, "crash")) {
-                                fprintf(stderr, "openenvctl check enforcement: unknown fault '%s'\n",
+                                fprintf(stderr,
+                                        "openenvctl check enforcement: unknown fault '%s'\n",
                                         optarg);
                                 return EXIT_USAGE;
                         }
@@ -221,7 +223,8 @@ int cli_check_enforcement(int argc, char **argv)
         }
         if (!pre->isolation) {
                 cleanup_free char *reasons = preflight_report_reasons(pre);
-                fprintf(stderr, "openenvctl check enforcement: isolation unavailable: %s\n", reasons);
+                fprintf(stderr, "openenvctl check enforcement: isolation unavailable: %s\n",
+                        reasons);
                 return EXIT_UNAVAILABLE;
         }
 

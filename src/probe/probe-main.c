@@ -169,7 +169,8 @@ int main(int argc, char **argv)
                         o.anchor_pid = pid;
                 } else if (streq(argv[i], "--allotted") && i + 1 < argc) {
                         if (argv[i + 1][0] != '/') {
-                                fprintf(stderr, "openenvd-probe: not absolute: '%s'\n", argv[i + 1]);
+                                fprintf(stderr, "openenvd-probe: not absolute: '%s'\n",
+                                        argv[i + 1]);
                                 return 2;
                         }
                         strv_push(&allotted, xstrdup(argv[++i]));

@@ -155,8 +155,9 @@ struct outcome {
 static struct outcome validate(const char *fault)
 {
         cleanup_free char *fault_arg = fault ? xasprintf("--fault=%s", fault) : NULL;
-        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "--json",
-                               SUBJECT_IMAGE,         fault_arg,  NULL };
+        char *const argv[] = {
+                getenv("OPENENVCTL_BIN"), "validate", "--json", SUBJECT_IMAGE, fault_arg, NULL
+        };
         struct command_output o;
         struct outcome out = {};
         json_t *doc;
@@ -275,7 +276,8 @@ Test(docker, violation_plus_broken_control_fails)
 
 Test(docker, missing_image_is_unusable_input)
 {
-        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "openenv-no-such-image:0", NULL };
+        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "openenv-no-such-image:0",
+                               NULL };
         struct command_output o;
 
         require_docker();
