@@ -102,6 +102,9 @@ Test(preflight_kernel, without_cap_sys_admin_is_off)
                              "network namespaces: unshare(CLONE_NEWNET): Operation not permitted"));
         cr_expect(has_reason(r, "overlayfs: unshare(CLONE_NEWNS): Operation not permitted"));
         expect_failed(r, "pidns", "unshare(CLONE_NEWPID): Operation not permitted");
+        expect_failed(r, "pivot_root", "unshare(CLONE_NEWNS): Operation not permitted");
+        /* Outside Docker no reason carries a docker run option. */
+        cr_expect_null(preflight_report_find(r, "privileges")->fix);
         /* Creating a user namespace needs no capability at all. */
         cr_expect(preflight_report_find(r, "userns")->ok);
         cr_expect(preflight_report_find(r, "seccomp")->ok);
