@@ -30,28 +30,21 @@
  * overlayfs's mode-0 work directory. Everything else a container needs it
  * holds inside its own user namespace (a new one starts with a full
  * bounding set). */
-const int preflight_required_caps[] = {
-        CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_DAC_OVERRIDE,
+const struct preflight_cap preflight_required_caps[] = {
+        { CAP_SYS_ADMIN, "SYS_ADMIN" },
+        { CAP_SETUID, "SETUID" },
+        { CAP_SETGID, "SETGID" },
+        { CAP_CHOWN, "CHOWN" },
+        { CAP_DAC_OVERRIDE, "DAC_OVERRIDE" },
 };
 const size_t preflight_n_required_caps = ELEMENTSOF(preflight_required_caps);
 
-/* Docker spells capabilities without the CAP_ prefix (`--cap-add SYS_ADMIN`). */
 const char *preflight_cap_name(int cap)
 {
-        switch (cap) {
-        case CAP_SYS_ADMIN:
-                return "SYS_ADMIN";
-        case CAP_SETUID:
-                return "SETUID";
-        case CAP_SETGID:
-                return "SETGID";
-        case CAP_CHOWN:
-                return "CHOWN";
-        case CAP_DAC_OVERRIDE:
-                return "DAC_OVERRIDE";
-        default:
-                return NULL;
-        }
+        for (size_t i = 0; i < preflight_n_required_caps; i++)
+                if (preflight_required_caps[i].cap == cap)
+                        return preflight_required_caps[i].name;
+        return NULL;
 }
 
 #define SECCOMP_OPT   "--security-opt seccomp=openenvd-seccomp.json (deploy/docker/ of openenvd)"
@@ -67,6 +60,11 @@ static bool missing(const struct preflight_env *env, int cap)
 static void add(struct strbuf *sb, const char *opt)
 {
         strbuf_addf(sb, "%s%s", sb->len ? " " : "add ", opt);
+}
+
+static void add_cap(struct strbuf *sb, int cap)
+{
+        strbuf_addf(sb, "%s--cap-add %s", sb->len ? " " : "add ", preflight_cap_name(cap));
 }
 
 /* The syscalls Docker's default profile refuses (EPERM) or allows only with
@@ -118,9 +116,9 @@ static void fix_cgroup(struct strbuf *sb, int step, int err, const struct prefli
         }
         /* mkdir /sys/fs/cgroup/unified on Docker's mode-0555 tmpfs, mount. */
         if (missing(env, CAP_SYS_ADMIN))
-                add(sb, "--cap-add SYS_ADMIN");
+                add_cap(sb, CAP_SYS_ADMIN);
         if (missing(env, CAP_DAC_OVERRIDE))
-                add(sb, "--cap-add DAC_OVERRIDE");
+                add_cap(sb, CAP_DAC_OVERRIDE);
 }
 
 char *preflight_fix(const char *check, int step, int err, const struct preflight_env *env)
@@ -130,12 +128,9 @@ char *preflight_fix(const char *check, int step, int err, const struct preflight
         if (!check || !env || !env->docker)
                 return NULL;
         if (streq(check, "privileges")) {
-                for (size_t i = 0; i < preflight_n_required_caps; i++) {
-                        int cap = preflight_required_caps[i];
-                        if (missing(env, cap))
-                                strbuf_addf(&sb, "%s--cap-add %s", sb.len ? " " : "add ",
-                                            preflight_cap_name(cap));
-                }
+                for (size_t i = 0; i < preflight_n_required_caps; i++)
+                        if (missing(env, preflight_required_caps[i].cap))
+                                add_cap(&sb, preflight_required_caps[i].cap);
         } else if (streq(check, "uid_range")) {
                 /* A daemon started with --userns-remap maps 65536 ids. */
                 add(&sb, "--userns=host");
@@ -147,9 +142,9 @@ char *preflight_fix(const char *check, int step, int err, const struct preflight
                  * whatever the profile says; with it, Docker's default
                  * profile allows all of them but pivot_root. */
                 if (missing(env, CAP_SYS_ADMIN) && seccomp_gated(step))
-                        add(&sb, "--cap-add SYS_ADMIN");
+                        add_cap(&sb, CAP_SYS_ADMIN);
                 if (err == EACCES && missing(env, CAP_DAC_OVERRIDE))
-                        add(&sb, "--cap-add DAC_OVERRIDE"); /* overlayfs's mode-0 work dir */
+                        add_cap(&sb, CAP_DAC_OVERRIDE); /* overlayfs's mode-0 work dir */
                 /* The profile: always for pivot_root (Docker's default has
                  * none), else for a gated call refused although SYS_ADMIN is
                  * there (fsmount refused is the masks, below). */
@@ -175,46 +170,35 @@ char *preflight_fix(const char *check, int step, int err, const struct preflight
 #define ENV_FILE_MAX ((size_t) 1024 * 1024)
 
 /*
+ * One pass over our mountinfo for two hints.
+ *
  * Docker, the cheap way: it bind-mounts its per-container hostname file
  * (<data-root>/containers/<id>/hostname) on /etc/hostname, whatever the
  * image. /.dockerenv alone is not enough: Docker creates it in every
  * container, but it survives `docker export`, so machines (and this
  * project's development VMs) booted from an exported image carry it too.
  * Only the wording of the reasons depends on this, never a decision.
+ *
+ * Docker's maskedPaths/readonlyPaths: anything mounted on a /proc/ path.
  */
-static bool in_docker(void)
+static void scan_mountinfo(bool *ret_docker, bool *ret_proc_masked)
 {
         cleanup_free char *mi = NULL;
 
+        *ret_docker = *ret_proc_masked = false;
         if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", ENV_FILE_MAX, &mi, NULL) < 0)
-                return false;
-        for (char *line = mi, *eol; line && *line; line = eol ? eol + 1 : NULL) {
-                eol = strchr(line, '\n');
-                if (eol)
-                        *eol = '\0';
-                if (strstr(line, "/containers/") && strstr(line, "/hostname /etc/hostname "))
-                        return true;
-        }
-        return false;
-}
-
-/* Docker's maskedPaths/readonlyPaths: mounts on /proc/<something>. */
-static bool proc_masked(void)
-{
-        cleanup_free char *mi = NULL;
-
-        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", ENV_FILE_MAX, &mi, NULL) < 0)
-                return false;
+                return;
         for (char *line = mi, *eol; line && *line; line = eol ? eol + 1 : NULL) {
                 char target[256];
                 eol = strchr(line, '\n');
                 if (eol)
                         *eol = '\0';
+                if (strstr(line, "/containers/") && strstr(line, "/hostname /etc/hostname "))
+                        *ret_docker = true;
                 if (sscanf(line, "%*d %*d %*s %*s %255s", target) == 1 &&
                     startswith(target, "/proc/"))
-                        return true;
+                        *ret_proc_masked = true;
         }
-        return false;
 }
 
 static bool cgroupns_private(void)
@@ -250,12 +234,15 @@ static bool seccomp_filtered(void)
 
 void preflight_env_detect(struct preflight_env *ret)
 {
+        bool docker, masked;
+
+        scan_mountinfo(&docker, &masked);
         /* missing_caps stays 0: the privileges check reads the capabilities. */
         *ret = (struct preflight_env){
-                .docker = in_docker(),
+                .docker = docker,
                 .seccomp_filtered = seccomp_filtered(),
                 .cgroupns_private = cgroupns_private(),
-                .proc_masked = proc_masked(),
+                .proc_masked = masked,
                 .pid1 = getpid() == 1,
         };
 }

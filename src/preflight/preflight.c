@@ -178,8 +178,8 @@ static void check_privileges(struct preflight_report *r)
                 return;
         }
         for (size_t i = 0; i < preflight_n_required_caps; i++) {
-                int c = preflight_required_caps[i];
-                cleanup_free char *name = xasprintf("CAP_%s", preflight_cap_name(c));
+                int c = preflight_required_caps[i].cap;
+                cleanup_free char *name = xasprintf("CAP_%s", preflight_required_caps[i].name);
                 struct strbuf *sb = data[c / 32].effective & (1U << (c % 32)) ? &have : &missing;
                 strbuf_addf(sb, "%s%s", sb->len ? " " : "", name);
                 if (sb == &missing)

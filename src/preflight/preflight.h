@@ -114,11 +114,15 @@ char *preflight_fix(const char *check, int step, int err, const struct preflight
 /* Fills env (but missing_caps) from /.dockerenv, /proc/self/{mountinfo,cgroup,status}
  * and getpid(). */
 void preflight_env_detect(struct preflight_env *ret);
-/* "CAP_SYS_ADMIN CAP_SETUID ...": the capabilities the daemon needs (measured,
- * docs/LANES.md); bit n of preflight_env.missing_caps is capability n. */
-extern const int preflight_required_caps[];
+/* The capabilities the daemon needs (measured, docs/LANES.md), with Docker's
+ * spelling ("SYS_ADMIN"); bit n of preflight_env.missing_caps is capability n. */
+struct preflight_cap {
+        int cap;
+        const char *name;
+};
+extern const struct preflight_cap preflight_required_caps[];
 extern const size_t preflight_n_required_caps;
-/* "SYS_ADMIN" for CAP_SYS_ADMIN (Docker's spelling), for the required ones. */
+/* The name above for a required capability, else NULL. */
 const char *preflight_cap_name(int cap);
 
 /* Reasons joined with "; " (for "isolation disabled: <reasons>"); "" if on. */

@@ -237,6 +237,51 @@ episodes() {
         done
 }
 
+# `openenvctl check preflight --json` inside container $1 (may be empty).
+preflight_says_on() {
+        local c=$1 what=$2
+        if [ -n "$c" ] && docker exec "$c" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
+                grep -q '"isolation": *"on"' "$work/preflight.json"; then
+                ok "$what: openenvctl check preflight says isolation on"
+        else
+                not_ok "$what: openenvctl check preflight says isolation on"
+                head -c 3000 "$work/preflight.json" 2>/dev/null | diag
+                [ -n "$c" ] && logs "$c" | tail -n 20 | diag
+        fi
+}
+
+# `openenvctl check enforcement` inside container $1 (may be empty): every
+# guarantee holds in every zone.
+enforcement_holds() {
+        local c=$1 what=$2 code=none
+        if [ -n "$c" ]; then
+                docker exec "$c" openenvctl check enforcement \
+                        --manifest /opt/openenv-echo/openenv.yaml --json >"$work/enforcement.out" 2>&1
+                code=$?
+        fi
+        if [ "$code" = 0 ]; then
+                ok "$what: openenvctl check enforcement holds in every zone"
+        else
+                not_ok "$what: openenvctl check enforcement holds in every zone (exit $code)"
+                tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
+        fi
+}
+
+# docker stop sends SIGTERM to PID 1 (openenvd): a clean shutdown is exit 0.
+stops_cleanly() {
+        local c=$1 what=$2 code=none
+        if [ -n "$c" ]; then
+                docker stop -t 30 "$c" >/dev/null 2>&1
+                code=$(docker inspect -f '{{.State.ExitCode}}' "$c" 2>/dev/null)
+        fi
+        if [ "$code" = 0 ]; then
+                ok "$what: openenvd exits 0 on docker stop"
+        else
+                not_ok "$what: openenvd exits 0 on docker stop (exit $code)"
+                [ -n "$c" ] && logs "$c" | tail -n 10 | diag
+        fi
+}
+
 # Exactly the documented command line: the image's own entrypoint, nothing
 # added. openenvd mounts the cgroup2 tree itself when it is PID 1 of a
 # privileged container on a hybrid host (runc mounts only v1 there), and
@@ -250,13 +295,7 @@ else
         not_ok "privileged (image defaults): isolation on, episode graded"
         { logs "$priv" | tail -n 20; cat "$work/episode.json"; } 2>/dev/null | diag
 fi
-if [ -n "$priv" ] && docker exec "$priv" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
-        grep -q '"isolation": *"on"' "$work/preflight.json"; then
-        ok "privileged: openenvctl check preflight says isolation on"
-else
-        not_ok "privileged: openenvctl check preflight says isolation on"
-        head -c 2000 "$work/preflight.json" 2>/dev/null | diag
-fi
+preflight_says_on "$priv" "privileged"
 if [ -n "$priv" ]; then
         episodes "$priv" "privileged" || true
 else
@@ -265,33 +304,8 @@ fi
 # Episodes that did not run are failures, not passes: pad the plan.
 while [ "$n" -lt 9 ]; do not_ok "privileged: episode not reached"; done
 
-if [ -n "$priv" ]; then
-        docker exec "$priv" openenvctl check enforcement --manifest /opt/openenv-echo/openenv.yaml \
-                --json >"$work/enforcement.out" 2>&1
-        code=$?
-else
-        code=none
-fi
-if [ "$code" = 0 ]; then
-        ok "privileged: openenvctl check enforcement holds in every zone"
-else
-        not_ok "privileged: openenvctl check enforcement holds in every zone (exit $code)"
-        tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
-fi
-
-# docker stop sends SIGTERM to PID 1 (openenvd): a clean shutdown is exit 0.
-if [ -n "$priv" ]; then
-        docker stop -t 30 "$priv" >/dev/null 2>&1
-        code=$(docker inspect -f '{{.State.ExitCode}}' "$priv" 2>/dev/null)
-else
-        code=none
-fi
-if [ "$code" = 0 ]; then
-        ok "privileged: openenvd exits 0 on docker stop"
-else
-        not_ok "privileged: openenvd exits 0 on docker stop (exit $code)"
-        [ -n "$priv" ] && logs "$priv" | tail -n 10 | diag
-fi
+enforcement_holds "$priv" "privileged"
+stops_cleanly "$priv" "privileged"
 
 # --- least-privilege lane ----------------------------------------------------
 # deploy/docker/least-privilege.options, exactly: the options the docs list
@@ -305,43 +319,16 @@ while read -r opt; do
 done <"$repo/deploy/docker/least-privilege.options"
 echo "# least privilege: ${least[*]}"
 lp=$(run "${least[@]}" -e "OPENENVD_TOKEN=$token" "$image") || lp=
-if [ -n "$lp" ] && in_netns "$lp" wait 8000 /healthz any 2>"$work/wait.err" &&
-        docker exec "$lp" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
-        grep -q '"isolation": *"on"' "$work/preflight.json"; then
-        ok "least privilege: openenvctl check preflight says isolation on"
-else
-        not_ok "least privilege: openenvctl check preflight says isolation on"
-        { cat "$work/wait.err" "$work/preflight.json"; [ -n "$lp" ] && logs "$lp" | tail -n 20; } 2>/dev/null | head -c 3000 | diag
+if [ -n "$lp" ] && ! in_netns "$lp" wait 8000 /healthz any 2>"$work/wait.err"; then
+        { cat "$work/wait.err"; logs "$lp" | tail -n 20; } | diag
 fi
+preflight_says_on "$lp" "least privilege"
 before=$n
 [ -n "$lp" ] && { episodes "$lp" "least privilege" || true; }
 while [ "$n" -lt $((before + 2)) ]; do not_ok "least privilege: episode not reached"; done
 
-if [ -n "$lp" ]; then
-        docker exec "$lp" openenvctl check enforcement --manifest /opt/openenv-echo/openenv.yaml \
-                --json >"$work/enforcement.out" 2>&1
-        code=$?
-else
-        code=none
-fi
-if [ "$code" = 0 ]; then
-        ok "least privilege: openenvctl check enforcement holds in every zone"
-else
-        not_ok "least privilege: openenvctl check enforcement holds in every zone (exit $code)"
-        tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
-fi
-if [ -n "$lp" ]; then
-        docker stop -t 30 "$lp" >/dev/null 2>&1
-        code=$(docker inspect -f '{{.State.ExitCode}}' "$lp" 2>/dev/null)
-else
-        code=none
-fi
-if [ "$code" = 0 ]; then
-        ok "least privilege: openenvd exits 0 on docker stop"
-else
-        not_ok "least privilege: openenvd exits 0 on docker stop (exit $code)"
-        [ -n "$lp" ] && logs "$lp" | tail -n 10 | diag
-fi
+enforcement_holds "$lp" "least privilege"
+stops_cleanly "$lp" "least privilege"
 
 # The same options minus one critical option (or with it reversed):
 # openenvd refuses (exit 3, OPENENVD_REQUIRE_ISOLATION=1) and its reason
