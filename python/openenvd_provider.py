@@ -92,6 +92,10 @@ class OpenenvdDockerProvider(ContainerProvider):
 
     def start_container(self, image: str, port: Optional[int] = None,
                         env_vars: Optional[Dict[str, str]] = None, **kwargs: Any) -> str:
+        # OpenEnv's from_env() passes `workers` to every provider; a uvicorn
+        # setting the image's entrypoint owns. Anything else is refused
+        # rather than ignored: the options are fixed on purpose.
+        kwargs.pop("workers", None)
         if kwargs:
             raise ValueError(f"unsupported options for OpenenvdDockerProvider: {sorted(kwargs)}")
         if self._container_id:

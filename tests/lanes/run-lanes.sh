@@ -391,7 +391,9 @@ elif ! tar -xJf "$openenv_real/pylib.tar.xz" -C "$work"; then
 else
         netns=()
         [ -n "$private_dockerd" ] && netns=(nsenter -t "$(cat "$work/docker/dockerd.pid")" -n)
-        PYTHONPATH="$openenv_real/src:$work/pylib" timeout 300 "${netns[@]}" "$PY" \
+        # No __pycache__ in the source tree (or in the read-only fixture).
+        PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$openenv_real/src:$work/pylib" \
+                timeout 300 "${netns[@]}" "$PY" \
                 "$here/provider_check.py" "$image" >"$work/provider.json" 2>"$work/provider.err"
         pv() { # PYTHON-EXPRESSION over the summary `s` -> exit status
                 "$PY" -c "import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
