@@ -12,7 +12,9 @@
 #    package list, so it is downloaded once per machine.
 # 2. The image: that tarball plus openenvd, openenvd-shim, openenvctl and
 #    openenvd-probe from BUILD_DIR (in /usr/local as `meson install` lays them
-#    out, plus the shim next to openenvd, where the daemon looks for it) and examples/echo at /opt/openenv-echo,
+#    out, plus the shim next to openenvd, where the daemon looks for it),
+#    deploy/docker/openenvd-seccomp.json in /usr/local/share/openenvd and
+#    examples/echo at /opt/openenv-echo,
 #    `docker import`ed with openenvd as the entrypoint. Its tag is a hash of
 #    everything that goes in, so an unchanged tree reuses the image.
 #
@@ -104,6 +106,10 @@ stage() {
                 [ -x "$src" ] || die "$src not built (ninja -C $build)"
                 install -D -m 0755 "$src" "$dst"
         done
+        # The least-privilege lane's seccomp profile, so that an image user
+        # can get it with `docker cp` or `docker run --entrypoint cat`.
+        install -D -m 0644 "$repo/deploy/docker/openenvd-seccomp.json" \
+                "$dir/usr/local/share/openenvd/openenvd-seccomp.json"
         mkdir -p "$dir/opt"
         cp -r "$repo/examples/echo" "$dir/opt/openenv-echo"
         find "$dir/opt/openenv-echo" -name __pycache__ -prune -exec rm -rf {} +

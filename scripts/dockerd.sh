@@ -10,11 +10,17 @@
 # The daemon gets its own --data-root, --exec-root, pidfile, socket and
 # containerd namespaces, so it never touches /var/lib/docker or a system
 # containerd's "moby" namespace, and two test runs can coexist. Networking is
-# off (--bridge=none, no iptables): tests only use --network none or
-# loopback-only publishing, and must not alter the host's firewall.
+# off (--bridge=none, no iptables): tests only use --network none, and must
+# not alter the host's network or firewall.
+#
+# DOCKERD_NETNS=1 starts the daemon instead in a network namespace of its
+# own (unshare --net, lo up) with Docker's ordinary bridge networking: its
+# bridge, veths, published ports (docker-proxy) and Swarm's networks all live
+# and die in that namespace, never on the host. Reach it with
+# `nsenter -t "$(cat DIR/dockerd.pid)" -n ...`. iptables stays off there too.
 #
 # Environment: DOCKERD (default dockerd), DOCKER (default docker),
-# DOCKERD_START_TIMEOUT seconds (default 60).
+# DOCKERD_START_TIMEOUT seconds (default 60), DOCKERD_NETNS.
 set -euo pipefail
 
 die() {
@@ -57,18 +63,23 @@ start() {
                 return 0
         fi
         command -v "$DOCKERD" >/dev/null || die "$DOCKERD not found (apt-get install docker.io)"
+        local net=(--bridge=none --iptables=false --ip6tables=false --ip-forward=false
+                --ip-masq=false --userland-proxy=false) wrap=()
+        if [ -n "${DOCKERD_NETNS:-}" ]; then
+                net=(--iptables=false --ip6tables=false --ip-forward=false --ip-masq=false)
+                # No --fork: dockerd keeps the pid setsid started.
+                wrap=(unshare --net sh -c 'ip link set lo up && exec "$0" "$@"')
+        fi
         # setsid: the daemon must not receive the test runner's Ctrl-C before
         # `stop` has removed its containers.
-        setsid "$DOCKERD" \
+        setsid "${wrap[@]}" "$DOCKERD" \
                 --data-root "$dir/data" \
                 --exec-root "$dir/exec" \
                 --pidfile "$pidfile" \
                 -H "$host" \
                 --containerd-namespace "openenv-$tag" \
                 --containerd-plugins-namespace "openenv-$tag-plugins" \
-                --bridge=none --iptables=false --ip6tables=false \
-                --ip-forward=false --ip-masq=false \
-                --userland-proxy=false \
+                "${net[@]}" \
                 --storage-driver overlay2 \
                 --exec-opt native.cgroupdriver=cgroupfs \
                 --log-level warn \

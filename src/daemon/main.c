@@ -134,6 +134,51 @@ static void pid1_mount_cgroup2(void)
         log_info("mounted cgroup2 at /sys/fs/cgroup/unified");
 }
 
+/*
+ * As PID 1 of a container that is not privileged, openenvd finds its cgroup
+ * hierarchies mounted read-only (Docker mounts them "ro" unless
+ * --privileged). In its own cgroup namespace (--cgroupns=private) each
+ * mount's root is the container's own cgroup, so a writable view lets it
+ * create cgroups below its own and nowhere else; the limits Docker set on
+ * the container still bound them all. Remounting takes CAP_SYS_ADMIN over
+ * this mount namespace, nothing else. Views of a wider tree (root not "/",
+ * the host's cgroup namespace) are left alone. docs/LANES.md.
+ */
+static void pid1_remount_cgroups_writable(void)
+{
+        cleanup_free char *mounts = NULL;
+        unsigned n = 0;
+
+        if (getpid() != 1)
+                return;
+        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) 1024 * 1024, &mounts,
+                              NULL) < 0)
+                return;
+        for (char *line = mounts, *eol; line && *line; line = eol ? eol + 1 : NULL) {
+                char root[PATH_MAX], target[PATH_MAX], opts[256];
+                const char *sep;
+
+                eol = strchr(line, '\n');
+                if (eol)
+                        *eol = '\0';
+                sep = strstr(line, " - ");
+                if (!sep || !(startswith(sep, " - cgroup ") || startswith(sep, " - cgroup2 ")))
+                        continue;
+                if (sscanf(line, "%*d %*d %*s %4095s %4095s %255s", root, target, opts) != 3 ||
+                    !streq(root, "/") || !startswith(target, "/sys/fs/cgroup/") ||
+                    !(streq(opts, "ro") || startswith(opts, "ro,")))
+                        continue;
+                /* MS_BIND: the mount's own flags only, not the superblock. */
+                if (mount(NULL, target, NULL,
+                          MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                        log_debug_errno(-errno, "cgroup: remount %s writable: %m", target);
+                else
+                        n++;
+        }
+        if (n > 0)
+                log_info("remounted %u read-only cgroup mounts writable", n);
+}
+
 /* Command-line values that main() turns into options. */
 struct raw_args {
         const char *model_url;
@@ -338,6 +383,7 @@ int main(int argc, char **argv)
                 return DAEMON_EXIT_INVALID;
         }
 
+        pid1_remount_cgroups_writable();
         pid1_mount_cgroup2();
         r = preflight_run(NULL, &pre);
         if (r < 0) {

@@ -38,52 +38,34 @@
 /* Our own /proc files: written by the kernel, bounded anyway. */
 #define PREFLIGHT_PROC_MAX_BYTES ((size_t) 64 * 1024)
 
-/* Steps a child can fail at; the parent turns them into text. */
-enum step {
-        STEP_OK,
-        STEP_UNSHARE_USER,
-        STEP_UNSHARE_NS,
-        STEP_UNSHARE_PID,
-        STEP_FORK_PID1,
-        STEP_UNSHARE_NET,
-        STEP_UNSHARE_IPC,
-        STEP_UNSHARE_UTS,
-        STEP_UNSHARE_CGROUP,
-        STEP_MAKE_PRIVATE,
-        STEP_MOUNT_TMPFS,
-        STEP_MKDIR,
-        STEP_MOUNT_OVERLAY,
-        STEP_OVERLAY_WRITE,
-        STEP_OVERLAY_COPY_UP,
-        STEP_SYMLINK,
-        STEP_BIND,
-        STEP_REMOUNT_NOSYMFOLLOW,
-        STEP_SYMLINK_FOLLOWED,
-        STEP_CLONE3,
-        _STEP_MAX,
-};
-
-static const char *const step_text[_STEP_MAX] = {
-        [STEP_OK] = "ok",
-        [STEP_UNSHARE_USER] = "unshare(CLONE_NEWUSER)",
-        [STEP_UNSHARE_NS] = "unshare(CLONE_NEWNS)",
-        [STEP_UNSHARE_PID] = "unshare(CLONE_NEWPID)",
-        [STEP_FORK_PID1] = "fork pid 1 of the new pid namespace",
-        [STEP_UNSHARE_NET] = "unshare(CLONE_NEWNET)",
-        [STEP_UNSHARE_IPC] = "unshare(CLONE_NEWIPC)",
-        [STEP_UNSHARE_UTS] = "unshare(CLONE_NEWUTS)",
-        [STEP_UNSHARE_CGROUP] = "unshare(CLONE_NEWCGROUP)",
-        [STEP_MAKE_PRIVATE] = "make / private",
-        [STEP_MOUNT_TMPFS] = "mount tmpfs",
-        [STEP_MKDIR] = "mkdir",
-        [STEP_MOUNT_OVERLAY] = "mount overlay",
-        [STEP_OVERLAY_WRITE] = "write through overlay",
-        [STEP_OVERLAY_COPY_UP] = "file missing from the upper layer",
-        [STEP_SYMLINK] = "symlink",
-        [STEP_BIND] = "bind mount",
-        [STEP_REMOUNT_NOSYMFOLLOW] = "remount MS_NOSYMFOLLOW",
-        [STEP_SYMLINK_FOLLOWED] = "symlink still followed under nosymfollow",
-        [STEP_CLONE3] = "clone3(CLONE_INTO_CGROUP)",
+static const char *const step_text[_PREFLIGHT_STEP_MAX] = {
+        [PREFLIGHT_STEP_OK] = "ok",
+        [PREFLIGHT_STEP_UNSHARE_USER] = "unshare(CLONE_NEWUSER)",
+        [PREFLIGHT_STEP_UNSHARE_NS] = "unshare(CLONE_NEWNS)",
+        [PREFLIGHT_STEP_UNSHARE_PID] = "unshare(CLONE_NEWPID)",
+        [PREFLIGHT_STEP_FORK_PID1] = "fork pid 1 of the new pid namespace",
+        [PREFLIGHT_STEP_UNSHARE_NET] = "unshare(CLONE_NEWNET)",
+        [PREFLIGHT_STEP_UNSHARE_IPC] = "unshare(CLONE_NEWIPC)",
+        [PREFLIGHT_STEP_UNSHARE_UTS] = "unshare(CLONE_NEWUTS)",
+        [PREFLIGHT_STEP_UNSHARE_CGROUP] = "unshare(CLONE_NEWCGROUP)",
+        [PREFLIGHT_STEP_MAKE_PRIVATE] = "make / private",
+        [PREFLIGHT_STEP_MOUNT_TMPFS] = "mount tmpfs",
+        [PREFLIGHT_STEP_MKDIR] = "mkdir",
+        [PREFLIGHT_STEP_MOUNT_OVERLAY] = "mount overlay",
+        [PREFLIGHT_STEP_OVERLAY_WRITE] = "write through overlay",
+        [PREFLIGHT_STEP_OVERLAY_COPY_UP] = "file missing from the upper layer",
+        [PREFLIGHT_STEP_SYMLINK] = "symlink",
+        [PREFLIGHT_STEP_BIND] = "bind mount",
+        [PREFLIGHT_STEP_REMOUNT_NOSYMFOLLOW] = "remount MS_NOSYMFOLLOW",
+        [PREFLIGHT_STEP_SYMLINK_FOLLOWED] = "symlink still followed under nosymfollow",
+        [PREFLIGHT_STEP_CLONE3] = "clone3(CLONE_INTO_CGROUP)",
+        [PREFLIGHT_STEP_PIVOT_ROOT] = "pivot_root",
+        [PREFLIGHT_STEP_FSOPEN] = "fsopen",
+        [PREFLIGHT_STEP_FSCONFIG] = "fsconfig(FSCONFIG_CMD_CREATE)",
+        [PREFLIGHT_STEP_FSMOUNT] = "fsmount",
+        [PREFLIGHT_STEP_CGROUP_MOUNT] = "find the cgroup2 mount",
+        [PREFLIGHT_STEP_CGROUP_CREATE] = "create the probe cgroup",
+        [PREFLIGHT_STEP_CGROUP_CONTROLLERS] = "controllers",
 };
 
 struct child_report {
@@ -91,7 +73,7 @@ struct child_report {
         int err;
 };
 
-/* Runs in the child: returns a step (and sets *err) or STEP_OK. */
+/* Runs in the child: returns a step (and sets *err) or PREFLIGHT_STEP_OK. */
 typedef int (*child_fn)(const void *userdata, int *err);
 
 static void report_add(struct preflight_report *r, const char *name, bool required, bool ok,
@@ -106,9 +88,19 @@ static void report_add(struct preflight_report *r, const char *name, bool requir
         };
 }
 
+/* A failed required check, with where it failed (for preflight_fix()). */
+static void report_fail(struct preflight_report *r, const char *name, int step, int err,
+                        char *detail)
+{
+        report_add(r, name, true, false, detail);
+        r->checks[r->n_checks - 1].step = step;
+        r->checks[r->n_checks - 1].err = err;
+}
+
 static char *step_detail(const struct child_report *c)
 {
-        const char *what = c->step > 0 && c->step < _STEP_MAX ? step_text[c->step] : "unknown step";
+        const char *what =
+                c->step > 0 && c->step < _PREFLIGHT_STEP_MAX ? step_text[c->step] : "unknown step";
         if (c->err == 0)
                 return xstrdup(what);
         return xasprintf("%s: %s", what, strerror(c->err));
@@ -177,37 +169,31 @@ static int child_run(child_fn fn, const void *userdata, usec_t timeout, struct c
 
 static void check_privileges(struct preflight_report *r)
 {
-        static const struct {
-                int cap;
-                const char *name;
-        } need[] = {
-                { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" }, { CAP_SETUID, "CAP_SETUID" },
-                { CAP_SETGID, "CAP_SETGID" },       { CAP_SETPCAP, "CAP_SETPCAP" },
-                { CAP_NET_ADMIN, "CAP_NET_ADMIN" }, { CAP_SYS_CHROOT, "CAP_SYS_CHROOT" },
-                { CAP_KILL, "CAP_KILL" },           { CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
-        };
         struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct data[2] = { 0 };
-        struct strbuf missing = STRBUF_INIT;
+        struct strbuf missing = STRBUF_INIT, have = STRBUF_INIT;
 
         if (syscall(SYS_capget, &hdr, data) < 0) {
                 report_add(r, "privileges", true, false, xasprintf("capget: %m"));
                 return;
         }
-        for (size_t i = 0; i < ELEMENTSOF(need); i++) {
-                int c = need[i].cap;
-                if (!(data[c / 32].effective & (1U << (c % 32))))
-                        strbuf_addf(&missing, "%s%s", missing.len ? " " : "", need[i].name);
+        for (size_t i = 0; i < preflight_n_required_caps; i++) {
+                int c = preflight_required_caps[i].cap;
+                cleanup_free char *name = xasprintf("CAP_%s", preflight_required_caps[i].name);
+                struct strbuf *sb = data[c / 32].effective & (1U << (c % 32)) ? &have : &missing;
+                strbuf_addf(sb, "%s%s", sb->len ? " " : "", name);
+                if (sb == &missing)
+                        r->env.missing_caps |= UINT64_C(1) << c;
         }
         if (missing.len) {
                 char *d = xasprintf("missing from the effective set: %s", missing.buf);
                 strbuf_release(&missing);
+                strbuf_release(&have);
                 report_add(r, "privileges", true, false, d);
                 return;
         }
-        report_add(r, "privileges", true, true,
-                   xstrdup("CAP_SYS_ADMIN CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_NET_ADMIN "
-                           "CAP_SYS_CHROOT CAP_KILL CAP_DAC_OVERRIDE effective"));
+        report_add(r, "privileges", true, true, xasprintf("%s effective", have.buf));
+        strbuf_release(&have);
 }
 
 /* The daemon gives every container its own host uid range from ours. */
@@ -258,13 +244,13 @@ static int child_unshare(const void *userdata, int *err)
                 pid_t pid = fork();
                 if (pid < 0) {
                         *err = errno;
-                        return STEP_FORK_PID1;
+                        return PREFLIGHT_STEP_FORK_PID1;
                 }
                 if (pid == 0)
                         _exit(0);
                 (void) waitpid(pid, NULL, 0);
         }
-        return STEP_OK;
+        return PREFLIGHT_STEP_OK;
 }
 
 static void add_child_check(struct preflight_report *r, const char *name, child_fn fn,
@@ -279,8 +265,8 @@ static void add_child_check(struct preflight_report *r, const char *name, child_
                 report_add(r, name, true, false, xstrdup("probe child died"));
         else if (k < 0)
                 report_add(r, name, true, false, xasprintf("fork: %s", strerror(-k)));
-        else if (c.step != STEP_OK)
-                report_add(r, name, true, false, step_detail(&c));
+        else if (c.step != PREFLIGHT_STEP_OK)
+                report_fail(r, name, c.step, c.err, step_detail(&c));
         else
                 report_add(r, name, true, true, xstrdup(ok_detail));
 }
@@ -295,14 +281,18 @@ static void check_namespaces(struct preflight_report *r, usec_t timeout)
                 } ns;
                 const char *ok;
         } list[] = {
-                { "userns", { CLONE_NEWUSER, STEP_UNSHARE_USER }, "user namespace created" },
-                { "mntns", { CLONE_NEWNS, STEP_UNSHARE_NS }, "mount namespace created" },
-                { "pidns", { CLONE_NEWPID, STEP_UNSHARE_PID }, "pid namespace created" },
-                { "netns", { CLONE_NEWNET, STEP_UNSHARE_NET }, "network namespace created" },
-                { "ipcns", { CLONE_NEWIPC, STEP_UNSHARE_IPC }, "ipc namespace created" },
-                { "utsns", { CLONE_NEWUTS, STEP_UNSHARE_UTS }, "uts namespace created" },
+                { "userns",
+                  { CLONE_NEWUSER, PREFLIGHT_STEP_UNSHARE_USER },
+                  "user namespace created" },
+                { "mntns", { CLONE_NEWNS, PREFLIGHT_STEP_UNSHARE_NS }, "mount namespace created" },
+                { "pidns", { CLONE_NEWPID, PREFLIGHT_STEP_UNSHARE_PID }, "pid namespace created" },
+                { "netns",
+                  { CLONE_NEWNET, PREFLIGHT_STEP_UNSHARE_NET },
+                  "network namespace created" },
+                { "ipcns", { CLONE_NEWIPC, PREFLIGHT_STEP_UNSHARE_IPC }, "ipc namespace created" },
+                { "utsns", { CLONE_NEWUTS, PREFLIGHT_STEP_UNSHARE_UTS }, "uts namespace created" },
                 { "cgroupns",
-                  { CLONE_NEWCGROUP, STEP_UNSHARE_CGROUP },
+                  { CLONE_NEWCGROUP, PREFLIGHT_STEP_UNSHARE_CGROUP },
                   "cgroup namespace created" },
         };
         for (size_t i = 0; i < ELEMENTSOF(list); i++)
@@ -325,19 +315,19 @@ static int private_scratch(const char *dir, int *err)
 {
         if (unshare(CLONE_NEWNS) < 0) {
                 *err = errno;
-                return STEP_UNSHARE_NS;
+                return PREFLIGHT_STEP_UNSHARE_NS;
         }
         /* Nothing we mount may propagate back to the host. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
                 *err = errno;
-                return STEP_MAKE_PRIVATE;
+                return PREFLIGHT_STEP_MAKE_PRIVATE;
         }
         if (mount("openenvd-preflight", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700") <
             0) {
                 *err = errno;
-                return STEP_MOUNT_TMPFS;
+                return PREFLIGHT_STEP_MOUNT_TMPFS;
         }
-        return STEP_OK;
+        return PREFLIGHT_STEP_OK;
 }
 
 struct mount_paths {
@@ -366,28 +356,28 @@ static int child_overlay(const void *userdata, int *err)
         const char *dirs[] = { m->lower, m->upper, m->work, m->merged };
         int step = private_scratch(m->dir, err), fd;
 
-        if (step != STEP_OK)
+        if (step != PREFLIGHT_STEP_OK)
                 return step;
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
                 if (mkdir(dirs[i], 0700) < 0) {
                         *err = errno;
-                        return STEP_MKDIR;
+                        return PREFLIGHT_STEP_MKDIR;
                 }
         if (mount("overlay", m->merged, "overlay", 0, m->opts) < 0) {
                 *err = errno;
-                return STEP_MOUNT_OVERLAY;
+                return PREFLIGHT_STEP_MOUNT_OVERLAY;
         }
         fd = open(m->file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0) {
                 *err = errno;
-                return STEP_OVERLAY_WRITE;
+                return PREFLIGHT_STEP_OVERLAY_WRITE;
         }
         close(fd);
         if (access(m->upper_file, F_OK) < 0) {
                 *err = errno;
-                return STEP_OVERLAY_COPY_UP;
+                return PREFLIGHT_STEP_OVERLAY_COPY_UP;
         }
-        return STEP_OK;
+        return PREFLIGHT_STEP_OK;
 }
 
 static int child_nosymfollow(const void *userdata, int *err)
@@ -395,39 +385,155 @@ static int child_nosymfollow(const void *userdata, int *err)
         const struct mount_paths *m = userdata;
         int step = private_scratch(m->dir, err), fd;
 
-        if (step != STEP_OK)
+        if (step != PREFLIGHT_STEP_OK)
                 return step;
         if (mkdir(m->merged, 0700) < 0) {
                 *err = errno;
-                return STEP_MKDIR;
+                return PREFLIGHT_STEP_MKDIR;
         }
         if (symlink("/", m->link) < 0) {
                 *err = errno;
-                return STEP_SYMLINK;
+                return PREFLIGHT_STEP_SYMLINK;
         }
         if (mount(m->merged, m->merged, NULL, MS_BIND, NULL) < 0) {
                 *err = errno;
-                return STEP_BIND;
+                return PREFLIGHT_STEP_BIND;
         }
         /* Keep the flags the tmpfs was mounted with: in a user namespace they
          * are locked and a remount dropping them fails with EPERM. */
         if (mount(NULL, m->merged, NULL,
                   MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW | MS_NOSUID | MS_NODEV, NULL) < 0) {
                 *err = errno;
-                return STEP_REMOUNT_NOSYMFOLLOW;
+                return PREFLIGHT_STEP_REMOUNT_NOSYMFOLLOW;
         }
         /* Prove it: the kernel must refuse to follow the link now. */
         fd = open(m->link, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) {
                 close(fd);
                 *err = 0;
-                return STEP_SYMLINK_FOLLOWED;
+                return PREFLIGHT_STEP_SYMLINK_FOLLOWED;
         }
         if (errno != ELOOP) {
                 *err = errno;
-                return STEP_SYMLINK_FOLLOWED;
+                return PREFLIGHT_STEP_SYMLINK_FOLLOWED;
         }
-        return STEP_OK;
+        return PREFLIGHT_STEP_OK;
+}
+
+static int child_pivot_root(const void *userdata, int *err)
+{
+        const struct mount_paths *m = userdata;
+        int step = private_scratch(m->dir, err);
+
+        if (step != PREFLIGHT_STEP_OK)
+                return step;
+        /* Every container's root is entered this way; Docker's default
+         * seccomp profile has no pivot_root at all. */
+        if (mkdir(m->merged, 0700) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_MKDIR;
+        }
+        if (syscall(SYS_pivot_root, m->dir, m->merged) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_PIVOT_ROOT;
+        }
+        return PREFLIGHT_STEP_OK;
+}
+
+/* ---- a fresh proc and sysfs in a user namespace, as every container gets ---- */
+
+/* A new user namespace, without an id map: its capabilities are what the
+ * mounts need. (Mapping ourselves, root, would need CAP_SETFCAP since Linux
+ * 5.12, which the daemon does not: its containers map other ids.) */
+static int enter_userns(int *err)
+{
+        if (unshare(CLONE_NEWUSER) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_UNSHARE_USER;
+        }
+        return PREFLIGHT_STEP_OK;
+}
+
+/* fsopen + create + fsmount, the way the launcher mounts them. fsmount is
+ * where the kernel refuses an instance that would reveal more than one
+ * already visible in this mount namespace (mount_too_revealing(): Docker's
+ * masked paths cover the container's /proc and /sys). */
+static int new_instance(const char *type, unsigned attr, int *err)
+{
+        int fs = fsopen(type, FSOPEN_CLOEXEC), mnt;
+
+        if (fs < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_FSOPEN;
+        }
+        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+                *err = errno;
+                close(fs);
+                return PREFLIGHT_STEP_FSCONFIG;
+        }
+        mnt = fsmount(fs, FSMOUNT_CLOEXEC, attr);
+        *err = errno;
+        close(fs);
+        if (mnt < 0)
+                return PREFLIGHT_STEP_FSMOUNT;
+        close(mnt);
+        return PREFLIGHT_STEP_OK;
+}
+
+static int child_procfs(const void *userdata, int *err)
+{
+        struct child_report c = { .step = PREFLIGHT_STEP_FORK_PID1 };
+        int p[2], step = enter_userns(err);
+        pid_t pid;
+
+        (void) userdata;
+        if (step != PREFLIGHT_STEP_OK)
+                return step;
+        if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_UNSHARE_PID;
+        }
+        /* A proc instance shows the pid namespace of the task mounting it:
+         * the new one's pid 1 mounts it, and reports over a pipe. */
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_FORK_PID1;
+        }
+        pid = fork();
+        if (pid < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_FORK_PID1;
+        }
+        if (pid == 0) {
+                c.step = new_instance(
+                        "proc", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &c.err);
+                (void) !write(p[1], &c, sizeof(c));
+                _exit(0);
+        }
+        close(p[1]);
+        if (read(p[0], &c, sizeof(c)) != (ssize_t) sizeof(c))
+                c = (struct child_report){ PREFLIGHT_STEP_FORK_PID1, ECHILD };
+        close(p[0]);
+        (void) waitpid(pid, NULL, 0);
+        *err = c.err;
+        return c.step;
+}
+
+static int child_sysfs(const void *userdata, int *err)
+{
+        int step = enter_userns(err);
+
+        (void) userdata;
+        if (step != PREFLIGHT_STEP_OK)
+                return step;
+        /* sysfs shows the network namespace of the task mounting it. */
+        if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0) {
+                *err = errno;
+                return PREFLIGHT_STEP_UNSHARE_NET;
+        }
+        return new_instance(
+                "sysfs",
+                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
 }
 
 /* ---- in-process checks ---- */
@@ -487,7 +593,7 @@ static char *clone_into(const char *dir)
         if (pid == 0)
                 _exit(0);
         if (pid < 0)
-                return xasprintf("%s: %m", step_text[STEP_CLONE3]);
+                return xasprintf("%s: %m", step_text[PREFLIGHT_STEP_CLONE3]);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         return NULL;
@@ -508,9 +614,9 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
         } else {
                 k = cgroup_layout_detect(&detected, &mode);
                 if (k < 0) {
-                        report_add(r, "cgroup", true, false,
-                                   xstrdup(k == -ENOMEDIUM ? "no cgroup2 mount"
-                                                           : "cannot read /proc/self/mountinfo"));
+                        report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_MOUNT, -k,
+                                    xstrdup(k == -ENOMEDIUM ? "no cgroup2 mount"
+                                                            : "cannot read /proc/self/mountinfo"));
                         report_add(r, "clone_into_cgroup", false, false, xstrdup("no cgroup"));
                         return;
                 }
@@ -533,10 +639,10 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
         l.subtree_name = name;
         k = cgroup_tree_open(&l, &t);
         if (k < 0) {
-                report_add(r, "cgroup", true, false,
-                           xasprintf("%s: create probe %s in %s%s: %s", cgroup_mode_to_string(mode),
-                                     name, l.v2_mount, r->cgroup_own ? r->cgroup_own : "",
-                                     strerror(-k)));
+                report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_CREATE, -k,
+                            xasprintf("%s: create probe %s under %s%s: %s",
+                                      cgroup_mode_to_string(mode), name, l.v2_mount,
+                                      l.v1_mount ? " and the v1 hierarchies" : "", strerror(-k)));
                 report_add(r, "clone_into_cgroup", false, false, xstrdup("no cgroup"));
                 cgroup_layout_done(&detected);
                 return;
@@ -553,22 +659,22 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
                 report_add(r, "clone_into_cgroup", false, true,
                            xstrdup("child spawned into the probe cgroup"));
         if (k < 0)
-                report_add(r, "cgroup", true, false,
-                           xasprintf("%s: controllers: %s", cgroup_mode_to_string(mode),
-                                     strerror(-k)));
+                report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_CONTROLLERS, -k,
+                            xasprintf("%s: controllers: %s", cgroup_mode_to_string(mode),
+                                      strerror(-k)));
         else if (d < 0)
-                report_add(r, "cgroup", true, false,
-                           xasprintf("%s: remove probe %s: %s", cgroup_mode_to_string(mode), name,
-                                     strerror(-d)));
+                report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_CREATE, -d,
+                            xasprintf("%s: remove probe %s: %s", cgroup_mode_to_string(mode), name,
+                                      strerror(-d)));
         else if (strstr(missing, "memory") || strstr(missing, "pids"))
                 /* Memory and pids limits are what stops a runaway agent. */
-                report_add(r, "cgroup", true, false,
-                           xasprintf("%s: controllers not available: %s",
-                                     cgroup_mode_to_string(mode), missing));
+                report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_CONTROLLERS, EOPNOTSUPP,
+                            xasprintf("%s: controllers not available: %s",
+                                      cgroup_mode_to_string(mode), missing));
         else if (!r->cgroup_freeze)
-                report_add(r, "cgroup", true, false,
-                           xasprintf("%s: no cgroup.freeze and no v1 freezer",
-                                     cgroup_mode_to_string(mode)));
+                report_fail(r, "cgroup", PREFLIGHT_STEP_CGROUP_CONTROLLERS, EOPNOTSUPP,
+                            xasprintf("%s: no cgroup.freeze and no v1 freezer",
+                                      cgroup_mode_to_string(mode)));
         else
                 report_add(
                         r, "cgroup", true, true,
@@ -604,6 +710,9 @@ static const char *reason_label(const char *check)
                 { "cgroupns", "cgroup namespaces" },
                 { "overlayfs", "overlayfs" },
                 { "nosymfollow", "nosymfollow" },
+                { "pivot_root", "pivot_root" },
+                { "procfs", "procfs" },
+                { "sysfs", "sysfs" },
                 { "seccomp", "seccomp" },
                 { "pidfd", "pidfd" },
                 { "cgroup", "cgroups" },
@@ -625,6 +734,7 @@ int preflight_run(const struct preflight_options *opts, struct preflight_report 
                 return -EINVAL;
         r = xcalloc(1, sizeof(*r));
         mount_paths_init(&m);
+        preflight_env_detect(&r->env);
 
         check_privileges(r);
         check_uid_range(r);
@@ -633,6 +743,12 @@ int preflight_run(const struct preflight_options *opts, struct preflight_report 
                         "overlay mounted and written in a private mount namespace");
         add_child_check(r, "nosymfollow", child_nosymfollow, &m, timeout,
                         "bind remounted MS_NOSYMFOLLOW; symlink refused (ELOOP)");
+        add_child_check(r, "pivot_root", child_pivot_root, &m, timeout,
+                        "pivot_root into a tmpfs in a private mount namespace");
+        add_child_check(r, "procfs", child_procfs, NULL, timeout,
+                        "fresh proc mounted in a new user and pid namespace");
+        add_child_check(r, "sysfs", child_sysfs, NULL, timeout,
+                        "fresh sysfs mounted in a new user and network namespace");
         check_seccomp(r);
         check_pidfd(r);
         check_cgroup(r, opts ? opts->layout : NULL);
@@ -641,9 +757,12 @@ int preflight_run(const struct preflight_options *opts, struct preflight_report 
         for (size_t i = 0; i < r->n_checks; i++) {
                 if (r->checks[i].ok || !r->checks[i].required)
                         continue;
+                struct preflight_check *c = &r->checks[i];
                 r->isolation = false;
-                strv_push(&r->reasons, xasprintf("%s: %s", reason_label(r->checks[i].name),
-                                                 r->checks[i].detail));
+                c->fix = preflight_fix(c->name, c->step, c->err, &r->env);
+                strv_push(&r->reasons,
+                          c->fix ? xasprintf("%s: %s: %s", reason_label(c->name), c->detail, c->fix)
+                                 : xasprintf("%s: %s", reason_label(c->name), c->detail));
         }
         if (!r->reasons)
                 r->reasons = xcalloc(1, sizeof(char *));
@@ -655,8 +774,10 @@ struct preflight_report *preflight_report_free(struct preflight_report *r)
 {
         if (!r)
                 return NULL;
-        for (size_t i = 0; i < r->n_checks; i++)
+        for (size_t i = 0; i < r->n_checks; i++) {
                 free(r->checks[i].detail);
+                free(r->checks[i].fix);
+        }
         free(r->checks);
         strv_free(r->reasons);
         free(r->cgroup_v2_mount);
@@ -693,10 +814,12 @@ json_t *preflight_report_to_json(const struct preflight_report *r)
                 json_array_append_new(reasons, json_string(*s));
         json_object_set_new(root, "reasons", reasons);
         for (size_t i = 0; i < r->n_checks; i++)
-                json_array_append_new(checks, json_pack("{s:s, s:b, s:b, s:s}", "name",
-                                                        r->checks[i].name, "ok", r->checks[i].ok,
-                                                        "required", r->checks[i].required, "detail",
-                                                        r->checks[i].detail));
+                json_array_append_new(
+                        checks,
+                        json_pack("{s:s, s:b, s:b, s:s, s:o}", "name", r->checks[i].name, "ok",
+                                  r->checks[i].ok, "required", r->checks[i].required, "detail",
+                                  r->checks[i].detail, "fix",
+                                  r->checks[i].fix ? json_string(r->checks[i].fix) : json_null()));
         json_object_set_new(root, "checks", checks);
         if (r->cgroup_detected) {
                 json_object_set_new(cg, "mode", json_string(cgroup_mode_to_string(r->cgroup_mode)));
@@ -711,6 +834,8 @@ json_t *preflight_report_to_json(const struct preflight_report *r)
         } else
                 json_object_set_new(cg, "mode", json_null());
         json_object_set_new(root, "cgroup", cg);
+        /* Added fields only: older readers ignore "fix" and "container". */
+        json_object_set_new(root, "container", r->env.docker ? json_string("docker") : json_null());
         return root;
 }
 

@@ -7,9 +7,12 @@
 #
 # Builds (or reuses) the lanes image with scripts/build-image.sh, then runs
 # openenvd as that image's entrypoint under `docker run --privileged
-# --cgroupns=private` (isolation on: a full episode graded) and under a plain
+# --cgroupns=private` (isolation on: a full episode graded), under a plain
 # `docker run` (isolation off: the env serves unchanged; with
-# OPENENVD_REQUIRE_ISOLATION=1 the container exits 3).
+# OPENENVD_REQUIRE_ISOLATION=1 the container exits 3), and under the
+# least-privilege options of deploy/docker/least-privilege.options (isolation
+# on, as privileged; without each critical option it steps aside and names
+# that option).
 #
 # Docker: the daemon $DOCKER_HOST names when it answers, else a private
 # dockerd (scripts/dockerd.sh, own data root, --bridge=none, no iptables) in
@@ -29,7 +32,7 @@ PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
 client="$here/client.py"
 run_id=lanes-$$-$RANDOM
 token=lanes-$RANDOM$RANDOM$RANDOM
-planned=12
+planned=25
 
 skip_all() {
         echo "1..0 # SKIP $*"
@@ -112,6 +115,9 @@ EOF
                 export DOCKERD="$work/dockerd"
         fi
         private_dockerd=1
+        # In a network namespace of its own, with Docker's bridge: the
+        # provider cases publish a port, on that namespace's 127.0.0.1.
+        export DOCKERD_NETNS=1
         if ! out=$("$repo/scripts/dockerd.sh" start "$work/docker" 2>&1); then
                 echo "$out" | diag
                 echo "Bail out! cannot start a private dockerd"
@@ -231,6 +237,51 @@ episodes() {
         done
 }
 
+# `openenvctl check preflight --json` inside container $1 (may be empty).
+preflight_says_on() {
+        local c=$1 what=$2
+        if [ -n "$c" ] && docker exec "$c" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
+                grep -q '"isolation": *"on"' "$work/preflight.json"; then
+                ok "$what: openenvctl check preflight says isolation on"
+        else
+                not_ok "$what: openenvctl check preflight says isolation on"
+                head -c 3000 "$work/preflight.json" 2>/dev/null | diag
+                [ -n "$c" ] && logs "$c" | tail -n 20 | diag
+        fi
+}
+
+# `openenvctl check enforcement` inside container $1 (may be empty): every
+# guarantee holds in every zone.
+enforcement_holds() {
+        local c=$1 what=$2 code=none
+        if [ -n "$c" ]; then
+                docker exec "$c" openenvctl check enforcement \
+                        --manifest /opt/openenv-echo/openenv.yaml --json >"$work/enforcement.out" 2>&1
+                code=$?
+        fi
+        if [ "$code" = 0 ]; then
+                ok "$what: openenvctl check enforcement holds in every zone"
+        else
+                not_ok "$what: openenvctl check enforcement holds in every zone (exit $code)"
+                tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
+        fi
+}
+
+# docker stop sends SIGTERM to PID 1 (openenvd): a clean shutdown is exit 0.
+stops_cleanly() {
+        local c=$1 what=$2 code=none
+        if [ -n "$c" ]; then
+                docker stop -t 30 "$c" >/dev/null 2>&1
+                code=$(docker inspect -f '{{.State.ExitCode}}' "$c" 2>/dev/null)
+        fi
+        if [ "$code" = 0 ]; then
+                ok "$what: openenvd exits 0 on docker stop"
+        else
+                not_ok "$what: openenvd exits 0 on docker stop (exit $code)"
+                [ -n "$c" ] && logs "$c" | tail -n 10 | diag
+        fi
+}
+
 # Exactly the documented command line: the image's own entrypoint, nothing
 # added. openenvd mounts the cgroup2 tree itself when it is PID 1 of a
 # privileged container on a hybrid host (runc mounts only v1 there), and
@@ -244,13 +295,7 @@ else
         not_ok "privileged (image defaults): isolation on, episode graded"
         { logs "$priv" | tail -n 20; cat "$work/episode.json"; } 2>/dev/null | diag
 fi
-if [ -n "$priv" ] && docker exec "$priv" openenvctl check preflight --json >"$work/preflight.json" 2>&1 &&
-        grep -q '"isolation": *"on"' "$work/preflight.json"; then
-        ok "privileged: openenvctl check preflight says isolation on"
-else
-        not_ok "privileged: openenvctl check preflight says isolation on"
-        head -c 2000 "$work/preflight.json" 2>/dev/null | diag
-fi
+preflight_says_on "$priv" "privileged"
 if [ -n "$priv" ]; then
         episodes "$priv" "privileged" || true
 else
@@ -259,32 +304,114 @@ fi
 # Episodes that did not run are failures, not passes: pad the plan.
 while [ "$n" -lt 9 ]; do not_ok "privileged: episode not reached"; done
 
-if [ -n "$priv" ]; then
-        docker exec "$priv" openenvctl check enforcement --manifest /opt/openenv-echo/openenv.yaml \
-                --json >"$work/enforcement.out" 2>&1
-        code=$?
-else
-        code=none
-fi
-if [ "$code" = 0 ]; then
-        ok "privileged: openenvctl check enforcement holds in every zone"
-else
-        not_ok "privileged: openenvctl check enforcement holds in every zone (exit $code)"
-        tail -n 30 "$work/enforcement.out" 2>/dev/null | diag
-fi
+enforcement_holds "$priv" "privileged"
+stops_cleanly "$priv" "privileged"
 
-# docker stop sends SIGTERM to PID 1 (openenvd): a clean shutdown is exit 0.
-if [ -n "$priv" ]; then
-        docker stop -t 30 "$priv" >/dev/null 2>&1
-        code=$(docker inspect -f '{{.State.ExitCode}}' "$priv" 2>/dev/null)
-else
-        code=none
+# --- least-privilege lane ----------------------------------------------------
+# deploy/docker/least-privilege.options, exactly: the options the docs list
+# and the OpenEnv provider uses (docs/LANES.md has the reason for each).
+least=()
+while read -r opt; do
+        case "$opt" in
+        '' | '#'*) continue ;;
+        esac
+        least+=("${opt/SECCOMP_PROFILE/$repo/deploy/docker/openenvd-seccomp.json}")
+done <"$repo/deploy/docker/least-privilege.options"
+echo "# least privilege: ${least[*]}"
+lp=$(run "${least[@]}" -e "OPENENVD_TOKEN=$token" "$image") || lp=
+if [ -n "$lp" ] && ! in_netns "$lp" wait 8000 /healthz any 2>"$work/wait.err"; then
+        { cat "$work/wait.err"; logs "$lp" | tail -n 20; } | diag
 fi
-if [ "$code" = 0 ]; then
-        ok "privileged: openenvd exits 0 on docker stop"
+preflight_says_on "$lp" "least privilege"
+before=$n
+[ -n "$lp" ] && { episodes "$lp" "least privilege" || true; }
+while [ "$n" -lt $((before + 2)) ]; do not_ok "least privilege: episode not reached"; done
+
+enforcement_holds "$lp" "least privilege"
+stops_cleanly "$lp" "least privilege"
+
+# The same options minus one critical option (or with it reversed):
+# openenvd refuses (exit 3, OPENENVD_REQUIRE_ISOLATION=1) and its reason
+# names the missing option in Docker's words.
+without() { # PATTERN REPLACEMENT... -> prints the options, one per line
+        local pat=$1 o
+        shift
+        for o in "${least[@]}"; do
+                [[ "$o" == $pat ]] || printf '%s\n' "$o"
+        done
+        [ $# -eq 0 ] || printf '%s\n' "$@"
+}
+refuses() { # WHAT EXPECTED-REASON-REGEX OPTIONS...
+        local what=$1 want=$2 c code
+        shift 2
+        c=$(run "$@" -e OPENENVD_REQUIRE_ISOLATION=1 "$image") || c=
+        code=
+        [ -n "$c" ] && code=$(timeout 120 docker wait "$c" 2>/dev/null)
+        if [ "$code" = 3 ] && logs "$c" | grep -Eq "isolation disabled: .*$want"; then
+                ok "least privilege $what: exits 3, reason names it"
+        else
+                not_ok "least privilege $what: exits 3, reason names it (exit '$code')"
+                [ -n "$c" ] && logs "$c" | tail -n 5 | diag
+        fi
+        [ -n "$c" ] && logs "$c" | grep -o 'isolation disabled: .*' | cut -c1-400 | diag
+}
+mapfile -t opts < <(without '--security-opt=seccomp=*')
+refuses "without the seccomp profile" \
+        'pivot_root: pivot_root: Operation not permitted: add --security-opt seccomp=openenvd-seccomp.json' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--cap-add=SYS_ADMIN')
+refuses "without SYS_ADMIN" \
+        'privileges: missing from the effective set: CAP_SYS_ADMIN: add --cap-add SYS_ADMIN' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--security-opt=systempaths=unconfined')
+refuses "without systempaths=unconfined" \
+        'procfs: fsmount: Operation not permitted: add --security-opt systempaths=unconfined' \
+        "${opts[@]}"
+mapfile -t opts < <(without '--cgroupns=private' --cgroupns=host)
+refuses "with --cgroupns=host" 'cgroups: .*: add --cgroupns=private' "${opts[@]}"
+
+# --- OpenEnv provider (python/openenvd_provider.py) with the real OpenEnv ------
+# Its port is published on 127.0.0.1 of the daemon's network namespace (the
+# private daemon's own, see scripts/dockerd.sh), so the check runs there.
+openenv_real=$(cd "$repo/.." && pwd)/shared/openenv-real
+provider_cases=("provider: a ContainerProvider; docker run with exactly the least-privilege options"
+        "provider: base_url http://openenv:TOKEN@127.0.0.1:PORT, /healthz ready"
+        "provider: /info with the token says isolation on (401 without)"
+        "provider: stop_container stops and removes the container")
+if [ ! -f "$openenv_real/pylib.tar.xz" ]; then
+        for d in "${provider_cases[@]}"; do
+                if [ "${CI:-}" = true ]; then
+                        not_ok "$d: ../shared/openenv-real not found"
+                else
+                        skip "$d" "../shared/openenv-real not found"
+                fi
+        done
+elif ! tar -xJf "$openenv_real/pylib.tar.xz" -C "$work"; then
+        for d in "${provider_cases[@]}"; do not_ok "$d: cannot unpack pylib.tar.xz"; done
 else
-        not_ok "privileged: openenvd exits 0 on docker stop (exit $code)"
-        [ -n "$priv" ] && logs "$priv" | tail -n 10 | diag
+        netns=()
+        [ -n "$private_dockerd" ] && netns=(nsenter -t "$(cat "$work/docker/dockerd.pid")" -n)
+        # No __pycache__ in the source tree (or in the read-only fixture).
+        PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$openenv_real/src:$work/pylib" \
+                timeout 300 "${netns[@]}" "$PY" \
+                "$here/provider_check.py" "$image" >"$work/provider.json" 2>"$work/provider.err"
+        pv() { # PYTHON-EXPRESSION over the summary `s` -> exit status
+                "$PY" -c "import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
+                        "$work/provider.json" 2>/dev/null
+        }
+        checks=('s["subclass"] and s["options_exact"] and s["token_not_in_argv"] and s["seccomp_profile_sent"] and s["host_config"]["CapDrop"] == ["ALL"] and s["host_config"]["CgroupnsMode"] == "private" and s["host_config"]["MaskedPaths"] == [] and not s["host_config"]["Privileged"]'
+                's["base_url_ok"] and s["ready"]'
+                's["info"]["isolation"] == "on" and s["info_without_token"] == 401'
+                's["removed"]')
+        for i in 0 1 2 3; do
+                if pv "${checks[i]}"; then
+                        ok "${provider_cases[i]}"
+                else
+                        not_ok "${provider_cases[i]}"
+                        cat "$work/provider.json" "$work/provider.err" 2>/dev/null | tail -n 20 | diag
+                fi
+        done
+        cut -c1-600 "$work/provider.json" | diag
 fi
 
 # --- nothing left behind -----------------------------------------------------

@@ -57,6 +57,9 @@ Test(preflight_report, json_shape)
         cr_expect_str_eq(json_string_value(json_object_get(cg, "mode")), "hybrid");
         cr_expect_str_eq(json_string_value(json_object_get(cg, "v2_mount")),
                          "/sys/fs/cgroup/unified");
+        /* Added fields: a fix per check (null here), where we run. */
+        cr_expect(json_is_null(json_object_get(json_array_get(checks, 1), "fix")));
+        cr_expect(json_is_null(json_object_get(j, "container")));
         json_decref(j);
 }
 
@@ -68,4 +71,23 @@ Test(preflight_report, table)
         cr_expect(strstr(s, "clone_into_cgroup  no    no cgroup"), "%s", s);
         cr_expect(strstr(s, "cgroup mode: hybrid"), "%s", s);
         cr_expect(strstr(s, "isolation: off\n  reason: privileges: "), "%s", s);
+}
+
+static struct preflight_report *sample_in_docker(void)
+{
+        struct preflight_report *r = sample();
+        r->env.docker = true;
+        r->checks[1].fix = xstrdup("add --cap-add SYS_ADMIN");
+        return r;
+}
+
+Test(preflight_report, json_fix_in_docker)
+{
+        cleanup(preflight_report_freep) struct preflight_report *r = sample_in_docker();
+        json_t *j = preflight_report_to_json(r);
+        json_t *c = json_array_get(json_object_get(j, "checks"), 1);
+
+        cr_expect_str_eq(json_string_value(json_object_get(c, "fix")), "add --cap-add SYS_ADMIN");
+        cr_expect_str_eq(json_string_value(json_object_get(j, "container")), "docker");
+        json_decref(j);
 }

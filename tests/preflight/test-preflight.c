@@ -21,9 +21,9 @@
 #include "test-helpers.h"
 
 static const char *const order[] = {
-        "privileges",  "uid_range", "userns", "mntns",    "pidns",
-        "netns",       "ipcns",     "utsns",  "cgroupns", "overlayfs",
-        "nosymfollow", "seccomp",   "pidfd",  "cgroup",   "clone_into_cgroup",
+        "privileges", "uid_range", "userns",   "mntns",     "pidns",       "netns",
+        "ipcns",      "utsns",     "cgroupns", "overlayfs", "nosymfollow", "pivot_root",
+        "procfs",     "sysfs",     "seccomp",  "pidfd",     "cgroup",      "clone_into_cgroup",
 };
 
 static struct preflight_report *run(void)
@@ -102,6 +102,9 @@ Test(preflight_kernel, without_cap_sys_admin_is_off)
                              "network namespaces: unshare(CLONE_NEWNET): Operation not permitted"));
         cr_expect(has_reason(r, "overlayfs: unshare(CLONE_NEWNS): Operation not permitted"));
         expect_failed(r, "pidns", "unshare(CLONE_NEWPID): Operation not permitted");
+        expect_failed(r, "pivot_root", "unshare(CLONE_NEWNS): Operation not permitted");
+        /* Outside Docker no reason carries a docker run option. */
+        cr_expect_null(preflight_report_find(r, "privileges")->fix);
         /* Creating a user namespace needs no capability at all. */
         cr_expect(preflight_report_find(r, "userns")->ok);
         cr_expect(preflight_report_find(r, "seccomp")->ok);

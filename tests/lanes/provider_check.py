@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Drives python/openenvd_provider.py with the real OpenEnv package. Run by
+run-lanes.sh in the network namespace of the Docker daemon, where the port
+the provider publishes on 127.0.0.1 is reachable:
+
+  provider_check.py IMAGE    prints one JSON summary; exit 0 if it ran through
+
+PYTHONPATH must hold OpenEnv's src/ and its library tree (see
+../shared/openenv-real/README.md); this file adds the repository's python/.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+from openenv.core.containers.runtime.providers import ContainerProvider  # noqa: E402
+from openenvd_provider import OpenenvdDockerProvider, least_privilege_options  # noqa: E402
+
+
+def inspect(cid):
+    r = subprocess.run(["docker", "inspect", cid], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)[0]
+
+
+def main(image):
+    out = {}
+    p = OpenenvdDockerProvider()
+    out["subclass"] = isinstance(p, ContainerProvider)
+    opts = least_privilege_options()
+    try:
+        base = p.start_container(image)
+        token = p.token
+        out["base_url"] = base.replace(token, "TOKEN")
+        out["base_url_ok"] = bool(re.fullmatch(r"http://openenv:TOKEN@127\.0\.0\.1:\d+",
+                                               out["base_url"]))
+        cmd = p.command
+        # docker run -d --name N -p 127.0.0.1:PORT:8000 <options> -e ... IMAGE
+        at = cmd.index("-p") + 2
+        out["options_exact"] = (cmd[:4] == ["docker", "run", "-d", "--name"]
+                                and cmd[at:at + len(opts)] == opts and cmd[-1] == image)
+        out["token_not_in_argv"] = all(token not in a for a in cmd)
+        hc = inspect(p.container_id)["HostConfig"]
+        out["host_config"] = {k: hc.get(k) for k in ("Privileged", "CapAdd", "CapDrop",
+                                                     "CgroupnsMode", "MaskedPaths",
+                                                     "ReadonlyPaths", "PortBindings")}
+        out["seccomp_profile_sent"] = any(o.startswith("seccomp=") and "pivot_root" in o
+                                          for o in hc.get("SecurityOpt") or [])
+        p.wait_for_ready(base, timeout_s=90)
+        out["ready"] = True
+        out["info"] = p.info(base)
+        try:
+            port = urllib.parse.urlsplit(base).port
+            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                f"http://127.0.0.1:{port}/info", timeout=10)
+            out["info_without_token"] = 200
+        except urllib.error.HTTPError as e:
+            out["info_without_token"] = e.code
+    finally:
+        cid = p.container_id
+        p.stop_container()
+        if cid:
+            r = subprocess.run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"id={cid}"],
+                               capture_output=True, text=True)
+            out["removed"] = r.returncode == 0 and not r.stdout.strip()
+        print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
