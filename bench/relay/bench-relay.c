@@ -40,6 +40,7 @@
 #include "base/parse-util.h"
 #include "base/util.h"
 #include "base/event-loop.h"
+#include "relay/credentials.h"
 #include "relay/frontend.h"
 #include "relay/listen-socket.h"
 #include "upstream.h"
@@ -467,6 +468,15 @@ static void ops_hook(void *ud)
 {
         (void) ud;
 }
+static void ops_action(void *ud, unsigned n)
+{
+        (void) ud, (void) n;
+}
+static const char *ops_phase(void *ud)
+{
+        (void) ud;
+        return "running";
+}
 static void ops_control(void *ud, const struct frontend_request *req, struct frontend_reply *reply)
 {
         (void) ud, (void) req;
@@ -475,7 +485,8 @@ static void ops_control(void *ud, const struct frontend_request *req, struct fro
 static const struct frontend_ops bench_ops = {
         .control = ops_control,
         .env_traffic_allowed = ops_allowed,
-        .on_step = ops_hook,
+        .phase = ops_phase,
+        .on_action = ops_action,
         .on_done = ops_hook,
 };
 
@@ -494,7 +505,8 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
         if (pid < 0)
                 die("fork");
         if (pid == 0) {
-                struct frontend_config cfg = { .env_socket = env_sock, .token = TOKEN };
+                const struct credentials creds = { .orchestrator = (char *) TOKEN };
+                struct frontend_config cfg = { .env_socket = env_sock, .creds = &creds };
                 struct frontend *f = NULL;
                 struct loop *l = NULL;
                 struct loop_source *term = NULL;

@@ -183,3 +183,22 @@ int fds_dup_above(const int *fds, size_t n, int floor, int *ret)
         }
         return 0;
 }
+
+int read_secret_file(const char *path, size_t max, char **ret)
+{
+        char *s = NULL;
+        size_t len = 0;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, path, max, &s, &len);
+        if (r < 0)
+                return r;
+        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+                s[--len] = '\0';
+        if (len == 0 || strlen(s) != len) {
+                secret_free(s);
+                return -EINVAL;
+        }
+        *ret = s;
+        return 0;
+}

@@ -12,6 +12,9 @@
 /* Reads at most max bytes; a larger file is -EFBIG. Result is NUL-terminated. */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
 int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+/* A secret (token, key) from a file of at most max bytes, trailing newlines
+ * dropped: -EINVAL when empty or holding a NUL. Free with secret_free(). */
+int read_secret_file(const char *path, size_t max, char **ret);
 /* Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 /* Writes a string to an existing file (cgroupfs/procfs style: one write). */

@@ -25,15 +25,19 @@
 #define CUSTODY_SPARSE_SLACK 4096
 
 /* --- HTTP / WebSocket (the external port and every relay) --- */
-#define HTTP_MAX_HEAD_BYTES    (32UL * 1024) /* request/status line + headers */
-#define HTTP_MAX_HEADERS       100
-#define HTTP_MAX_CONNECTIONS   4096
-#define WS_MAX_FRAME_BYTES     (16UL * 1024 * 1024)
-#define WS_MAX_CONTROL_PAYLOAD 125             /* RFC 6455 5.5 */
-#define HTTP_MAX_CHUNK_LINE    4096            /* chunk-size line incl. extensions */
-#define HTTP_MAX_CONTROL_BODY  (64UL * 1024)   /* request body of a control route */
-#define HTTP_MAX_INSPECT_BYTES (1024UL * 1024) /* /step response scanned for "done" */
-#define WS_MAX_INSPECT_BYTES   (1024UL * 1024) /* /ws text message scanned for "done" */
+#define HTTP_MAX_HEAD_BYTES  (32UL * 1024) /* request/status line + headers */
+#define HTTP_MAX_HEADERS     100
+#define HTTP_MAX_CONNECTIONS 4096
+/* Connections that have not (yet) shown valid credentials: the oldest is
+ * closed past these caps, and each head must arrive within the timeout. */
+#define HTTP_MAX_UNAUTH_CONNECTIONS 1024
+#define HTTP_MAX_UNAUTH_PER_CLIENT  256
+#define HTTP_UNAUTH_TIMEOUT         (5 * USEC_PER_SEC)
+#define WS_MAX_CONTROL_PAYLOAD      125             /* RFC 6455 5.5 */
+#define HTTP_MAX_CHUNK_LINE         4096            /* chunk-size line incl. extensions */
+#define HTTP_MAX_CONTROL_BODY       (64UL * 1024)   /* request body of a control route */
+#define HTTP_MAX_INSPECT_BYTES      (1024UL * 1024) /* /step response scanned for "done" */
+#define WS_MAX_INSPECT_BYTES        (1024UL * 1024) /* /ws text message scanned for "done" */
 
 /* --- model proxy (requests from the harness, responses from the provider) --- */
 /* Addresses kept for one upstream (the provider's DNS answer). */

@@ -18,7 +18,7 @@
 #define ELEMENTSOF(x)    (sizeof(x) / sizeof((x)[0]))
 #define likely(x)        __builtin_expect(!!(x), 1)
 #define unlikely(x)      __builtin_expect(!!(x), 0)
-#define unused           __attribute__((unused))
+#define maybe_unused     __attribute__((unused))
 #define noreturn_fn      __attribute__((noreturn))
 #define printf_fmt(a, b) __attribute__((format(printf, a, b)))
 #define must_check       __attribute__((warn_unused_result))

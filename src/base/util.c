@@ -141,6 +141,15 @@ int random_bytes(void *buf, size_t n)
         return 0;
 }
 
+char *secret_free(char *s)
+{
+        if (s) {
+                explicit_bzero(s, strlen(s));
+                free(s);
+        }
+        return NULL;
+}
+
 int random_hex(size_t n, char **ret)
 {
         static const char hex[] = "0123456789abcdef";

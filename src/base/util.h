@@ -44,6 +44,8 @@ bool strv_contains(char *const *v, const char *s);
 
 /* Constant-time comparison for secrets (tokens, keys). */
 bool memeq_consttime(const void *a, size_t alen, const void *b, size_t blen);
+/* Wipes and frees a secret string; returns NULL. */
+char *secret_free(char *s);
 
 /* Fills buf with n random bytes from getrandom(); -errno. */
 int random_bytes(void *buf, size_t n);

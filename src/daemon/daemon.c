@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
+#include "relay/credentials.h"
 #include "relay/frontend.h"
 #include "relay/listen-socket.h"
 #include "unit/assets.h"
@@ -49,7 +50,7 @@ enum op_kind {
 struct pending_op {
         struct daemon *d;
         enum op_kind kind;
-        struct http_deferred *h; /* the proxy's handle of the waiting client */
+        struct http_handle *h; /* the proxy's handle of the waiting client */
         struct pending_op *next;
 };
 
@@ -61,7 +62,7 @@ struct daemon {
         struct unit *unit;                 /* owned */
         struct frontend *frontend;         /* owned */
         struct uid_block uids;             /* owned */
-        char *token;                       /* owned */
+        struct credentials creds;          /* owned */
         char *model_key;                   /* owned, wiped on exit */
         struct pending_op *pending;        /* owned */
         struct loop_source *signals[3];    /* owned by the loop */
@@ -149,7 +150,7 @@ static struct pending_op *op_new(struct daemon *d, enum op_kind kind,
         return op;
 }
 
-static void on_pending_gone(void *userdata, struct http_deferred *h)
+static void on_pending_gone(void *userdata, struct http_handle *h)
 {
         struct daemon *d = userdata;
 
@@ -253,10 +254,29 @@ static bool on_env_allowed(void *userdata)
         return unit_env_traffic_allowed(d->unit);
 }
 
-static void on_step(void *userdata)
+static const char *on_phase(void *userdata)
 {
         struct daemon *d = userdata;
-        unit_note_action(d->unit);
+        return phase_to_string(unit_phase(d->unit));
+}
+
+static int on_request_episode(void *userdata, frontend_done_fn done, void *cookie)
+{
+        struct daemon *d = userdata;
+        return unit_request_episode(d->unit, done, cookie);
+}
+
+static void on_forget(void *userdata, void *cookie)
+{
+        struct daemon *d = userdata;
+        unit_forget(d->unit, cookie);
+}
+
+static void on_action(void *userdata, unsigned n)
+{
+        struct daemon *d = userdata;
+        while (n-- > 0)
+                unit_note_action(d->unit);
 }
 
 static void finish_episode(void *userdata)
@@ -278,7 +298,10 @@ static const struct frontend_ops frontend_ops = {
         .control = on_control,
         .pending_gone = on_pending_gone,
         .env_traffic_allowed = on_env_allowed,
-        .on_step = on_step,
+        .phase = on_phase,
+        .request_episode = on_request_episode,
+        .forget = on_forget,
+        .on_action = on_action,
         .on_done = on_done,
 };
 
@@ -347,23 +370,6 @@ static int enter_private_mount_ns(void)
                 return -errno;
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
                 return -errno;
-        return 0;
-}
-
-static int read_model_key(const char *path, char **ret)
-{
-        cleanup_free char *key = NULL;
-        size_t len;
-        int r;
-
-        r = read_full_file_at(AT_FDCWD, path, MODEL_KEY_MAX, &key, &len);
-        if (r < 0)
-                return r;
-        while (len > 0 && (key[len - 1] == '\n' || key[len - 1] == '\r'))
-                key[--len] = '\0';
-        if (len == 0 || strlen(key) != len)
-                return -EINVAL;
-        *ret = TAKE_PTR(key);
         return 0;
 }
 
@@ -460,11 +466,8 @@ static void daemon_done(struct daemon *d)
         if (d->state_mounted)
                 (void) umount2(d->opts->state_dir, MNT_DETACH);
         uid_block_release(&d->uids);
-        free(d->token);
-        if (d->model_key) {
-                explicit_bzero(d->model_key, strlen(d->model_key));
-                free(d->model_key);
-        }
+        credentials_done(&d->creds);
+        d->model_key = secret_free(d->model_key);
 }
 
 static int setup_cgroups(struct daemon *d)
@@ -507,7 +510,7 @@ static int daemon_setup(struct daemon *d)
         if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
                 log_warning_errno(-errno, "cannot become a child subreaper: %m");
         if (o->model_key_file) {
-                r = read_model_key(o->model_key_file, &d->model_key);
+                r = read_secret_file(o->model_key_file, MODEL_KEY_MAX, &d->model_key);
                 if (r < 0)
                         return log_error_errno(r, "model key file %s: %m", o->model_key_file);
         }
@@ -559,19 +562,24 @@ static int daemon_setup(struct daemon *d)
         if (r < 0)
                 return log_error_errno(r, "unit: %m");
 
-        r = frontend_token_load(o->token_file, &d->token, &generated);
+        r = credentials_load(&d->creds, o->token_file, o->agent_token_file, &generated);
         if (r < 0)
-                return log_error_errno(r, "orchestrator token: %m");
+                return log_error_errno(r, "tokens: %m%s",
+                                       r == -EINVAL ? " (empty, or the agent token is the "
+                                                      "orchestrator's)"
+                                                    : "");
         if (generated) {
                 /* Printed once, never logged again. */
-                printf("OPENENVD_TOKEN=%s\n", d->token);
+                printf("OPENENVD_TOKEN=%s\n", d->creds.orchestrator);
                 fflush(stdout);
         }
         r = socket_listen_tcp(o->listen_address, port, &fd);
         if (r < 0)
                 return log_error_errno(r, "listen on %s:%u: %m", o->listen_address, port);
-        r = frontend_new(d->loop, fd, &(struct frontend_config){ .token = d->token }, &frontend_ops,
-                         d, &d->frontend);
+        r = frontend_new(d->loop, fd,
+                         &(struct frontend_config){ .creds = &d->creds,
+                                                    .agent_paths = d->manifest->agent_paths },
+                         &frontend_ops, d, &d->frontend);
         if (r < 0)
                 return log_error_errno(r, "external listener: %m");
         r = unit_start(d->unit, !o->no_initial_episode);

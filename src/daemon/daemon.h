@@ -24,6 +24,7 @@ struct daemon_options {
         const char *listen_address; /* default 0.0.0.0 */
         bool require_isolation;
         const char *token_file;
+        const char *agent_token_file; /* the agent principal's token (credentials.h) */
         const char *model_key_file;
         const struct model_upstream *model_upstream; /* --model-url, resolved at start */
         const char *model_provider;

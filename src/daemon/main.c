@@ -40,6 +40,8 @@ static void usage(FILE *f)
               "                         (also OPENENVD_REQUIRE_ISOLATION=1)\n"
               "  --token-file FILE      orchestrator token, read once\n"
               "                         (else $OPENENVD_TOKEN, else generated and printed)\n"
+              "  --agent-token-file FILE  the agent's token: /mcp and openenvd.agent_paths\n"
+              "                         only (else $OPENENVD_AGENT_TOKEN, else none)\n"
               "  --model-url URL        model provider for the harness: https://HOST[:PORT]\n"
               "                         (TLS, verified), http://HOST[:PORT] or a.b.c.d:PORT\n"
               "                         (plain); a name is resolved once, at start\n"
@@ -64,6 +66,7 @@ enum {
         ARG_LISTEN,
         ARG_REQUIRE,
         ARG_TOKEN,
+        ARG_AGENT_TOKEN,
         ARG_MODEL_URL,
         ARG_MODEL_CA,
         ARG_MODEL_KEY,
@@ -194,6 +197,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 { "listen", required_argument, NULL, ARG_LISTEN },
                 { "require-isolation", no_argument, NULL, ARG_REQUIRE },
                 { "token-file", required_argument, NULL, ARG_TOKEN },
+                { "agent-token-file", required_argument, NULL, ARG_AGENT_TOKEN },
                 { "model-url", required_argument, NULL, ARG_MODEL_URL },
                 { "model-ca-file", required_argument, NULL, ARG_MODEL_CA },
                 { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
@@ -252,6 +256,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         break;
                 case ARG_TOKEN:
                         o->token_file = optarg;
+                        break;
+                case ARG_AGENT_TOKEN:
+                        o->agent_token_file = optarg;
                         break;
                 case ARG_MODEL_URL:
                         raw->model_url = optarg;

@@ -8,6 +8,7 @@
  */
 #include "manifest/manifest.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1094,12 +1095,48 @@ static void parse_model(struct manifest_ctx *x, const struct mnode *n)
         }
 }
 
+/* An origin-form path as the unit's port normalises it: "/a/b", no
+ * escapes, no empty, "." or ".." segment, no trailing slash. */
+static bool is_route(const char *s)
+{
+        if (s[0] != '/' || s[1] == '\0')
+                return false;
+        for (const char *seg = s + 1;;) {
+                size_t n = strcspn(seg, "/");
+                if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && startswith(seg, "..")))
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        if (!isalnum((unsigned char) seg[i]) &&
+                            !strchr("-._~!$&'()*+,;=:@", seg[i]))
+                                return false;
+                if (seg[n] == '\0')
+                        return true;
+                seg += n + 1;
+        }
+}
+
+static void parse_agent_paths(struct manifest_ctx *x, const struct mnode *n)
+{
+        const struct mnode **nodes = NULL;
+
+        x->m->agent_paths = parse_string_list(x, n, "agent_paths", &nodes);
+        for (size_t i = 0; x->m->agent_paths[i]; i++)
+                if (!is_route(x->m->agent_paths[i])) {
+                        cleanup_free char *p = path_index("agent_paths", i);
+                        ctx_error(x, nodes[i], p,
+                                  "'%s' is not a path like /tools/run (no escapes, query, "
+                                  "trailing slash, '.' or '..')",
+                                  x->m->agent_paths[i]);
+                }
+        free(nodes);
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
         static const char *const keys[] = {
                 "app",   "port",  "kill_deadline_s", "workspace_seed", "privileged_assets",
-                "zones", "model", "standby"
+                "zones", "model", "standby",         "agent_paths"
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
@@ -1125,6 +1162,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 parse_model(x, v[6]);
         if (ok && v[7])
                 (void) get_bool(x, v[7], "standby", &x->m->standby);
+        if (ok && v[8])
+                parse_agent_paths(x, v[8]);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 
@@ -1295,6 +1334,7 @@ struct manifest *manifest_free(struct manifest *m)
         free(m->app);
         free(m->base_dir);
         free(m->workspace_seed);
+        strv_free(m->agent_paths);
         return mfree(m);
 }
 

@@ -136,6 +136,7 @@ struct manifest {
         size_t n_assets;
         struct manifest_zone zones[MANIFEST_ZONE_MAX];
         struct manifest_model model;
+        char **agent_paths; /* owned strv: routes the agent principal may reach (besides /mcp) */
         const struct manifest_container **observer_order; /* owned vector, borrowed entries */
         size_t n_observer_order;
 };

@@ -2,36 +2,57 @@
 #include "relay/frontend.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <http_parser.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fd-util.h"
+#include "base/log.h"
 #include "base/util.h"
-#include "relay/http-chunked.h"
+#include "relay/credentials.h"
 #include "relay/http-proxy.h"
-
-#define TOKEN_MAX_BYTES 4096
+#include "relay/openenv-messages.h"
+#include "relay/request-target.h"
+#include "relay/ws-frame.h"
 
 enum route {
-        ROUTE_ENV,       /* agent traffic, no token */
-        ROUTE_ENV_TOKEN, /* orchestrator-only env path */
-        ROUTE_STEP,      /* POST /step: token, hooks */
-        ROUTE_WS,        /* /ws: token, watched frames */
+        ROUTE_ENV,      /* any other env path */
+        ROUTE_STEP,     /* POST /step: an action, done in the response */
+        ROUTE_MCP,      /* POST /mcp: tool calls, done in the results */
+        ROUTE_WS,       /* WebSocket /ws: OpenEnv's messages */
+        ROUTE_WS_MCP,   /* WebSocket /mcp: JSON-RPC */
+        ROUTE_WS_OTHER, /* any other upgrade: framing checked only */
+        ROUTE_CONTROL,  /* + index into control_routes */
 };
 
 struct frontend {
-        struct http_proxy *proxy;       /* owned */
-        const struct frontend_ops *ops; /* borrowed */
-        void *userdata;                 /* borrowed */
-        char *token;                    /* owned */
+        struct http_proxy *proxy;        /* owned */
+        const struct frontend_ops *ops;  /* borrowed */
+        void *userdata;                  /* borrowed */
+        const struct credentials *creds; /* borrowed */
+        char *const *agent_paths;        /* borrowed */
+        struct session *sessions;        /* owned */
+};
+
+/*
+ * What the frontend remembers about one client connection beyond a single
+ * request: a WebSocket session (to detach, close or re-attach it when
+ * episodes change) or a request held until an episode is live.
+ */
+struct session {
+        struct frontend *f;
+        struct http_handle *h; /* borrowed: valid until on_handle_gone */
+        struct session *prev, *next;
+        enum route route; /* ROUTE_WS*: the session's kind; else a held request */
+        bool sticky;      /* the orchestrator's /ws: outlives episodes */
+        bool waiting;     /* request_episode() answers later */
+        bool failed;      /* held: no episode could be started */
+        char *first;      /* detached: the message to open the next episode with */
+        size_t first_len;
 };
 
 static const char *const strip_env[] = { "authorization", NULL };
-/* No extension negotiation on /ws: frames stay plain (RSV bits 0) so the
- * validator can read them. */
+/* No extension negotiation on upgrades: frames stay plain (RSV bits 0) so
+ * the validator can read them; clients fall back to no compression. */
 static const char *const strip_ws[] = { "authorization", "sec-websocket-extensions", NULL };
 
 static const struct control_route {
@@ -43,54 +64,140 @@ static const struct control_route {
         { "/logs", HTTP_GET },
 };
 
-static const char *const token_paths[] = { "/reset", "/step", "/state", "/ws" };
+/* The orchestrator's env paths: the episode's own controls. */
+static const char *const orchestrator_paths[] = { "/reset", "/step", "/state", "/ws" };
 
-/* Percent-decodes the path into out (NUL-terminated) and drops one trailing
- * slash. -EBADMSG for encodings an env server might read differently. */
-static int path_normalize(const char *p, size_t n, char *out, size_t out_size)
+bool frontend_route_is_orchestrators(const char *route)
 {
-        size_t k = 0;
-
-        if (n == 0 || p[0] != '/' || n >= out_size)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                char ch = p[i];
-                if (ch == '%') {
-                        int hi = i + 2 < n ? http_hexval(p[i + 1]) : -1;
-                        int lo = i + 2 < n ? http_hexval(p[i + 2]) : -1;
-                        if (hi < 0 || lo < 0)
-                                return -EBADMSG;
-                        ch = (char) (hi * 16 + lo);
-                        if (ch == 0)
-                                return -EBADMSG;
-                        i += 2;
-                }
-                out[k++] = ch;
-        }
-        out[k] = 0;
-        if (strstr(out, "//") || strstr(out, "/./") || strstr(out, "/../") || endswith(out, "/.") ||
-            endswith(out, "/.."))
-                return -EBADMSG;
-        if (k > 1 && out[k - 1] == '/')
-                out[--k] = 0;
-        return 0;
+        for (size_t i = 0; i < ELEMENTSOF(orchestrator_paths); i++)
+                if (streq(route, orchestrator_paths[i]))
+                        return true;
+        for (size_t i = 0; i < ELEMENTSOF(control_routes); i++)
+                if (streq(route, control_routes[i].path))
+                        return true;
+        return false;
 }
 
-static bool token_ok(const struct frontend *f, const struct http_head *h)
+static bool agent_may(const struct frontend *f, const char *route)
 {
-        size_t from = 0, tl = strlen(f->token);
-        const struct http_header *hd;
-        bool ok = false;
-        unsigned n = 0;
-
-        while ((hd = http_head_next(h, "authorization", &from))) {
-                n++;
-                if (hd->value_len > 7 && strncasecmp(hd->value, "Bearer ", 7) == 0)
-                        ok = memeq_consttime(hd->value + 7, hd->value_len - 7, f->token, tl);
-        }
-        /* Several Authorization headers are ambiguous: refuse. */
-        return ok && n == 1;
+        if (frontend_route_is_orchestrators(route))
+                return false;
+        if (streq(route, "/mcp") || startswith(route, "/mcp/"))
+                return true;
+        return f->agent_paths && strv_contains(f->agent_paths, route);
 }
+
+/* --- sessions --- */
+
+static struct session *session_of(struct http_exchange *x)
+{
+        return http_handle_data(http_exchange_handle(x));
+}
+
+static struct session *session_get(struct frontend *f, struct http_exchange *x)
+{
+        struct http_handle *h = http_exchange_handle(x);
+        struct session *s = http_handle_data(h);
+
+        if (s)
+                return s;
+        s = xcalloc(1, sizeof(*s));
+        s->f = f;
+        s->h = h;
+        s->next = f->sessions;
+        if (f->sessions)
+                f->sessions->prev = s;
+        f->sessions = s;
+        http_handle_set_data(h, s);
+        return s;
+}
+
+static void session_free(struct session *s)
+{
+        struct frontend *f = s->f;
+
+        if (s->waiting && f->ops->forget)
+                f->ops->forget(f->userdata, s);
+        if (s->prev)
+                s->prev->next = s->next;
+        else
+                f->sessions = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+        http_handle_set_data(s->h, NULL);
+        free(s->first);
+        free(s);
+}
+
+static void ws_error(struct session *s, const char *code, const char *message)
+{
+        char *text = xasprintf("{\"type\":\"error\",\"data\":{\"message\":\"%s\",\"code\":\"%s\"}}",
+                               message, code);
+        (void) http_handle_ws_send_text(s->h, text, strlen(text));
+        free(text);
+}
+
+static void session_attach(struct session *s)
+{
+        int r = http_handle_ws_attach(s->h, "/ws", s->first, s->first_len);
+
+        s->first = mfree(s->first);
+        if (r < 0)
+                ws_error(s, "EPISODE_UNAVAILABLE", "the episode's env server cannot be reached");
+}
+
+/* request_episode()'s answer. The session may be freed by what it does. */
+static void session_episode_ready(void *cookie, int result)
+{
+        struct session *s = cookie;
+
+        s->waiting = false;
+        if (s->route < ROUTE_WS) {
+                s->failed = result < 0;
+                http_handle_resume(s->h); /* routed again: now live, or failed */
+        } else if (result < 0)
+                ws_error(s, "EPISODE_UNAVAILABLE", "no episode could be started");
+        else
+                session_attach(s);
+}
+
+/* A client message on a detached sticky session. */
+static void session_detached_message(struct session *s, const char *data, size_t len)
+{
+        struct frontend *f = s->f;
+        enum openenv_ws_type t = openenv_ws_type(data, len);
+        int r = 0;
+
+        if (t == OPENENV_WS_CLOSE) {
+                http_handle_ws_close(s->h, WS_CLOSE_NORMAL, NULL);
+                return;
+        }
+        if (t != OPENENV_WS_RESET && !f->ops->env_traffic_allowed(f->userdata)) {
+                ws_error(s, "EPISODE_ENDED",
+                         "the episode is over: send reset to start the next one");
+                return;
+        }
+        free(s->first);
+        s->first = xmalloc(len + 1);
+        memcpy(s->first, data, len);
+        s->first_len = len;
+        if (t == OPENENV_WS_RESET)
+                r = f->ops->request_episode(f->userdata, session_episode_ready, s);
+        else if (f->ops->on_action)
+                f->ops->on_action(f->userdata, openenv_ws_actions(data, len));
+        if (r == 1) {
+                s->waiting = true;
+                return;
+        }
+        if (r < 0) {
+                s->first = mfree(s->first);
+                ws_error(s, "EPISODE_UNAVAILABLE", "no episode could be started");
+                return;
+        }
+        session_attach(s);
+}
+
+/* --- control answers --- */
 
 static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
 {
@@ -106,97 +213,197 @@ static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
         free(reply->text);
 }
 
-struct http_deferred *frontend_later(const struct frontend_request *req)
+struct http_handle *frontend_later(const struct frontend_request *req)
 {
         return http_exchange_defer(req->x);
 }
 
-void frontend_answer(struct http_deferred *pending, struct frontend_reply *reply)
+void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
 {
         if (reply->status == 0 || reply->status >= 400)
-                http_deferred_error(pending, reply->status ? reply->status : 500,
-                                    reply->error_code ? reply->error_code : "infrastructure_error");
+                http_handle_error(pending, reply->status ? reply->status : 500,
+                                  reply->error_code ? reply->error_code : "infrastructure_error");
         else if (reply->text)
-                http_deferred_respond_body(pending, reply->status, "text/plain; charset=utf-8",
-                                           reply->text, reply->text_len);
+                http_handle_respond_body(pending, reply->status, "text/plain; charset=utf-8",
+                                         reply->text, reply->text_len);
         else
-                http_deferred_respond(pending, reply->status, reply->json ? reply->json : "{}");
+                http_handle_respond(pending, reply->status, reply->json ? reply->json : "{}");
         free(reply->json);
         free(reply->text);
+}
+
+/* --- routing --- */
+
+static int respond_error(struct http_exchange *x, unsigned status, const char *code)
+{
+        http_exchange_error(x, status, code);
+        return HTTP_ACTION_RESPOND;
+}
+
+static int method_not_allowed(struct http_exchange *x, const char *allow)
+{
+        strbuf_addf(&x->headers, "Allow: %s\r\n", allow);
+        return respond_error(x, 405, "method_not_allowed");
+}
+
+/* Routes without credentials. -1: not one of them. */
+static int route_public(struct frontend *f, struct http_exchange *x, const char *route)
+{
+        const struct http_head *h = x->req;
+        bool get = h->method == HTTP_GET || h->method == HTTP_HEAD;
+
+        if (streq(route, "/healthz")) {
+                if (!get)
+                        return method_not_allowed(x, "GET");
+                http_exchange_respond(x, 200, "{\"status\":\"ok\"}");
+                return HTTP_ACTION_RESPOND;
+        }
+        if (streq(route, "/health")) {
+                char *body;
+                if (!get)
+                        return method_not_allowed(x, "GET");
+                /* OpenEnv's health answer, from the daemon: it serves
+                 * (and starts episodes) whether or not one is live. */
+                body = xasprintf("{\"status\":\"healthy\",\"phase\":\"%s\"}",
+                                 f->ops->phase(f->userdata));
+                http_exchange_respond(x, 200, body);
+                free(body);
+                return HTTP_ACTION_RESPOND;
+        }
+        return -1;
+}
+
+static int route_control(struct http_exchange *x, const char *route)
+{
+        for (size_t i = 0; i < ELEMENTSOF(control_routes); i++) {
+                const struct control_route *cr = &control_routes[i];
+                if (!streq(route, cr->path))
+                        continue;
+                if (x->req->method != cr->method)
+                        return method_not_allowed(x,
+                                                  http_method_str((enum http_method) cr->method));
+                x->tag = ROUTE_CONTROL + (int) i;
+                return HTTP_ACTION_READ_BODY;
+        }
+        return -1;
+}
+
+/* No episode is live: the orchestrator's reset and /ws wait for one. */
+static int route_no_episode(struct frontend *f, struct http_exchange *x, const char *route,
+                            enum principal who)
+{
+        const struct http_head *h = x->req;
+        struct session *s;
+        int r;
+
+        if (who == PRINCIPAL_ORCHESTRATOR && streq(route, "/ws") && h->upgrade) {
+                x->strip = strip_ws;
+                x->tag = ROUTE_WS;
+                s = session_get(f, x);
+                s->route = ROUTE_WS;
+                s->sticky = true;
+                return HTTP_ACTION_WS_ACCEPT;
+        }
+        if (who != PRINCIPAL_ORCHESTRATOR || !streq(route, "/reset") || h->method != HTTP_POST)
+                return respond_error(x, 503, "episode_unavailable");
+        s = session_get(f, x);
+        s->route = ROUTE_ENV;
+        r = f->ops->request_episode(f->userdata, session_episode_ready, s);
+        if (r == 1) {
+                s->waiting = true;
+                return HTTP_ACTION_HOLD;
+        }
+        session_free(s);
+        if (r < 0)
+                return respond_error(x, 503, "episode_unavailable");
+        return -1; /* live now */
+}
+
+static int route_env(struct frontend *f, struct http_exchange *x, const char *route,
+                     enum principal who)
+{
+        const struct http_head *h = x->req;
+        struct session *s;
+
+        x->strip = strip_env;
+        x->tag = ROUTE_ENV;
+        if (h->upgrade) {
+                x->strip = strip_ws;
+                x->watch_ws = true;
+                x->tag = streq(route, "/ws")    ? ROUTE_WS
+                         : streq(route, "/mcp") ? ROUTE_WS_MCP
+                                                : ROUTE_WS_OTHER;
+                s = session_get(f, x);
+                s->route = (enum route) x->tag;
+                s->sticky = x->ws_sticky = x->tag == ROUTE_WS && who == PRINCIPAL_ORCHESTRATOR;
+        } else if (streq(route, "/step") && h->method == HTTP_POST) {
+                x->tag = ROUTE_STEP;
+                x->inspect_response = true;
+                if (f->ops->on_action)
+                        f->ops->on_action(f->userdata, 1);
+        } else if (streq(route, "/mcp") && h->method == HTTP_POST) {
+                x->tag = ROUTE_MCP;
+                x->inspect_request = x->inspect_response = true;
+        }
+        return HTTP_ACTION_FORWARD;
 }
 
 static int fe_on_request(void *userdata, struct http_exchange *x)
 {
         struct frontend *f = userdata;
         const struct http_head *h = x->req;
-        char path[HTTP_MAX_HEAD_BYTES];
-        bool is_token_path = false;
+        struct request_target t;
+        struct session *s = session_of(x);
+        enum principal who;
+        int action;
 
-        if (path_normalize(x->path, x->path_len, path, sizeof(path)) < 0) {
-                http_exchange_error(x, 400, "bad_request");
-                return HTTP_ACTION_RESPOND;
+        /* A held request routed again: how its episode request went. */
+        if (s && s->route < ROUTE_WS) {
+                bool failed = s->failed;
+                session_free(s);
+                if (failed)
+                        return respond_error(x, 503, "episode_unavailable");
         }
-        if (streq(path, "/healthz")) {
-                if (h->method != HTTP_GET) {
-                        strbuf_adds(&x->headers, "Allow: GET\r\n");
-                        http_exchange_error(x, 405, "method_not_allowed");
-                } else
-                        http_exchange_respond(x, 200, "{\"status\":\"ok\"}");
-                return HTTP_ACTION_RESPOND;
+        if (request_target_parse(h->target, h->target_len, &t) < 0)
+                return respond_error(x, 400, "bad_request");
+        action = route_public(f, x, t.route);
+        if (action >= 0)
+                goto done;
+        who = credentials_check(f->creds, h, t.token, t.n_tokens);
+        if (who == PRINCIPAL_NONE) {
+                strbuf_adds(&x->headers, "WWW-Authenticate: Basic realm=\"openenvd\"\r\n");
+                action = respond_error(x, 401, "not_permitted");
+                goto done;
         }
-        for (size_t i = 0; i < ELEMENTSOF(control_routes); i++) {
-                const struct control_route *cr = &control_routes[i];
-                if (!streq(path, cr->path))
-                        continue;
-                /* Authenticate before anything else: an anonymous caller
-                 * learns nothing, and no control path is ever relayed. */
-                if (!token_ok(f, h))
-                        http_exchange_error(x, 401, "not_permitted");
-                else if (h->method != cr->method) {
-                        strbuf_addf(&x->headers, "Allow: %s\r\n",
-                                    http_method_str((enum http_method) cr->method));
-                        http_exchange_error(x, 405, "method_not_allowed");
-                } else {
-                        x->tag = (int) i;
-                        return HTTP_ACTION_READ_BODY;
-                }
-                return HTTP_ACTION_RESPOND;
+        x->authenticated = true;
+        if (who == PRINCIPAL_AGENT && !agent_may(f, t.route)) {
+                action = respond_error(x, 403, "not_permitted");
+                goto done;
         }
-        for (size_t i = 0; i < ELEMENTSOF(token_paths); i++)
-                if (streq(path, token_paths[i]))
-                        is_token_path = true;
-        if (is_token_path && !token_ok(f, h)) {
-                http_exchange_error(x, 401, "not_permitted");
-                return HTTP_ACTION_RESPOND;
-        }
+        action = route_control(x, t.route);
+        if (action >= 0)
+                goto done;
         if (h->method == HTTP_CONNECT) {
-                http_exchange_error(x, 405, "method_not_allowed");
-                return HTTP_ACTION_RESPOND;
+                action = respond_error(x, 405, "method_not_allowed");
+                goto done;
         }
         if (!f->ops->env_traffic_allowed(f->userdata)) {
-                http_exchange_error(x, 503, "episode_unavailable");
-                return HTTP_ACTION_RESPOND;
+                action = route_no_episode(f, x, t.route, who);
+                if (action >= 0)
+                        goto done;
         }
-        x->strip = strip_env;
-        x->tag = is_token_path ? ROUTE_ENV_TOKEN : ROUTE_ENV;
-        if (streq(path, "/step") && h->method == HTTP_POST) {
-                x->tag = ROUTE_STEP;
-                x->inspect_response = true;
-                if (f->ops->on_step)
-                        f->ops->on_step(f->userdata);
-        } else if (streq(path, "/ws") && h->upgrade) {
-                x->tag = ROUTE_WS;
-                x->strip = strip_ws;
-                x->watch_ws = true;
-        }
-        return HTTP_ACTION_FORWARD;
+        strbuf_adds(&x->target, t.target);
+        action = route_env(f, x, t.route, who);
+done:
+        request_target_done(&t);
+        return action;
 }
 
 static void fe_on_request_body(void *userdata, struct http_exchange *x, const char *body,
                                size_t len)
 {
         struct frontend *f = userdata;
-        const struct control_route *cr = &control_routes[x->tag];
+        const struct control_route *cr = &control_routes[x->tag - ROUTE_CONTROL];
         struct frontend_reply reply = {};
         struct frontend_request req = {
                 .route = cr->path,
@@ -212,65 +419,43 @@ static void fe_on_request_body(void *userdata, struct http_exchange *x, const ch
         reply_from(x, &reply);
 }
 
-static void fe_on_deferred_gone(void *userdata, struct http_deferred *d)
+static void fe_on_handle_gone(void *userdata, struct http_handle *h)
 {
         struct frontend *f = userdata;
+        struct session *s = http_handle_data(h);
+
+        if (s)
+                session_free(s);
         if (f->ops->pending_gone)
-                f->ops->pending_gone(f->userdata, d);
+                f->ops->pending_gone(f->userdata, h);
 }
 
-/* Whether a JSON text may hold a member named key: the name appears quoted
- * as is, or written with \u escapes (the only escapes that can spell letters).
- * Cheap enough to run before jansson on every step. */
-static bool json_may_have_key(const char *data, size_t len, const char *quoted_key)
+static void fe_on_request_inspected(void *userdata, struct http_exchange *x, const char *body,
+                                    size_t len, bool truncated)
 {
-        return memmem(data, len, quoted_key, strlen(quoted_key)) || memmem(data, len, "\\u", 2);
-}
+        struct frontend *f = userdata;
+        unsigned n;
 
-static bool json_done(const char *data, size_t len, bool need_observation)
-{
-        if (!json_may_have_key(data, len, "\"done\""))
-                return false;
-        json_t *root = json_loadb(data, len, 0, NULL);
-        bool done = false;
-
-        if (!root)
-                return false;
-        if (json_is_object(root)) {
-                json_t *type = json_object_get(root, "type");
-                json_t *d = json_object_get(root, "data");
-                bool ok = !need_observation ||
-                          (json_is_string(type) && streq(json_string_value(type), "observation"));
-                if (ok)
-                        done = json_is_true(json_object_get(root, "done")) ||
-                               (json_is_object(d) && json_is_true(json_object_get(d, "done")));
-        }
-        json_decref(root);
-        return done;
-}
-
-static bool json_is_step(const char *data, size_t len)
-{
-        if (!json_may_have_key(data, len, "\"step\""))
-                return false;
-        json_t *root = json_loadb(data, len, 0, NULL);
-        bool step = false;
-
-        if (root && json_is_object(root)) {
-                json_t *type = json_object_get(root, "type");
-                step = json_is_string(type) && streq(json_string_value(type), "step");
-        }
-        json_decref(root);
-        return step;
+        if (x->tag != ROUTE_MCP || truncated || !f->ops->on_action)
+                return;
+        n = openenv_mcp_actions(body, len);
+        if (n > 0)
+                f->ops->on_action(f->userdata, n);
 }
 
 static void fe_on_response(void *userdata, struct http_exchange *x, unsigned status,
                            const char *body, size_t len, bool truncated)
 {
         struct frontend *f = userdata;
+        bool done = false;
 
-        if (x->tag == ROUTE_STEP && status == 200 && !truncated && json_done(body, len, false) &&
-            f->ops->on_done)
+        if (status != 200 || truncated || !f->ops->on_done)
+                return;
+        if (x->tag == ROUTE_STEP)
+                done = openenv_step_done(body, len);
+        else if (x->tag == ROUTE_MCP)
+                done = openenv_mcp_done(body, len);
+        if (done)
                 f->ops->on_done(f->userdata);
 }
 
@@ -278,22 +463,56 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
                           const char *data, size_t len)
 {
         struct frontend *f = userdata;
+        struct session *s = session_of(x);
+        unsigned n = 0;
+        bool done = false;
 
-        if (x->tag != ROUTE_WS)
+        if (!s)
                 return;
-        if (from_client) {
-                if (f->ops->on_step && json_is_step(data, len))
-                        f->ops->on_step(f->userdata);
-        } else if (f->ops->on_done && json_done(data, len, true))
+        if (from_client && http_exchange_ws_detached(x)) {
+                session_detached_message(s, data, len);
+                return;
+        }
+        if (s->route == ROUTE_WS) {
+                if (from_client)
+                        n = openenv_ws_actions(data, len);
+                else
+                        done = openenv_ws_done(data, len);
+        } else if (s->route == ROUTE_WS_MCP) {
+                if (from_client)
+                        n = openenv_mcp_actions(data, len);
+                else
+                        done = openenv_mcp_done(data, len);
+        }
+        if (n > 0 && f->ops->on_action)
+                f->ops->on_action(f->userdata, n);
+        if (!done)
+                return;
+        /* The final observation goes out first; a sticky session then
+         * waits for the next episode without its env server. */
+        if (s->sticky)
+                http_handle_ws_detach(s->h);
+        if (f->ops->on_done)
                 f->ops->on_done(f->userdata);
+}
+
+static void fe_on_ws_event(void *userdata, struct http_exchange *x, enum http_ws_event ev)
+{
+        struct session *s = session_of(x);
+
+        (void) userdata;
+        if (s && ev == HTTP_WS_ATTACH_FAILED)
+                ws_error(s, "EPISODE_UNAVAILABLE", "the episode's env server did not accept");
 }
 
 static const struct http_proxy_ops frontend_proxy_ops = {
         .on_request = fe_on_request,
         .on_request_body = fe_on_request_body,
-        .on_deferred_gone = fe_on_deferred_gone,
+        .on_request_inspected = fe_on_request_inspected,
         .on_response = fe_on_response,
         .on_ws_text = fe_on_ws_text,
+        .on_ws_event = fe_on_ws_event,
+        .on_handle_gone = fe_on_handle_gone,
 };
 
 int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cfg,
@@ -303,14 +522,23 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
                 .head_timeout = cfg->head_timeout,
                 .idle_timeout = cfg->idle_timeout,
                 .max_connections = cfg->max_connections,
+                .auth_required = true,
         };
         struct frontend *f;
         int r;
 
-        if (!cfg->token || !*cfg->token) {
+        if (!cfg->creds || !cfg->creds->orchestrator) {
                 safe_close(listen_fd);
                 return -EINVAL;
         }
+        for (char *const *p = cfg->agent_paths; p && *p; p++)
+                if (frontend_route_is_orchestrators(*p)) {
+                        log_error("agent path %s is the orchestrator's: the agent never "
+                                  "reaches it",
+                                  *p);
+                        safe_close(listen_fd);
+                        return -EPERM;
+                }
         r = cfg->env_socket ? http_proxy_upstream_unix(&pc, cfg->env_socket) : 0;
         if (r < 0) {
                 safe_close(listen_fd);
@@ -319,7 +547,8 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
         f = xcalloc(1, sizeof(*f));
         f->ops = ops;
         f->userdata = userdata;
-        f->token = xstrdup(cfg->token);
+        f->creds = cfg->creds;
+        f->agent_paths = cfg->agent_paths;
         r = http_proxy_new(l, listen_fd, &pc, &frontend_proxy_ops, f, &f->proxy);
         if (r < 0) {
                 frontend_free(f);
@@ -333,17 +562,26 @@ struct frontend *frontend_free(struct frontend *f)
 {
         if (!f)
                 return NULL;
+        /* Closing the connections frees their sessions (on_handle_gone). */
         http_proxy_free(f->proxy);
-        if (f->token) {
-                explicit_bzero(f->token, strlen(f->token));
-                free(f->token);
-        }
         return mfree(f);
 }
 
 int frontend_set_env_socket(struct frontend *f, const char *path)
 {
-        return http_proxy_set_upstream_unix(f->proxy, path);
+        int r = http_proxy_set_upstream_unix(f->proxy, path);
+
+        /* Sessions on the previous env server: it is gone (or going). */
+        for (struct session *s = f->sessions, *next; s; s = next) {
+                next = s->next;
+                if (s->route < ROUTE_WS)
+                        continue;
+                if (s->sticky)
+                        http_handle_ws_detach(s->h);
+                else
+                        http_handle_ws_close(s->h, WS_CLOSE_GOING_AWAY, "episode ended");
+        }
+        return r;
 }
 
 unsigned frontend_connections(const struct frontend *f)
@@ -351,37 +589,7 @@ unsigned frontend_connections(const struct frontend *f)
         return http_proxy_connections(f->proxy);
 }
 
-int frontend_token_load(const char *path, char **ret_token, bool *ret_generated)
+void frontend_stats(const struct frontend *f, struct http_proxy_stats *ret)
 {
-        const char *env;
-        char *t = NULL;
-        size_t len;
-        int r;
-
-        if (path) {
-                r = read_full_file_at(AT_FDCWD, path, TOKEN_MAX_BYTES, &t, &len);
-                if (r < 0)
-                        return r;
-                while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r'))
-                        t[--len] = 0;
-                if (len == 0 || strlen(t) != len) {
-                        free(t);
-                        return -EINVAL;
-                }
-                *ret_token = t;
-                *ret_generated = false;
-                return 0;
-        }
-        env = getenv("OPENENVD_TOKEN");
-        if (env && *env) {
-                *ret_token = xstrdup(env);
-                *ret_generated = false;
-                return 0;
-        }
-        r = random_hex(32, &t);
-        if (r < 0)
-                return r;
-        *ret_token = t;
-        *ret_generated = true;
-        return 0;
+        http_proxy_stats(f->proxy, ret);
 }

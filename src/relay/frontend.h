@@ -2,42 +2,56 @@
 #pragma once
 
 /*
- * The external listener (DESIGN.md section 7): control routes answered by
- * the unit through struct frontend_ops, everything else relayed to the env
+ * The unit's port (DESIGN section 7): control routes answered by the unit
+ * through struct frontend_ops, everything else relayed to the live env
  * server's unix socket by an http_proxy.
  *
- * Routing, per request (every request of a keep-alive connection):
- *   - the path is percent-decoded for matching only (the raw target is
- *     forwarded byte for byte); "//", "/./", "/../" segments and %00 are 400,
- *     so no spelling of /step reaches the env without the token;
- *   - GET /healthz: no token;
- *   - control routes (/info /verdict /logs GET, /reset_unit /inspect /resume
- *     /end_episode POST): token, then method (405, never relayed);
- *   - /reset /step /state /ws (trailing slash ignored): token; Authorization
- *     is stripped before forwarding (on every env request, in fact);
- *   - everything else (/mcp...) needs no token;
- *   - env traffic only while env_traffic_allowed() (503 otherwise).
- * Hooks: on_step() for each relayed POST /step and each client→env /ws text
- * message of type "step"; on_done() when a 200 /step response body or an
- * env→client /ws message {"type":"observation",...} carries "done": true
- * (top level or under "data"). Bodies above HTTP_MAX_INSPECT_BYTES /
- * WS_MAX_INSPECT_BYTES are relayed without detection.
+ * Per request (every request of a keep-alive connection):
+ *   - the target is normalised once (request-target.h): a malformed one is
+ *     400 and closes the connection; the normalised form is what is matched
+ *     and what is forwarded;
+ *   - GET /healthz and GET /health need no credentials (/health answers
+ *     OpenEnv's {"status":"healthy"} with the unit's phase, here);
+ *   - everything else needs a principal (credentials.h): 401 without;
+ *     the agent principal reaches /mcp (and below) and the manifest's agent
+ *     paths only (403 elsewhere); the orchestrator reaches everything;
+ *   - control routes (/info /verdict /logs GET, /reset_unit /inspect
+ *     /resume /end_episode POST): method checked (405), never relayed;
+ *   - env traffic flows while an episode is live (503 otherwise), with
+ *     Authorization and any "token" parameter removed and WebSocket
+ *     compression declined (so frames stay readable).
  *
- * Ownership: the frontend owns the listening fd and its connections; ops
- * and userdata are borrowed; the token is copied.
+ * The episode's hooks: on_action() for each POST /step, /ws step, MCP
+ * tools/call (HTTP or WebSocket /mcp, /ws {"type":"mcp"}); on_done() when a
+ * /step response, a /ws observation or an MCP result reports done
+ * (openenv-messages.h).
+ *
+ * A stock OpenEnv client keeps one WebSocket for many episodes. The
+ * orchestrator's /ws sessions are sticky: when the episode ends (after the
+ * final observation reached the client) the session detaches from the
+ * env server instead of closing; while detached, {"type":"reset"} starts
+ * the next episode (and is its first message), {"type":"close"} closes,
+ * anything else is answered with an error message. POST /reset and a /ws
+ * handshake by the orchestrator while no episode is live wait for a new
+ * one. Other WebSocket sessions end with a close frame (1001 "episode
+ * ended").
+ *
+ * Ownership: the frontend owns the listening fd and its connections; ops,
+ * userdata and the credentials are borrowed.
  */
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "base/time-util.h"
 #include "base/event-loop.h"
+#include "base/time-util.h"
 
-struct http_deferred; /* relay/http-proxy.h */
+struct http_handle; /* relay/http-proxy.h */
 struct http_exchange;
+struct credentials;
 
 struct frontend_request {
         const char *route; /* normalised: "/info" */
-        const char *query; /* raw query string (after '?'), "" when none */
+        const char *query; /* the raw query string (after '?'), "" when none */
         const char *body;
         size_t body_len;
         struct http_exchange *x; /* private to the frontend */
@@ -52,22 +66,31 @@ struct frontend_reply {
         bool later;             /* no answer now: frontend_answer() comes later */
 };
 
+typedef void (*frontend_done_fn)(void *cookie, int result);
+
 struct frontend_ops {
-        /* Control route, token and method already checked. Answers in
+        /* Control route, principal and method already checked. Answers in
          * reply now, or calls frontend_later(), sets reply->later and
          * answers through frontend_answer() later. */
         void (*control)(void *userdata, const struct frontend_request *req,
                         struct frontend_reply *reply);
         /* A pending answer's client went away: forget it. */
-        void (*pending_gone)(void *userdata, struct http_deferred *pending);
+        void (*pending_gone)(void *userdata, struct http_handle *pending);
         bool (*env_traffic_allowed)(void *userdata);
-        void (*on_step)(void *userdata);
+        const char *(*phase)(void *userdata); /* for /health */
+        /* The orchestrator's client wants an episode while none is live:
+         * 0 live now, 1 done(cookie, result) follows, < 0 refused. */
+        int (*request_episode)(void *userdata, frontend_done_fn done, void *cookie);
+        /* A cookie's client went away: its done() must not be called. */
+        void (*forget)(void *userdata, void *cookie);
+        void (*on_action)(void *userdata, unsigned n);
         void (*on_done)(void *userdata);
 };
 
 struct frontend_config {
         const char *env_socket;            /* unix path of the env server (NULL: none yet) */
-        const char *token;                 /* orchestrator token */
+        const struct credentials *creds;   /* borrowed */
+        char *const *agent_paths;          /* more routes for the agent principal (borrowed) */
         usec_t head_timeout, idle_timeout; /* 0: defaults (10 s, 600 s) */
         unsigned max_connections;          /* 0: HTTP_MAX_CONNECTIONS */
 };
@@ -80,14 +103,14 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
 struct frontend *frontend_free(struct frontend *f);
 DEFINE_CLEANUP_FUNC(struct frontend, frontend_free);
 unsigned frontend_connections(const struct frontend *f);
-/* New env requests go to path from now on (NULL: none is live). */
+struct http_proxy_stats;
+void frontend_stats(const struct frontend *f, struct http_proxy_stats *ret);
+/* New env requests go to path from now on (NULL: none is live); sessions
+ * of the previous env server detach (sticky) or close. */
 int frontend_set_env_socket(struct frontend *f, const char *path);
 /* From control(): the answer comes later; the handle is what to answer. */
-struct http_deferred *frontend_later(const struct frontend_request *req);
+struct http_handle *frontend_later(const struct frontend_request *req);
 /* Answers a pending control request (reply's strings are freed). */
-void frontend_answer(struct http_deferred *pending, struct frontend_reply *reply);
-
-/* The orchestrator token: from path (read once, trailing newline dropped) if
- * non-NULL, else $OPENENVD_TOKEN, else 32 random bytes in hex
- * (*ret_generated = true: the caller prints it once). */
-int frontend_token_load(const char *path, char **ret_token, bool *ret_generated);
+void frontend_answer(struct http_handle *pending, struct frontend_reply *reply);
+/* Whether route is one the agent principal may never reach. */
+bool frontend_route_is_orchestrators(const char *route);

@@ -5,15 +5,35 @@
  * An HTTP/1.1-aware relay: one listening socket, each accepted connection
  * paired 1:1 with its own upstream connection (unix or TCP). Every request
  * head on a connection (keep-alive included) is parsed and handed to the
- * policy (struct http_proxy_ops), which answers locally or forwards it with
- * whole header lines removed or added; everything else (bodies, responses,
- * WebSocket frames) is relayed byte for byte while light-weight framing
- * parsers (http-chunked.h, ws-frame.h) track message boundaries.
+ * policy (struct http_proxy_ops), which answers locally, forwards it (with
+ * whole header lines removed or added and, if it says so, another request
+ * target), holds it for later, or accepts a WebSocket itself; everything
+ * else (bodies, responses, WebSocket frames) is relayed byte for byte while
+ * light-weight framing parsers (http-chunked.h, ws-frame.h) track message
+ * boundaries.
  *
  * Requests are handled one at a time per connection: the next request head
  * is not routed before the previous response ended, so answers never
  * overtake each other (pipelined requests wait in the bounded buffer).
- * Upgrades the policy does not watch are handed to a splice(2) pipe_relay.
+ *
+ * Hostile clients (cfg.auth_required): a connection is unauthenticated until
+ * the policy marks one of its requests authenticated. Unauthenticated
+ * connections get a short deadline for each head and for keep-alive idling
+ * (cfg.unauth_timeout), and are capped in number (cfg.max_unauth) and per
+ * client address (cfg.max_unauth_per_client): past a cap the oldest one is
+ * closed, so a flood of idle connections never locks a legitimate client
+ * out. A locally refused request (4xx before authentication, or a malformed
+ * one) closes its connection: the body is never read beyond a short linger.
+ * At the fd limit the listener closes what it cannot serve (a reserve fd)
+ * instead of spinning.
+ *
+ * WebSockets (http-ws.c): upgrades the policy watches are parsed frame by
+ * frame in both directions (text messages up to WS_MAX_INSPECT_BYTES are
+ * handed to on_ws_text, frames of any size stream through); a "sticky"
+ * session outlives its upstream: when the env server goes away the client
+ * stays connected, "detached", its messages go to the policy, and
+ * http_handle_ws_attach() opens a new upstream session for it. Upgrades the
+ * policy does not watch are handed to a splice(2) pipe_relay.
  *
  * The upstream is one or more addresses of the same server (tried in turn
  * when a connection attempt fails), reached in plain bytes or, with
@@ -30,9 +50,9 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
+#include "base/event-loop.h"
 #include "base/limits.h"
 #include "base/strbuf.h"
-#include "base/event-loop.h"
 #include "relay/http-head.h"
 
 struct tls_client;
@@ -41,6 +61,8 @@ enum http_action {
         HTTP_ACTION_RESPOND,   /* answer set with http_exchange_respond()/_error() */
         HTTP_ACTION_FORWARD,   /* relay to the upstream */
         HTTP_ACTION_READ_BODY, /* read the body (<= HTTP_MAX_CONTROL_BODY), then on_request_body */
+        HTTP_ACTION_HOLD,      /* wait: http_handle_resume() routes the request again later */
+        HTTP_ACTION_WS_ACCEPT, /* accept the WebSocket here: a detached session, no upstream yet */
 };
 
 struct http_exchange {
@@ -55,8 +77,12 @@ struct http_exchange {
         const char *const *strip;   /* request header names to remove (NULL-terminated) */
         struct strbuf add_request;  /* raw "Name: value\r\n" lines to add upstream */
         struct strbuf add_response; /* raw lines added to the response head */
+        struct strbuf target;       /* if not empty: the request target sent upstream */
+        bool authenticated;         /* the request carried valid credentials */
+        bool inspect_request;       /* collect <= HTTP_MAX_INSPECT_BYTES of the forwarded body */
         bool inspect_response;      /* collect <= HTTP_MAX_INSPECT_BYTES of the body */
         bool watch_ws;              /* after a 101: validate frames, report text messages */
+        bool ws_sticky;             /* a watched session that outlives its upstream */
 
         /* Local answer. */
         unsigned status;
@@ -71,8 +97,15 @@ struct http_exchange {
         void *data;
 };
 
-/* A local answer the policy gives later (http_exchange_defer()). */
-struct http_deferred;
+/* The policy's reference to one connection, across loop rounds: to answer
+ * later, to resume a held request, to drive a detached WebSocket. */
+struct http_handle;
+
+enum http_ws_event {
+        HTTP_WS_DETACHED,      /* the upstream went away; the client stays */
+        HTTP_WS_ATTACHED,      /* http_handle_ws_attach() succeeded */
+        HTTP_WS_ATTACH_FAILED, /* it did not: still detached */
+};
 
 struct http_proxy_ops {
         int (*on_request)(void *userdata, struct http_exchange *x);
@@ -80,15 +113,18 @@ struct http_proxy_ops {
          * call http_exchange_defer(). */
         void (*on_request_body)(void *userdata, struct http_exchange *x, const char *body,
                                 size_t len);
-        /* A deferred answer's client went away: the handle is freed after
-         * this returns and must not be answered. */
-        void (*on_deferred_gone)(void *userdata, struct http_deferred *d);
+        /* A forwarded request's body with inspect_request, once it is all
+         * sent (the first HTTP_MAX_INSPECT_BYTES; truncated past them). */
+        void (*on_request_inspected)(void *userdata, struct http_exchange *x, const char *body,
+                                     size_t len, bool truncated);
         /* After a forwarded exchange with inspect_response ended. */
         void (*on_response)(void *userdata, struct http_exchange *x, unsigned status,
                             const char *body, size_t len, bool truncated);
-        /* A complete text message on a watched WebSocket. */
+        /* A complete text message on a watched WebSocket (from the client
+         * also while detached: then it was not forwarded anywhere). */
         void (*on_ws_text)(void *userdata, struct http_exchange *x, bool from_client,
                            const char *data, size_t len);
+        void (*on_ws_event)(void *userdata, struct http_exchange *x, enum http_ws_event ev);
         /* A forwarded request's final response head (h borrowed for the
          * call), then its body as it is relayed (chunked framing removed);
          * both before the client receives those bytes. */
@@ -99,6 +135,9 @@ struct http_proxy_ops {
         /* The exchange is over (response relayed, answered locally, or the
          * connection closed): release x->data. */
         void (*on_exchange_done)(void *userdata, struct http_exchange *x);
+        /* A handle's connection is gone: the handle is freed after this
+         * returns and must not be used again. */
+        void (*on_handle_gone)(void *userdata, struct http_handle *h);
 };
 
 struct http_proxy_addr {
@@ -111,11 +150,16 @@ struct http_proxy_config {
          * last that answered) until a connection succeeds. */
         struct http_proxy_addr upstream[HTTP_MAX_UPSTREAM_ADDRS];
         size_t n_upstream;
-        struct tls_client *tls; /* NULL: plain; else TLS to the upstream */
-        const char *tls_host;   /* SNI and the name the certificate must carry */
-        usec_t head_timeout;    /* a request head must be complete within this */
-        usec_t idle_timeout;    /* no byte moved for this long: close */
-        unsigned max_connections;
+        struct tls_client *tls;   /* NULL: plain; else TLS to the upstream */
+        const char *tls_host;     /* SNI and the name the certificate must carry */
+        usec_t head_timeout;      /* a request head must be complete within this (10 s) */
+        usec_t idle_timeout;      /* no byte moved for this long: close (600 s) */
+        unsigned max_connections; /* HTTP_MAX_CONNECTIONS */
+        /* Hostile clients: see above. Off, every connection is trusted. */
+        bool auth_required;
+        usec_t unauth_timeout;          /* HTTP_UNAUTH_TIMEOUT */
+        unsigned max_unauth;            /* HTTP_MAX_UNAUTH_CONNECTIONS */
+        unsigned max_unauth_per_client; /* HTTP_MAX_UNAUTH_PER_CLIENT */
 };
 
 struct http_proxy;
@@ -134,6 +178,9 @@ struct http_proxy_stats {
         uint64_t upstream_failures;   /* 502 upstream_unavailable: no connection or no answer */
         uint64_t tls_failures;        /* 502 upstream_tls: handshake or certificate refused */
         const char *last_tls_failure; /* static string (tls_stream_error()), or NULL */
+        uint64_t requests;            /* request heads routed */
+        uint64_t evicted;             /* unauthenticated connections closed to make room */
+        uint64_t refused_at_fd_limit; /* connections closed at once: no fd left */
 };
 void http_proxy_stats(const struct http_proxy *p, struct http_proxy_stats *ret);
 
@@ -141,24 +188,42 @@ void http_exchange_respond(struct http_exchange *x, unsigned status, const char 
 /* A non-JSON local answer (content_type static, e.g. "text/plain; charset=utf-8"). */
 void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
                                 const char *body, size_t len);
-/*
- * From on_request_body(): the answer comes later, from the loop, through
- * http_deferred_respond()/_error(). Meanwhile nothing else is read or routed
- * on this connection (answers never overtake each other). The handle belongs
- * to the proxy: it is freed by the answer, or after on_deferred_gone().
- */
-struct http_deferred *http_exchange_defer(struct http_exchange *x);
-void http_deferred_respond(struct http_deferred *d, unsigned status, const char *json);
-void http_deferred_respond_body(struct http_deferred *d, unsigned status, const char *content_type,
-                                const char *body, size_t len);
-void http_deferred_error(struct http_deferred *d, unsigned status, const char *code);
 /* {"error":{"code":"<code>"}}: the only error shape any client ever sees. */
 void http_exchange_error(struct http_exchange *x, unsigned status, const char *code);
 
-/* Where new requests go from now on (a path, NULL: nowhere — the policy
- * answers 503 itself); connections already open keep their upstream. */
-int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path);
+/* The handle of the exchange's connection (one per connection, made on
+ * first use). Valid until on_handle_gone(). */
+struct http_handle *http_exchange_handle(struct http_exchange *x);
+/* The policy's own pointer on a handle (NULL until set). */
+void http_handle_set_data(struct http_handle *h, void *data);
+void *http_handle_data(const struct http_handle *h);
+/* From on_request_body(): the answer comes later, from the loop, through
+ * http_handle_respond()/_error(). Meanwhile nothing else is read or routed
+ * on this connection (answers never overtake each other). */
+struct http_handle *http_exchange_defer(struct http_exchange *x);
+/* Whether x is a WebSocket session without an upstream right now. */
+bool http_exchange_ws_detached(const struct http_exchange *x);
 
+void http_handle_respond(struct http_handle *h, unsigned status, const char *json);
+void http_handle_respond_body(struct http_handle *h, unsigned status, const char *content_type,
+                              const char *body, size_t len);
+void http_handle_error(struct http_handle *h, unsigned status, const char *code);
+/* A held request (HTTP_ACTION_HOLD) is routed again, on_request included. */
+void http_handle_resume(struct http_handle *h);
+/* Detached WebSocket sessions: a text frame or a close frame to the client;
+ * a new upstream session (the handshake for path, then text as the first
+ * client message): on_ws_event() says how it went. -ESTALE when the
+ * session is not detached (or not between frames). */
+int http_handle_ws_send_text(struct http_handle *h, const char *text, size_t len);
+void http_handle_ws_close(struct http_handle *h, uint16_t code, const char *reason);
+int http_handle_ws_attach(struct http_handle *h, const char *path, const char *text, size_t len);
+/* A sticky session's upstream ends once what it already sent reached the
+ * client (the episode is over): the session is detached then. */
+void http_handle_ws_detach(struct http_handle *h);
+
+/* Where new requests go from now on (a path, NULL: nowhere — they get a
+ * 502); connections already open keep their upstream. */
+int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path);
 /* Sets cfg->upstream to a unix socket path (-ENAMETOOLONG). */
 int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path);
 /* Appends one more address: -E2BIG past HTTP_MAX_UPSTREAM_ADDRS, -EINVAL if

@@ -2,9 +2,12 @@
 #include "relay/ws-frame.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <string.h>
 
 #include "base/limits.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text, void *userdata)
@@ -147,8 +150,6 @@ static int header_complete(struct ws_parser *p)
         default:
                 return fail(p, WS_CLOSE_PROTOCOL);
         }
-        if (len > WS_MAX_FRAME_BYTES)
-                return fail(p, WS_CLOSE_TOO_BIG);
         p->payload_len = len;
         p->payload_pos = 0;
         p->in_payload = true;
@@ -175,9 +176,13 @@ static int frame_complete(struct ws_parser *p)
                                 return fail(p, WS_CLOSE_INVALID_DATA);
                         p->peer_close = code;
                 }
+        }
+        if (p->opcode >= WS_OP_CLOSE) {
+                if (p->on_control)
+                        p->on_control(p->userdata, p->opcode, p->ctrl, p->ctrl_len);
                 return 0;
         }
-        if (p->opcode == WS_OP_PING || p->opcode == WS_OP_PONG || !p->fin)
+        if (!p->fin)
                 return 0;
         /* The data message is complete. */
         p->in_message = false;
@@ -204,7 +209,7 @@ static size_t header_need(const struct ws_parser *p)
         return n;
 }
 
-int ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
+ssize_t ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
 {
         size_t i = 0;
         int r;
@@ -223,6 +228,8 @@ int ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
                                 r = frame_complete(p);
                                 if (r < 0)
                                         return r;
+                                if (p->stop)
+                                        break;
                         }
                         continue;
                 }
@@ -261,7 +268,83 @@ int ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
                         r = frame_complete(p);
                         if (r < 0)
                                 return r;
+                        if (p->stop)
+                                break;
                 }
         }
+        p->stop = false;
+        return (ssize_t) i;
+}
+
+void ws_append_frame(struct strbuf *out, uint8_t opcode, const void *data, size_t len,
+                     const uint8_t *mask)
+{
+        uint8_t hdr[14];
+        size_t h = 0;
+
+        hdr[h++] = (uint8_t) (0x80 | (opcode & 0x0f));
+        if (len < 126)
+                hdr[h++] = (uint8_t) len;
+        else if (len <= 0xffff) {
+                hdr[h++] = 126;
+                hdr[h++] = (uint8_t) (len >> 8);
+                hdr[h++] = (uint8_t) len;
+        } else {
+                hdr[h++] = 127;
+                for (int i = 7; i >= 0; i--)
+                        hdr[h++] = (uint8_t) ((uint64_t) len >> (8 * i));
+        }
+        if (mask) {
+                hdr[1] |= 0x80;
+                memcpy(hdr + h, mask, 4);
+                h += 4;
+        }
+        strbuf_add(out, hdr, h);
+        if (!mask) {
+                strbuf_add(out, data, len);
+                return;
+        }
+        for (size_t i = 0; i < len; i++) {
+                uint8_t b = ((const uint8_t *) data)[i] ^ mask[i & 3];
+                strbuf_add(out, &b, 1);
+        }
+}
+
+void ws_append_close(struct strbuf *out, uint16_t code, const char *reason, const uint8_t *mask)
+{
+        uint8_t payload[WS_MAX_CONTROL_PAYLOAD];
+        size_t n = reason ? strlen(reason) : 0;
+
+        /* Cut at a character boundary: a close reason must be valid UTF-8. */
+        if (n > sizeof(payload) - 2) {
+                n = sizeof(payload) - 2;
+                while (n > 0 && ((unsigned char) reason[n] & 0xc0) == 0x80)
+                        n--;
+        }
+        payload[0] = (uint8_t) (code >> 8);
+        payload[1] = (uint8_t) code;
+        if (n > 0) /* bytes of a frame, not a C string: no NUL */
+                memcpy(&payload[2], reason, n * sizeof(payload[0]));
+        ws_append_frame(out, WS_OP_CLOSE, payload, n + 2, mask);
+}
+
+int ws_accept_key(const char *key, size_t key_len, char out[29])
+{
+        static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+        char buf[24 + sizeof(guid)];
+        uint8_t digest[SHA_DIGEST_LENGTH];
+
+        /* 16 random bytes, base64: exactly 24 characters ending "==". */
+        if (key_len != 24 || key[22] != '=' || key[23] != '=')
+                return -EINVAL;
+        for (size_t i = 0; i < 22; i++)
+                if (!((key[i] >= 'A' && key[i] <= 'Z') || (key[i] >= 'a' && key[i] <= 'z') ||
+                      (key[i] >= '0' && key[i] <= '9') || key[i] == '+' || key[i] == '/'))
+                        return -EINVAL;
+        memcpy(buf, key, 24);
+        memcpy(buf + 24, guid, sizeof(guid) - 1);
+        /* SHA-1 protects nothing here: it is a fixed part of the handshake. */
+        SHA1((const unsigned char *) buf, 24 + sizeof(guid) - 1, digest);
+        EVP_EncodeBlock((unsigned char *) out, digest, sizeof(digest));
         return 0;
 }

@@ -7,16 +7,18 @@
  * them and, if asked, hands complete text messages to a callback (bounded by
  * WS_MAX_INSPECT_BYTES: longer messages are validated but not delivered).
  *
- * Strictness: RSV bits must be 0 (the relay strips extension negotiation),
- * unknown opcodes, unmasked client frames or masked server frames, non-minimal
- * length encodings, fragmented or oversized (> 125) control frames, stray
- * continuations and interleaved messages are protocol errors (1002); frames
- * above WS_MAX_FRAME_BYTES are 1009; invalid UTF-8 in text messages or close
- * reasons is 1007; close codes must be sendable ones (RFC 6455 7.4).
+ * Strictness: RSV bits must be 0 (the relay strips extension negotiation:
+ * compression is declined), unknown opcodes, unmasked client frames or
+ * masked server frames, non-minimal length encodings, fragmented or oversized
+ * (> 125) control frames, stray continuations and interleaved messages are
+ * protocol errors (1002); invalid UTF-8 in text messages or close reasons is
+ * 1007; close codes must be sendable ones (RFC 6455 7.4). Frames of any size
+ * stream through: only messages up to WS_MAX_INSPECT_BYTES are collected.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/macro.h"
 
@@ -39,11 +41,15 @@ enum {
 #define WS_CLOSE_TRY_AGAIN    1013
 
 typedef void (*ws_message_fn)(void *userdata, const char *data, size_t len);
+/* A complete control frame (close, ping, pong) and its unmasked payload. */
+typedef void (*ws_control_fn)(void *userdata, uint8_t opcode, const uint8_t *payload, size_t len);
 
 struct ws_parser {
-        bool from_client;      /* client→server: frames must be masked */
-        ws_message_fn on_text; /* NULL: do not collect messages */
+        bool from_client;         /* client→server: frames must be masked */
+        ws_message_fn on_text;    /* NULL: do not collect messages */
+        ws_control_fn on_control; /* optional, set after ws_parser_init() */
         void *userdata;
+        bool stop; /* set by a callback: ws_parser_feed() returns after this frame */
 
         uint8_t hdr[14];
         size_t hdr_len;
@@ -71,11 +77,24 @@ struct ws_parser {
 
 void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text, void *userdata);
 void ws_parser_done(struct ws_parser *p);
-/* Validates buf. 0: all consumed; -EPROTO/-EMSGSIZE/-EILSEQ: invalid, with
- * p->error_code set (1002/1009/1007); the parser is then unusable. */
-int ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len);
+/* Validates buf. Returns the bytes consumed: len, or fewer when a callback
+ * set p->stop (the rest is fed again later); -EPROTO/-EILSEQ: invalid, with
+ * p->error_code set (1002/1007); the parser is then unusable. */
+ssize_t ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len);
 /* True between frames (a close frame may be injected here). */
 bool ws_parser_at_boundary(const struct ws_parser *p);
 
 /* Writes an unmasked (server→client) close frame with code into out[4]. */
 size_t ws_close_frame(uint16_t code, uint8_t out[4]);
+
+struct strbuf;
+/* Appends a close frame with code and a reason (UTF-8, cut at 123 bytes);
+ * masked with mask when it is not NULL (client→server). */
+void ws_append_close(struct strbuf *out, uint16_t code, const char *reason, const uint8_t *mask);
+/* Appends one frame of opcode (text, binary, ping, pong) carrying data;
+ * masked with mask when it is not NULL (client→server). */
+void ws_append_frame(struct strbuf *out, uint8_t opcode, const void *data, size_t len,
+                     const uint8_t *mask);
+/* Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 4.2.2), into out
+ * (29 bytes with the NUL). -EINVAL for a key that is not 16 bytes of base64. */
+int ws_accept_key(const char *key, size_t key_len, char out[29]);

@@ -373,7 +373,8 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         r = fds_dup_above(spec->pass_fds, spec->n_pass_fds, floor, pass);
         if (r < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
-        cleanup(pass_fds_closep) struct pass_fds owned_pass = { pass, spec->n_pass_fds };
+        cleanup(pass_fds_closep)
+                maybe_unused struct pass_fds owned_pass = { pass, spec->n_pass_fds };
         /* Built here: the child allocates nothing. */
         cleanup(container_policy_done) struct container_policy policy;
         container_policy_init(&policy, spec, "openenvd-shim");

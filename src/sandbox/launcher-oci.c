@@ -443,7 +443,7 @@ static int runtime_run(const struct oci_container *c, const char *const *args, i
         r = fds_dup_above(pass_fds, n_pass, 3 + (int) n_pass + 3, pass);
         if (r < 0)
                 return r;
-        cleanup(pass_closep) struct pass_set owned = { pass, n_pass };
+        cleanup(pass_closep) maybe_unused struct pass_set owned = { pass, n_pass };
         argv[n++] = c->runtime;
         argv[n++] = "--root";
         argv[n++] = c->root;

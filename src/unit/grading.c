@@ -235,8 +235,8 @@ static json_t *read_result(struct episode *e, const struct ep_member *mb, int *r
 }
 
 /* The current observer's leaf is empty (or its deadline passed): reap it,
- * record its result and whatever went wrong. */
-static void after_reap(struct episode *e, int result)
+ * record its result and whatever went wrong; the run moves to the next. */
+static void reaped(struct episode *e, int result)
 {
         struct ep_member *mb = e->run.current;
         cleanup_free char *why = TAKE_PTR(e->run.why);
@@ -262,12 +262,17 @@ static void after_reap(struct episode *e, int result)
         e->run.current = NULL;
         e->run.index++;
         e->run.stage = RUN_NEXT;
+}
+
+static void on_reaped(struct episode *e, int result)
+{
+        reaped(e, result);
         run_step(e);
 }
 
 /* Ends the current observer: anything it left behind dies before the next
- * one starts. */
-static void collect(struct episode *e)
+ * one starts. True when it is reaped already (run_advance()'s contract). */
+static bool collect(struct episode *e)
 {
         struct ep_member *mb = e->run.current;
         const char *rel = mb->cgroup;
@@ -275,14 +280,16 @@ static void collect(struct episode *e)
         loop_timer_set(e->deadline, USEC_INFINITY);
         e->run.stage = RUN_REAP;
         (void) cgroup_kill(e->cfg->cgroups, mb->cgroup);
-        if (episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY, OBSERVER_REAP_TIMEOUT, after_reap) < 0)
-                after_reap(e, -ENOMEM);
+        if (episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY, OBSERVER_REAP_TIMEOUT, on_reaped) >= 0)
+                return false;
+        reaped(e, -ENOMEM);
+        return true;
 }
 
 void grading_observer_exited(struct episode *e, struct ep_member *mb)
 {
-        if (e->run.stage == RUN_WAIT && e->run.current == mb)
-                collect(e);
+        if (e->run.stage == RUN_WAIT && e->run.current == mb && collect(e))
+                run_step(e);
 }
 
 void grading_deadline(struct episode *e)
@@ -293,7 +300,8 @@ void grading_deadline(struct episode *e)
                 return;
         free(e->run.why);
         e->run.why = xasprintf("observer %s timed out", mb->mc->name);
-        collect(e);
+        if (collect(e))
+                run_step(e);
 }
 
 static void after_input(struct episode *e, int result, const char *out, size_t len)
@@ -351,8 +359,8 @@ static void after_workspace_copy(struct episode *e, int result, const char *out,
 }
 
 /* Stages the current observer's inputs one custody copy at a time, then
- * starts it. */
-static void stage_inputs(struct episode *e)
+ * starts it (run_advance()'s contract). */
+static bool stage_inputs(struct episode *e)
 {
         struct ep_member *mb = e->run.current;
         const struct manifest_container *c = mb->mc;
@@ -373,24 +381,28 @@ static void stage_inputs(struct episode *e)
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s inputs: cannot copy %s", c->name, rd->target);
                         e->run.stage = RUN_NEXT;
-                        run_step(e);
+                        return true;
                 }
-                return; /* after_input() goes on */
+                return false; /* after_input() goes on */
         }
         if (episode_start_member(e, mb, e->run.phase) < 0) {
                 verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
                              "observer %s did not start", c->name);
                 e->run.stage = RUN_NEXT;
                 e->run.index++;
-                run_step(e);
-                return;
+                return true;
         }
         e->run.stage = RUN_WAIT;
         loop_timer_set(e->deadline, loop_now(e->cfg->loop) + e->cfg->observer_timeout);
+        return false;
 }
 
-/* Picks the next observer of the run and takes it as far as it can go now. */
-static void run_step(struct episode *e)
+/* One step of the run: picks the next observer and takes it as far as it
+ * can go now. True when another step can follow at once; false when the
+ * run waits for an event (a custody copy, an observer, its reaping, whose
+ * callbacks call run_step()) or is over. A loop, not recursion: a run of
+ * failures never deepens the stack. */
+static bool run_advance(struct episode *e)
 {
         const struct manifest_container *const *order;
         size_t n = manifest_observer_order(e->cfg->manifest, &order);
@@ -399,7 +411,7 @@ static void run_step(struct episode *e)
         case RUN_IDLE:
         case RUN_WAIT:
         case RUN_REAP:
-                return;
+                return false;
         case RUN_WORKSPACE: {
                 cleanup_free char *src = xasprintf("%s/workspace/merged", e->dir);
                 cleanup_free char *dst = unit_workspace_copy_dir(&e->plan);
@@ -411,13 +423,12 @@ static void run_step(struct episode *e)
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "workspace custody copy could not start");
                         e->run.stage = RUN_NEXT;
-                        run_step(e);
+                        return true;
                 }
-                return;
+                return false;
         }
         case RUN_INPUTS:
-                stage_inputs(e);
-                return;
+                return stage_inputs(e);
         case RUN_NEXT:
                 break;
         }
@@ -433,8 +444,7 @@ static void run_step(struct episode *e)
                                 continue;
                         e->run.current = mb;
                         mb->killed = !mb->exited;
-                        collect(e);
-                        return;
+                        return collect(e);
                 }
                 if (!lists(c, e->run.phase))
                         continue;
@@ -454,24 +464,29 @@ static void run_step(struct episode *e)
                         }
                         e->run.stage = RUN_WAIT;
                         if (mb->exited)
-                                collect(e);
-                        else
-                                loop_timer_set(e->deadline,
-                                               loop_now(e->cfg->loop) + e->cfg->observer_timeout);
-                        return;
+                                return collect(e);
+                        loop_timer_set(e->deadline,
+                                       loop_now(e->cfg->loop) + e->cfg->observer_timeout);
+                        return false;
                 }
                 e->run.input = 0;
                 e->run.stage = reads(c, MANIFEST_READ_WORKSPACE) && !e->workspace_copied
                                        ? RUN_WORKSPACE
                                        : RUN_INPUTS;
-                run_step(e);
-                return;
+                return true;
         }
         /* Done with this phase's observers. */
         void (*then)(struct episode *) = e->run.then;
         e->run = (struct observer_run){};
         if (then)
                 then(e);
+        return false;
+}
+
+static void run_step(struct episode *e)
+{
+        while (run_advance(e))
+                ;
 }
 
 static void run_observers(struct episode *e, enum phase phase, bool stop_only,

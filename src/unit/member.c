@@ -349,8 +349,8 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         if (r < 0)
                 return r;
         /* Ours now; the write ends live only in the container. */
-        log_w = safe_close(log_w);
-        notify_w = safe_close(notify_w);
+        safe_close(TAKE_FD(log_w));
+        safe_close(TAKE_FD(notify_w));
 
         if ((r = loop_add_io(l, member_pidfd(m), EPOLLIN, on_pidfd, m, &m->exit_src)) < 0 ||
             (r = log_watch(m)) < 0 ||

@@ -30,7 +30,7 @@ int uid_range_in_use(uid_t base, uint32_t size)
                 if (parse_uint(de->d_name, 1, INT32_MAX, &pid) < 0)
                         continue;
                 path = xasprintf("/proc/%u/status", pid);
-                if (read_full_file_at(AT_FDCWD, path, 64 * 1024, &status, NULL) < 0)
+                if (read_full_file_at(AT_FDCWD, path, (size_t) 64 * 1024, &status, NULL) < 0)
                         continue; /* gone meanwhile */
                 /* "Uid:\treal\teffective\tsaved\tfs": any of them counts. */
                 const char *l = strstr(status, "\nUid:");

@@ -259,7 +259,7 @@ def full_episode():
         check(not os.path.exists(d.key_file), "the model key file was deleted after reading")
         FULL["harness_file"] = json.loads(poll(lambda: read(d.ws_file(eid, "harness.json")),
                                                 "/workspace/harness.json", 60))
-        status, FULL["env"] = d.request("GET", "/probe", token=False)
+        status, FULL["env"] = d.request("GET", "/probe")
         check(status == 200, "env probe over the relay: %s" % status)
         check(d.request("POST", "/step", {"action": {"message": "x"}}, token=False)[0] == 401,
               "/step without the token is refused")

@@ -420,7 +420,7 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:5:51: zones.observers.containers.g.reads[0]: unknown asset 'oracel'\n"
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
-                "workspace_seed, privileged_assets, zones, model, standby)\n");
+                "workspace_seed, privileged_assets, zones, model, standby, agent_paths)\n");
 }
 
 Test(manifest, error_count_is_bounded)

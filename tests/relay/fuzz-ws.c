@@ -22,13 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int client = 0; client < 2; client++) {
                 struct ws_parser a, b;
                 size_t ca = 0, cb = 0, split = size ? data[0] % (size + 1) : 0;
-                int ra, rb;
+                ssize_t ra, rb;
 
                 ws_parser_init(&a, client, on_text, &ca);
                 ws_parser_init(&b, client, on_text, &cb);
                 ra = ws_parser_feed(&a, data, size);
                 rb = ws_parser_feed(&b, data, split);
-                if (rb == 0)
+                if (rb >= 0)
                         rb = ws_parser_feed(&b, data + split, size - split);
                 if ((ra < 0) != (rb < 0) || ca != cb || a.frames != b.frames)
                         abort();

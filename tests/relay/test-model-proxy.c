@@ -13,8 +13,6 @@
  * the proxy's say-so.
  */
 
-/* OpenSSL's headers come first: they use the word base/macro.h defines as
- * `unused`. */
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>

@@ -9,7 +9,7 @@ the tests see exactly what an env server (or model provider) sent.
 """
 import asyncio, base64, hashlib, json, os, struct, sys
 
-seen = []          # (method, path) of every request but /log and /release
+seen = []          # (method, target) of every request but /log and /release
 release = None     # set by GET /release: lets /sse finish
 
 async def read_head(r):
@@ -55,7 +55,10 @@ async def ws_frame(r):
     elif n == 127:
         n = struct.unpack(">Q", await r.readexactly(8))[0]
     mask = await r.readexactly(4) if b1 & 0x80 else b"\0\0\0\0"
-    data = bytes(c ^ mask[i % 4] for i, c in enumerate(await r.readexactly(n)))
+    data = await r.readexactly(n)
+    if n:  # unmask in one big-integer XOR (frames may be many MiB)
+        m = (mask * (n // 4 + 1))[:n]
+        data = (int.from_bytes(data, "big") ^ int.from_bytes(m, "big")).to_bytes(n, "big")
     return b0 & 0x0f, data
 
 def ws_send(w, op, data):
@@ -69,7 +72,7 @@ def ws_send(w, op, data):
         hdr += bytes([127]) + struct.pack(">Q", n)
     w.write(hdr + data)
 
-async def websocket(r, w, hdrs):
+async def websocket(r, w, hdrs, head):
     key = get(hdrs, "sec-websocket-key")
     acc = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
     w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -88,8 +91,12 @@ async def websocket(r, w, hdrs):
             return
         elif data == b"bad":
             w.write(b"\x81\x7e\x00\x01x")  # non-minimal length: protocol error
-        elif data == b"big":
-            w.write(b"\x82\x7f" + struct.pack(">Q", 1 << 40))  # above WS_MAX_FRAME_BYTES
+        elif data == b"headers":
+            ws_send(w, 1, head)  # the handshake as the env server saw it
+        elif data.startswith(b"big "):
+            ws_send(w, 2, b"y" * int(data[4:]))  # frames of any size stream through
+        elif data.startswith(b'{"jsonrpc"'):
+            ws_send(w, 1, json.dumps(mcp_answer(json.loads(data))).encode())
         elif data == b"done-exit":
             # The env's last word, then it is gone (the unit kills it on
             # done): no close frame, just the end of the stream.
@@ -101,6 +108,18 @@ async def websocket(r, w, hdrs):
             ws_send(w, op, data)
         await w.drain()
 
+def mcp_answer(req):
+    """JSON-RPC: tools/call of "finish" ends the episode (done in the
+    structured content, as an MCP env reports it); batches answered in kind."""
+    if isinstance(req, list):
+        return [mcp_answer(x) for x in req]
+    p = req.get("params") or {}
+    if req.get("method") == "tools/call" and p.get("name") == "finish":
+        result = {"content": [], "structuredContent": {"done": True, "reward": 1.0}}
+    else:
+        result = {"content": [{"type": "text", "text": "ok"}]}
+    return {"jsonrpc": "2.0", "id": req.get("id"), "result": result}
+
 async def handle(r, w):
     global release
     try:
@@ -111,9 +130,12 @@ async def handle(r, w):
                 return
             path = target.split("?")[0]
             if path not in ("/log", "/release"):
-                seen.append([method, path])
+                seen.append([method, target])
             if path == "/ws" or get(hdrs, "upgrade"):
-                await websocket(r, w, hdrs)
+                try:
+                    await websocket(r, w, hdrs, head)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    pass  # the client (or the relay) went away
                 return
             body = await read_body(r, hdrs)
             if MODEL and path == "/log":
@@ -129,16 +151,22 @@ async def handle(r, w):
                     w.write(resp(200, json.dumps({"key_ok": ok, "body": body.decode()}).encode()))
             elif path == "/log":
                 w.write(resp(200, json.dumps(seen).encode()))
+                if "clear=1" in target:
+                    seen.clear()
             elif path == "/release":
                 release.set()
                 w.write(resp(200, b"{}"))
             elif path == "/echo-head":
                 w.write(resp(200, head, "text/plain"))
-            elif path in ("/echo", "/mcp"):
+            elif path == "/echo":
                 w.write(resp(200, body, "application/octet-stream"))
+            elif path == "/mcp":
+                w.write(resp(200, json.dumps(mcp_answer(json.loads(body or b"{}"))).encode()))
+            elif path == "/reset":
+                w.write(resp(200, json.dumps({"observation": {}, "done": False}).encode()))
             elif path == "/cookies":
                 w.write(resp(200, b"cookies", "text/plain", "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Odd:  spaced \r\n"))
-            elif path == "/step":
+            elif path in ("/step", "/step/"):
                 done = json.loads(body or b"{}").get("done", False)
                 w.write(resp(200, json.dumps({"observation": {}, "done": done}).encode()))
             elif path == "/chunked":

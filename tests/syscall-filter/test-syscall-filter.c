@@ -150,7 +150,7 @@ Test(kernel, unshare_user_and_mount_ns_refused)
                        EPERM);
 }
 
-static int probe_setns(unused void *userdata)
+static int probe_setns(maybe_unused void *userdata)
 {
         int fd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -177,7 +177,7 @@ static int probe_clone(void *flags)
         return probe_wait((pid_t) pid) == 0 ? 0 : 101;
 }
 
-static int probe_fork(unused void *userdata)
+static int probe_fork(maybe_unused void *userdata)
 {
         pid_t pid = fork();
         if (pid == 0)
@@ -210,7 +210,7 @@ struct probe_clone_args {
         uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 };
 
-static int probe_clone3(unused void *userdata)
+static int probe_clone3(maybe_unused void *userdata)
 {
         struct probe_clone_args args = { .exit_signal = SIGCHLD };
         long pid = syscall(SYS_clone3, &args, sizeof(args));
@@ -228,7 +228,7 @@ Test(kernel, clone3_is_enosys)
 
 /* ---- mounts, ptrace, kernel interfaces ------------------------------------ */
 
-static int probe_mount(unused void *userdata)
+static int probe_mount(maybe_unused void *userdata)
 {
         /* The target does not exist: as root the kernel says ENOENT. */
         return errno_of(syscall(SYS_mount, "none", "/nonexistent-openenvd-test", "tmpfs", 0, NULL));
@@ -240,7 +240,7 @@ Test(kernel, mount_refused)
         expect_refused("mount", probe_mount, NULL, EPERM);
 }
 
-static int probe_ptrace_traceme(unused void *userdata)
+static int probe_ptrace_traceme(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, NULL, NULL));
 }
@@ -251,7 +251,7 @@ Test(kernel, ptrace_refused)
         expect_refused("ptrace(PTRACE_TRACEME)", probe_ptrace_traceme, NULL, EPERM);
 }
 
-static int probe_io_uring_setup(unused void *userdata)
+static int probe_io_uring_setup(maybe_unused void *userdata)
 {
         struct io_uring_params params = { 0 };
         return errno_of(syscall(SYS_io_uring_setup, 1, &params));
@@ -264,7 +264,7 @@ Test(kernel, io_uring_refused)
         expect_refused("io_uring_setup", probe_io_uring_setup, NULL, EPERM);
 }
 
-static int probe_bpf(unused void *userdata)
+static int probe_bpf(maybe_unused void *userdata)
 {
         /* BPF_MAP_CREATE with an empty attr: EINVAL for root. */
         return errno_of(syscall(SYS_bpf, 0, NULL, 0));
@@ -276,7 +276,7 @@ Test(kernel, bpf_refused)
         expect_refused("bpf", probe_bpf, NULL, EPERM);
 }
 
-static int probe_keyctl(unused void *userdata)
+static int probe_keyctl(maybe_unused void *userdata)
 {
         /* KEYCTL_GET_KEYRING_ID (0) of KEY_SPEC_SESSION_KEYRING (-3), no create. */
         return errno_of(syscall(SYS_keyctl, 0, -3, 0));
@@ -288,7 +288,7 @@ Test(kernel, keyctl_refused)
         expect_refused("keyctl", probe_keyctl, NULL, EPERM);
 }
 
-static int probe_perf_event_open(unused void *userdata)
+static int probe_perf_event_open(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
 }
@@ -299,7 +299,7 @@ Test(kernel, perf_event_open_refused)
         expect_refused("perf_event_open", probe_perf_event_open, NULL, EPERM);
 }
 
-static int probe_userfaultfd(unused void *userdata)
+static int probe_userfaultfd(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_userfaultfd, O_CLOEXEC));
 }
@@ -310,12 +310,12 @@ Test(kernel, userfaultfd_refused)
         expect_refused("userfaultfd", probe_userfaultfd, NULL, EPERM);
 }
 
-static int probe_init_module(unused void *userdata)
+static int probe_init_module(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_init_module, NULL, 0, ""));
 }
 
-static int probe_finit_module(unused void *userdata)
+static int probe_finit_module(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_finit_module, -1, "", 0));
 }
@@ -327,14 +327,14 @@ Test(kernel, module_loading_refused)
         expect_refused("finit_module", probe_finit_module, NULL, EPERM);
 }
 
-static int probe_kexec_load(unused void *userdata)
+static int probe_kexec_load(maybe_unused void *userdata)
 {
         /* A foreign kexec arch (KEXEC_ARCH_ARM = 40 << 16): EINVAL for root,
          * and never the "unload" meaning of nr_segments == 0. */
         return errno_of(syscall(SYS_kexec_load, 0, 0, NULL, 40ul << 16));
 }
 
-static int probe_reboot(unused void *userdata)
+static int probe_reboot(maybe_unused void *userdata)
 {
         /* Wrong magic: EINVAL for root, after the capability check. */
         return errno_of(syscall(SYS_reboot, 0, 0, 0, NULL));
@@ -347,7 +347,7 @@ Test(kernel, kexec_and_reboot_refused)
         expect_refused("reboot", probe_reboot, NULL, EPERM);
 }
 
-static int probe_open_by_handle_at(unused void *userdata)
+static int probe_open_by_handle_at(maybe_unused void *userdata)
 {
         return errno_of(syscall(SYS_open_by_handle_at, AT_FDCWD, NULL, O_RDONLY));
 }
@@ -427,7 +427,7 @@ Test(kernel, mkfifo_works, .init = tmpdir_init, .fini = tmpdir_fini)
 /* getpid through the i386 entry point (int $0x80, eax = 20). From a 64-bit
  * task the kernel runs it as a compat syscall, seen by seccomp with
  * AUDIT_ARCH_I386. Exit 0 if it was refused with EPERM, 1 if it ran. */
-static int probe_i386_getpid(unused void *userdata)
+static int probe_i386_getpid(maybe_unused void *userdata)
 {
         long ret;
 
@@ -452,7 +452,7 @@ Test(kernel, i386_abi_refused)
                      "the i386 syscall was not refused with EPERM");
 }
 
-static int probe_x32_getpid(unused void *userdata)
+static int probe_x32_getpid(maybe_unused void *userdata)
 {
         return errno_of(syscall(0x40000000L | SYS_getpid));
 }
@@ -637,7 +637,7 @@ Test(kernel, denied_family)
 
 /* ---- flags --------------------------------------------------------------- */
 
-static int probe_bad_flags(unused void *userdata)
+static int probe_bad_flags(maybe_unused void *userdata)
 {
         int r = syscall_filter_load(1u << 30);
         if (r != -EINVAL)
@@ -750,7 +750,7 @@ static void *thread_noop(void *userdata)
         return userdata;
 }
 
-static int probe_threads(unused void *userdata)
+static int probe_threads(maybe_unused void *userdata)
 {
         pthread_t t;
         void *res = NULL;
@@ -763,7 +763,7 @@ static int probe_threads(unused void *userdata)
         return 0;
 }
 
-static int probe_event_fds(unused void *userdata)
+static int probe_event_fds(maybe_unused void *userdata)
 {
         struct epoll_event ev = { .events = EPOLLIN };
         sigset_t mask;
@@ -787,7 +787,7 @@ static int probe_event_fds(unused void *userdata)
         return 0;
 }
 
-static int probe_exec_true(unused void *userdata)
+static int probe_exec_true(maybe_unused void *userdata)
 {
         pid_t pid = fork();
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Who a request on the unit's port comes from (DESIGN section 7):
+ *
+ *   orchestrator  the unit's token: every route
+ *   agent         the optional agent token: the agent-facing env paths only
+ *   none          /healthz and /health only
+ *
+ * A token is carried as "Authorization: Bearer TOKEN", as the password of
+ * HTTP Basic credentials ("http://openenv:TOKEN@host:port" in a client's
+ * base URL: httpx, requests and websockets send it as Basic; the user name
+ * is not checked), or, on a WebSocket handshake only, as "?token=TOKEN".
+ * Several credentials must agree: two Authorization headers, or a header and
+ * a query token naming different principals, prove nothing.
+ */
+#include <stdbool.h>
+
+#include "relay/http-head.h"
+
+enum principal {
+        PRINCIPAL_NONE,
+        PRINCIPAL_AGENT,
+        PRINCIPAL_ORCHESTRATOR,
+};
+
+struct credentials {
+        char *orchestrator; /* owned secret */
+        char *agent;        /* owned secret; NULL: no agent principal */
+};
+
+/* The orchestrator token from token_file if set, else $OPENENVD_TOKEN, else
+ * 32 random bytes in hex (*ret_generated: the caller prints it once); the
+ * agent token from agent_token_file if set, else $OPENENVD_AGENT_TOKEN, else
+ * none. -EINVAL when both are the same. */
+int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
+                     bool *ret_generated);
+void credentials_done(struct credentials *c);
+
+/* query_token: the decoded "token" query parameter (NULL: none), counted in
+ * n_query_tokens; taken into account on upgrade requests only. */
+enum principal credentials_check(const struct credentials *c, const struct http_head *h,
+                                 const char *query_token, unsigned n_query_tokens);

@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One request after the other on a connection: the head is parsed and
+ * routed through the policy, then answered here (now or later), held,
+ * forwarded (head rewritten, body framed and optionally inspected) or
+ * turned into a WebSocket; the response is framed back and its end makes
+ * room for the next request.
+ */
+#include <errno.h>
+#include <http_parser.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/macro.h"
+#include "base/util.h"
+#include "relay/http-conn.h"
+
+/* --- local answers --- */
+
+static const char *status_reason(unsigned status)
+{
+        switch (status) {
+        case 101:
+                return "Switching Protocols";
+        case 200:
+                return "OK";
+        case 400:
+                return "Bad Request";
+        case 401:
+                return "Unauthorized";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 408:
+                return "Request Timeout";
+        case 409:
+                return "Conflict";
+        case 411:
+                return "Length Required";
+        case 413:
+                return "Content Too Large";
+        case 429:
+                return "Too Many Requests";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 500:
+                return "Internal Server Error";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        default:
+                return "Status";
+        }
+}
+
+void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json)
+{
+        x->status = status;
+        x->content_type = NULL;
+        strbuf_reset(&x->body);
+        strbuf_adds(&x->body, json);
+}
+
+void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
+                                const char *body, size_t len)
+{
+        x->status = status;
+        x->content_type = content_type;
+        strbuf_reset(&x->body);
+        strbuf_add(&x->body, body, len);
+}
+
+void http_exchange_error(struct http_exchange *x, unsigned status, const char *code)
+{
+        x->status = status;
+        x->content_type = NULL;
+        strbuf_reset(&x->body);
+        strbuf_addf(&x->body, "{\"error\":{\"code\":\"%s\"}}", code);
+}
+
+/* Ends the policy's part in the current exchange (idempotent). */
+void conn_exchange_done(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+
+        if (c->x.data && p->ops->on_exchange_done)
+                p->ops->on_exchange_done(p->userdata, &c->x);
+        c->x.data = NULL;
+}
+
+void exchange_reset(struct http_exchange *x)
+{
+        strbuf_release(&x->add_request);
+        strbuf_release(&x->add_response);
+        strbuf_release(&x->body);
+        strbuf_release(&x->headers);
+        strbuf_release(&x->query);
+        strbuf_release(&x->target);
+        *x = (struct http_exchange){
+                .add_request = STRBUF_INIT,
+                .add_response = STRBUF_INIT,
+                .body = STRBUF_INIT,
+                .headers = STRBUF_INIT,
+                .query = STRBUF_INIT,
+                .target = STRBUF_INIT,
+        };
+}
+
+/* Queues the exchange's local answer for the client. */
+void conn_answer(struct http_conn *c, bool close)
+{
+        struct http_exchange *x = &c->x;
+
+        if (x->status == 0)
+                http_exchange_error(x, 500, "infrastructure_error");
+        strbuf_addf(&c->cout, "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
+                    x->status, status_reason(x->status),
+                    x->content_type ? x->content_type : "application/json", x->body.len);
+        strbuf_add(&c->cout, x->headers.buf, x->headers.len);
+        if (close)
+                strbuf_adds(&c->cout, "Connection: close\r\n");
+        strbuf_adds(&c->cout, "\r\n");
+        if (!x->req_is_head)
+                strbuf_add(&c->cout, x->body.buf, x->body.len);
+        if (close) {
+                c->close_after_flush = true;
+                c->linger = !c->c_eof;
+        }
+}
+
+void conn_fail(struct http_conn *c, unsigned status, const char *code)
+{
+        http_exchange_error(&c->x, status, code);
+        conn_answer(c, true);
+}
+
+/* The upstream failed before any byte of its response reached the client:
+ * a clean 502 with code, the request's remaining bytes dropped, and the
+ * connection closed after the answer. */
+void conn_upstream_failed(struct http_conn *c, const char *code)
+{
+        struct http_proxy *p = c->proxy;
+
+        if (streq(code, "upstream_tls")) {
+                p->stats.tls_failures++;
+                p->stats.last_tls_failure = c->tls ? tls_stream_error(c->tls) : NULL;
+        } else
+                p->stats.upstream_failures++;
+        conn_close_upstream(c);
+        c->sstate = RESP_IDLE;
+        c->cin.start = c->cin.end = 0;
+        c->c_fwd = 0;
+        conn_fail(c, 502, code);
+        c->rstate = REQ_WAIT;
+}
+
+/*
+ * Whether a locally answered request ends its connection. A request refused
+ * before its client proved who it is, or a malformed one, closes: its body is
+ * never read (at most lingered over), and a client that wants another try
+ * connects again. An authenticated client keeps its connection through the
+ * answers a correct request can get (404, 409, 5xx).
+ */
+static bool answer_closes(const struct http_conn *c, unsigned status, bool had_body)
+{
+        if (!c->req_keep_alive || c->c_eof || had_body)
+                return true;
+        if (status < 400)
+                return false;
+        if (!c->authenticated)
+                return true;
+        switch (status) {
+        case 400:
+        case 401:
+        case 403:
+        case 405:
+        case 408:
+        case 411:
+        case 413:
+        case 431:
+                return true;
+        default:
+                return false;
+        }
+}
+
+static void request_done_locally(struct http_conn *c, bool had_body)
+{
+        bool close = answer_closes(c, c->x.status ?: 500, had_body);
+
+        conn_answer(c, close);
+        if (close)
+                c->rstate = REQ_WAIT;
+        else {
+                c->rstate = REQ_HEAD;
+                conn_arm_head_timer(c);
+        }
+}
+
+/* --- handles --- */
+
+static struct http_conn *exchange_conn(struct http_exchange *x)
+{
+        return (struct http_conn *) ((char *) x - offsetof(struct http_conn, x));
+}
+
+struct http_handle *http_exchange_handle(struct http_exchange *x)
+{
+        struct http_conn *c = exchange_conn(x);
+
+        if (!c->handle) {
+                c->handle = xcalloc(1, sizeof(*c->handle));
+                c->handle->conn = c;
+        }
+        return c->handle;
+}
+
+void http_handle_set_data(struct http_handle *h, void *data)
+{
+        h->data = data;
+}
+
+void *http_handle_data(const struct http_handle *h)
+{
+        return h->data;
+}
+
+struct http_handle *http_exchange_defer(struct http_exchange *x)
+{
+        exchange_conn(x)->answer_later = true;
+        return http_exchange_handle(x);
+}
+
+bool http_exchange_ws_detached(const struct http_exchange *x)
+{
+        const struct http_conn *c =
+                (const struct http_conn *) ((const char *) x - offsetof(struct http_conn, x));
+        return c->ws_detached;
+}
+
+static void deferred_answer(struct http_conn *c)
+{
+        /* Answered from inside on_request_body(): the pump goes on there. */
+        c->answer_later = false;
+        if (c->in_body_callback)
+                return;
+        if (c->rstate != REQ_DEFERRED)
+                return;
+        c->rstate = REQ_WAIT;
+        c->last_activity = loop_now(c->proxy->loop);
+        request_done_locally(c, false);
+        conn_pump_and_reap(c);
+}
+
+void http_handle_respond(struct http_handle *h, unsigned status, const char *json)
+{
+        http_exchange_respond(&h->conn->x, status, json);
+        deferred_answer(h->conn);
+}
+
+void http_handle_respond_body(struct http_handle *h, unsigned status, const char *content_type,
+                              const char *body, size_t len)
+{
+        http_exchange_respond_body(&h->conn->x, status, content_type, body, len);
+        deferred_answer(h->conn);
+}
+
+void http_handle_error(struct http_handle *h, unsigned status, const char *code)
+{
+        http_exchange_error(&h->conn->x, status, code);
+        deferred_answer(h->conn);
+}
+
+void http_handle_resume(struct http_handle *h)
+{
+        struct http_conn *c = h->conn;
+
+        if (c->rstate != REQ_HELD)
+                return;
+        c->rstate = REQ_HEAD;
+        c->last_activity = loop_now(c->proxy->loop);
+        conn_arm_head_timer(c);
+        conn_pump_and_reap(c);
+}
+
+/* --- request side --- */
+
+static bool header_stripped(const struct http_exchange *x, const struct http_header *hd)
+{
+        if (!x->strip)
+                return false;
+        for (const char *const *s = x->strip; *s; s++)
+                if (hd->name_len == strlen(*s) && strncasecmp(hd->name, *s, hd->name_len) == 0)
+                        return true;
+        return false;
+}
+
+/* Request head minus stripped lines plus added ones, with the policy's
+ * target if it set one, otherwise the raw bytes. */
+static void build_request_head(struct http_conn *c, const struct http_head *h, const char *raw)
+{
+        size_t pos = 0;
+
+        if (c->x.target.len > 0) {
+                size_t t = (size_t) (h->target - raw);
+                strbuf_add(&c->uout, raw, t);
+                strbuf_add(&c->uout, c->x.target.buf, c->x.target.len);
+                pos = t + h->target_len;
+        }
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const struct http_header *hd = &h->headers[i];
+                if (!header_stripped(&c->x, hd))
+                        continue;
+                strbuf_add(&c->uout, raw + pos, hd->line_start - pos);
+                pos = hd->line_end;
+        }
+        /* Everything up to the final CRLF, then the additions, then CRLF. */
+        strbuf_add(&c->uout, raw + pos, h->head_len - 2 - pos);
+        strbuf_add(&c->uout, c->x.add_request.buf, c->x.add_request.len);
+        strbuf_adds(&c->uout, "\r\n");
+}
+
+static int process_head(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+        struct http_head h;
+        size_t end;
+        const char *raw = c->cin.data + c->cin.start;
+        const char *q;
+        int r, action;
+
+        r = http_head_find_end(raw, buf_avail(&c->cin), &end);
+        if (r == 0) {
+                if (c->c_eof)
+                        conn_kill(c); /* closed mid-head: nobody to answer */
+                return 0;
+        }
+        conn_exchange_done(c);
+        exchange_reset(&c->x);
+        if (r == -E2BIG) {
+                conn_fail(c, 431, "head_too_large");
+                c->rstate = REQ_WAIT;
+                return 1;
+        }
+        if (r < 0) {
+                conn_fail(c, 400, "bad_request");
+                c->rstate = REQ_WAIT;
+                return 1;
+        }
+        r = http_head_parse(raw, end, false, false, &h);
+        if (r < 0) {
+                conn_fail(c, r == -E2BIG ? 431 : 400,
+                          r == -E2BIG ? "head_too_large" : "bad_request");
+                c->rstate = REQ_WAIT;
+                return 1;
+        }
+        p->stats.requests++;
+        c->x.req = &h;
+        c->x.req_is_head = h.method == HTTP_HEAD;
+        c->x.path = h.target;
+        q = memchr(h.target, '?', h.target_len);
+        c->x.path_len = q ? (size_t) (q - h.target) : h.target_len;
+        if (q)
+                strbuf_add(&c->x.query, q + 1, h.target_len - c->x.path_len - 1);
+        c->req_keep_alive = h.keep_alive;
+        c->req_body = h.body;
+        c->req_left = h.content_length;
+        c->upgrade_requested = h.upgrade;
+        c->last_activity = loop_now(p->loop);
+        conn_arm_idle_timer(c);
+
+        action = p->ops->on_request(p->userdata, &c->x);
+        c->x.req = NULL;
+        if (c->x.authenticated)
+                conn_set_authenticated(c);
+        switch (action) {
+        case HTTP_ACTION_HOLD:
+                /* The head stays in the buffer: routed again on resume. */
+                c->rstate = REQ_HELD;
+                loop_timer_set(c->timer, USEC_INFINITY);
+                return 0;
+        case HTTP_ACTION_WS_ACCEPT:
+                if (h.body == HTTP_BODY_NONE && ws_accept_local(c, &h) >= 0) {
+                        buf_consume(&c->cin, end);
+                        return 1;
+                }
+                http_exchange_error(&c->x, 400, "bad_request");
+                action = HTTP_ACTION_RESPOND;
+                break;
+        case HTTP_ACTION_READ_BODY:
+                if (h.body == HTTP_BODY_CHUNKED) {
+                        http_exchange_error(&c->x, 411, "length_required");
+                        action = HTTP_ACTION_RESPOND;
+                } else if (h.content_length > HTTP_MAX_CONTROL_BODY) {
+                        http_exchange_error(&c->x, 413, "body_too_large");
+                        action = HTTP_ACTION_RESPOND;
+                } else {
+                        buf_consume(&c->cin, end);
+                        strbuf_reset(&c->inspect);
+                        c->rstate = REQ_READ_BODY;
+                        return 1;
+                }
+                break;
+        default:
+                break;
+        }
+        if (action != HTTP_ACTION_FORWARD) {
+                buf_consume(&c->cin, end);
+                request_done_locally(c, h.body != HTTP_BODY_NONE);
+                return 1;
+        }
+
+        if (c->ufd < 0 || c->u_eof || c->u_shut) {
+                r = conn_connect_upstream(c);
+                if (r < 0) {
+                        p->stats.upstream_failures++;
+                        buf_consume(&c->cin, end);
+                        http_exchange_error(&c->x, 502, "upstream_unavailable");
+                        request_done_locally(c, h.body != HTTP_BODY_NONE);
+                        return 1;
+                }
+        }
+        build_request_head(c, &h, raw);
+        p->stats.bytes_up += c->uout.len;
+        buf_consume(&c->cin, end);
+        c->sstate = RESP_HEAD;
+        c->resp_status = 0;
+        strbuf_reset(&c->inspect);
+        c->inspect_truncated = false;
+        strbuf_reset(&c->inspect_req);
+        c->inspect_req_truncated = false;
+        if (h.body == HTTP_BODY_NONE) {
+                c->rstate = REQ_WAIT;
+                if (c->x.inspect_request && p->ops->on_request_inspected)
+                        p->ops->on_request_inspected(p->userdata, &c->x, "", 0, false);
+        } else {
+                c->rstate = REQ_BODY;
+                http_chunked_init(&c->req_chunked);
+        }
+        return 1;
+}
+
+/* Request body bytes (chunked framing removed) for inspect_request. */
+static void request_data(void *userdata, const char *data, size_t len)
+{
+        struct http_conn *c = userdata;
+
+        if (!c->x.inspect_request || c->inspect_req_truncated)
+                return;
+        if (c->inspect_req.len + len > HTTP_MAX_INSPECT_BYTES) {
+                c->inspect_req_truncated = true;
+                return;
+        }
+        strbuf_add(&c->inspect_req, data, len);
+}
+
+/*
+ * Frames the next part of the request body in data (Content-Length countdown
+ * or chunked decoding). *ret_n gets how many bytes belong to the body; returns
+ * 1 when the body ended with them, 0 when more is to come, < 0 on a framing
+ * error.
+ */
+static int request_body_take(struct http_conn *c, const char *data, size_t avail, size_t *ret_n)
+{
+        if (c->req_body == HTTP_BODY_LENGTH) {
+                size_t n = (size_t) MIN((uint64_t) avail, c->req_left);
+                c->req_left -= n;
+                *ret_n = n;
+                request_data(c, data, n);
+                return c->req_left == 0;
+        }
+        return http_chunked_feed(&c->req_chunked, data, avail, request_data, c, ret_n);
+}
+
+int exchange_process_client(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+        size_t avail = buf_avail(&c->cin);
+        const char *data = c->cin.data ? c->cin.data + c->cin.start : NULL;
+
+        switch (c->rstate) {
+        case REQ_HEAD:
+                if (avail == 0 || !client_flushed(c) || c->c_fwd > 0) {
+                        if (avail == 0 && c->c_eof && client_flushed(c))
+                                conn_kill(c);
+                        return 0;
+                }
+                return process_head(c);
+        case REQ_READ_BODY: {
+                size_t n = (size_t) MIN((uint64_t) avail, c->req_left);
+                strbuf_add(&c->inspect, data, n);
+                buf_consume(&c->cin, n);
+                c->req_left -= n;
+                if (c->req_left > 0) {
+                        if (c->c_eof)
+                                conn_kill(c);
+                        return n > 0;
+                }
+                c->in_body_callback = true;
+                p->ops->on_request_body(p->userdata, &c->x, c->inspect.buf, c->inspect.len);
+                c->in_body_callback = false;
+                strbuf_reset(&c->inspect);
+                if (c->answer_later) {
+                        c->rstate = REQ_DEFERRED;
+                        /* Waiting is no idle time: the policy's deadline rules. */
+                        loop_timer_set(c->timer, USEC_INFINITY);
+                        return 1;
+                }
+                request_done_locally(c, false);
+                return 1;
+        }
+        case REQ_BODY: {
+                size_t n = 0;
+                int r;
+                /* Bytes are classified behind those still waiting to be
+                 * sent, so that one flush carries all of them. */
+                data += c->c_fwd;
+                avail -= c->c_fwd;
+                if (avail == 0) {
+                        if (c->c_eof && c->c_fwd == 0)
+                                conn_kill(c); /* body cut short */
+                        return 0;
+                }
+                r = request_body_take(c, data, avail, &n);
+                if (r < 0) {
+                        /* The head already went upstream: no clean answer
+                         * is possible, cut both sides. */
+                        conn_kill(c);
+                        return 0;
+                }
+                c->c_fwd += n;
+                p->stats.bytes_up += n;
+                if (r > 0) {
+                        c->rstate = REQ_WAIT;
+                        if (c->x.inspect_request && p->ops->on_request_inspected)
+                                p->ops->on_request_inspected(
+                                        p->userdata, &c->x, c->inspect_req.buf ?: "",
+                                        c->inspect_req.len, c->inspect_req_truncated);
+                }
+                return 1;
+        }
+        case REQ_TUNNEL:
+                return ws_process_client(c);
+        case REQ_DEFERRED:
+        case REQ_HELD:
+                /* The client left while its answer was pending: nobody to
+                 * answer (the policy hears of it through on_handle_gone). */
+                if (c->c_eof)
+                        conn_kill(c);
+                return 0;
+        case REQ_WAIT:
+                return 0;
+        }
+        return 0;
+}
+
+/* --- response side --- */
+
+/* Response body bytes (chunked framing removed), before they are sent. */
+static void response_data(void *userdata, const char *data, size_t len)
+{
+        struct http_conn *c = userdata;
+        struct http_proxy *p = c->proxy;
+
+        if (len > 0 && p->ops->on_response_data)
+                p->ops->on_response_data(p->userdata, &c->x, data, len);
+        if (!c->x.inspect_response || c->inspect_truncated)
+                return;
+        if (c->inspect.len + len > HTTP_MAX_INSPECT_BYTES) {
+                c->inspect_truncated = true;
+                return;
+        }
+        strbuf_add(&c->inspect, data, len);
+}
+
+static void response_complete(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+
+        if (c->x.inspect_response && p->ops->on_response)
+                p->ops->on_response(p->userdata, &c->x, c->resp_status, c->inspect.buf,
+                                    c->inspect.len, c->inspect_truncated);
+        conn_exchange_done(c);
+        strbuf_reset(&c->inspect);
+        c->sstate = RESP_IDLE;
+        if (!c->resp_keep_alive || !c->req_keep_alive || c->rstate != REQ_WAIT || c->c_eof) {
+                c->close_after_flush = true;
+                return;
+        }
+        c->rstate = REQ_HEAD;
+        conn_arm_head_timer(c);
+}
+
+static int process_response_head(struct http_conn *c)
+{
+        const char *raw = c->uin.data + c->uin.start;
+        struct http_head h;
+        size_t end;
+        int r;
+
+        r = http_head_find_end(raw, buf_avail(&c->uin), &end);
+        if (r == 0 && !c->u_eof)
+                return 0;
+        if (r > 0)
+                r = http_head_parse(raw, end, true, c->x.req_is_head, &h) < 0 ? -EBADMSG : 1;
+        if (r <= 0) {
+                /* Unreachable, dead or babbling upstream before any byte of
+                 * this response reached the client: a clean 502. */
+                conn_upstream_failed(c, "upstream_unavailable");
+                return 1;
+        }
+        c->proxy->stats.bytes_down += end;
+        c->resp_status = h.status;
+        if (h.status / 100 == 1 && h.status != 101) {
+                c->u_fwd = end; /* interim (100 Continue): the final head follows */
+                return 1;
+        }
+        if (c->x.add_response.len == 0)
+                c->u_fwd = end;
+        else {
+                strbuf_add(&c->cout, raw, end - 2);
+                strbuf_add(&c->cout, c->x.add_response.buf, c->x.add_response.len);
+                strbuf_adds(&c->cout, "\r\n");
+                buf_consume(&c->uin, end);
+        }
+        if (h.status == 101) {
+                /* An upgrade nobody asked for, or over TLS (TLS records
+                 * cannot be spliced, and no WebSocket goes to a provider). */
+                if (!c->upgrade_requested || c->tls) {
+                        conn_kill(c);
+                        return 0;
+                }
+                return ws_tunnel_start(c);
+        }
+        if (c->proxy->ops->on_response_head)
+                c->proxy->ops->on_response_head(c->proxy->userdata, &c->x, &h);
+        c->resp_keep_alive = h.keep_alive;
+        c->resp_body = h.body;
+        c->resp_left = h.content_length;
+        http_chunked_init(&c->resp_chunked);
+        if (h.body == HTTP_BODY_NONE)
+                response_complete(c);
+        else
+                c->sstate = RESP_BODY;
+        return 1;
+}
+
+int exchange_process_upstream(struct http_conn *c)
+{
+        size_t avail = buf_avail(&c->uin);
+        const char *data = c->uin.data ? c->uin.data + c->uin.start : NULL;
+
+        switch (c->sstate) {
+        case RESP_IDLE:
+                if (c->u_fwd > 0)
+                        return 0; /* the end of the last response is still unsent */
+                if (c->rstate != REQ_TUNNEL && (avail > 0 || c->u_eof)) {
+                        /* Bytes or EOF with no request outstanding: this
+                         * upstream connection is done; a new one is opened
+                         * for the next request. */
+                        conn_close_upstream(c);
+                        return 1;
+                }
+                return 0;
+        case RESP_HEAD:
+                if (c->u_fwd > 0 || (avail == 0 && !c->u_eof))
+                        return 0;
+                return process_response_head(c);
+        case RESP_BODY: {
+                size_t n;
+                int r = 0;
+                /* As for request bodies: classify behind the unsent bytes
+                 * (the head), so head and body leave in one send. */
+                data += c->u_fwd;
+                avail -= c->u_fwd;
+                if (avail == 0) {
+                        if (!c->u_eof || c->u_fwd > 0)
+                                return 0;
+                        if (c->resp_body == HTTP_BODY_EOF)
+                                response_complete(c);
+                        else
+                                conn_kill(c); /* truncated response */
+                        return 1;
+                }
+                if (c->resp_body == HTTP_BODY_CHUNKED) {
+                        r = http_chunked_feed(&c->resp_chunked, data, avail, response_data, c, &n);
+                        if (r < 0) {
+                                conn_kill(c);
+                                return 0;
+                        }
+                } else {
+                        n = avail;
+                        if (c->resp_body == HTTP_BODY_LENGTH) {
+                                n = (size_t) MIN((uint64_t) avail, c->resp_left);
+                                c->resp_left -= n;
+                                r = c->resp_left == 0;
+                        }
+                        response_data(c, data, n);
+                }
+                c->u_fwd += n;
+                c->proxy->stats.bytes_down += n;
+                if (r > 0)
+                        response_complete(c);
+                return 1;
+        }
+        case RESP_TUNNEL:
+                return ws_process_upstream(c);
+        case RESP_WS_HANDSHAKE:
+                return ws_process_handshake(c);
+        }
+        return 0;
+}

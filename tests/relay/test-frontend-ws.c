@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * WebSockets through the unit's port: credentials on the handshake, frames
+ * of any size both ways, protocol errors, every upgraded path, compression
+ * declined, and the session a stock OpenEnv client keeps across episodes
+ * (detached between them, re-attached by its next reset).
+ */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/macro.h"
+#include "base/util.h"
+#include "relay/frontend.h"
+#include "relay/ws-frame.h"
+#include "relay-test.h"
+#include "test-helpers.h"
+
+TestSuite(ws, .init = setup_frontend_default, .fini = teardown, .timeout = 120);
+
+static int load(const int *p)
+{
+        return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void ws_send(int fd, uint8_t op, const void *data, size_t n)
+{
+        struct strbuf f = STRBUF_INIT;
+        static const uint8_t key[4] = { 0x11, 0x22, 0x33, 0x44 };
+
+        ws_append_frame(&f, op, data, n, key);
+        cr_assert(write_all(fd, f.buf, f.len) >= 0);
+        strbuf_release(&f);
+}
+
+static void ws_send_text(int fd, const char *s)
+{
+        ws_send(fd, WS_OP_TEXT, s, strlen(s));
+}
+
+/* Reads one unmasked server frame of any size. */
+static uint8_t ws_read(struct cl *c, struct strbuf *payload)
+{
+        size_t hdr = 2;
+        uint64_t n;
+
+        while (c->in.len < 2)
+                cr_assert(cl_fill(c), "websocket frame never arrived");
+        n = (uint8_t) c->in.buf[1] & 0x7f;
+        cr_assert_eq((uint8_t) c->in.buf[1] & 0x80, 0, "a server frame is never masked");
+        hdr += n == 126 ? 2 : n == 127 ? 8 : 0;
+        while (c->in.len < hdr)
+                cr_assert(cl_fill(c));
+        if (n == 126)
+                n = (uint64_t) (uint8_t) c->in.buf[2] << 8 | (uint8_t) c->in.buf[3];
+        else if (n == 127) {
+                n = 0;
+                for (int i = 0; i < 8; i++)
+                        n = n << 8 | (uint8_t) c->in.buf[2 + i];
+        }
+        while (c->in.len < hdr + n)
+                cr_assert(cl_fill(c), "websocket frame cut short");
+        uint8_t op = (uint8_t) c->in.buf[0] & 0x0f;
+        strbuf_reset(payload);
+        strbuf_add(payload, c->in.buf + hdr, n);
+        cl_take(c, hdr + n);
+        return op;
+}
+
+static void ws_expect_text(struct cl *c, const char *want)
+{
+        struct strbuf p = STRBUF_INIT;
+        cr_assert_eq(ws_read(c, &p), WS_OP_TEXT);
+        cr_assert_str_eq(p.buf, want);
+        strbuf_release(&p);
+}
+
+static void ws_expect_close(struct cl *c, uint16_t code, const char *reason)
+{
+        struct strbuf p = STRBUF_INIT;
+        cr_assert_eq(ws_read(c, &p), WS_OP_CLOSE);
+        cr_assert_geq(p.len, 2);
+        cr_assert_eq(((uint8_t) p.buf[0] << 8) | (uint8_t) p.buf[1], code);
+        if (reason)
+                cr_assert_str_eq(p.buf + 2, reason);
+        cr_assert(cl_wait_close(c->fd));
+        strbuf_release(&p);
+}
+
+static struct cl ws_open_at(const char *target, const char *auth)
+{
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct response r;
+        char *req = xasprintf(
+                "GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n%s\r\n",
+                target, auth);
+        cl_send(c.fd, req);
+        free(req);
+        cr_assert(cl_response(&c, false, &r));
+        cr_assert_eq(r.status, 101, "%s: %u %s", target, r.status, r.body.buf);
+        cr_assert(head_has(&r, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
+        /* Compression declined: frames stay readable to the validator. */
+        cr_assert_not(head_has(&r, "permessage-deflate"));
+        response_release(&r);
+        return c;
+}
+
+static struct cl ws_open(void)
+{
+        return ws_open_at("/ws", AUTH);
+}
+
+static void cl_done(struct cl *c)
+{
+        close(c->fd);
+        strbuf_release(&c->in);
+}
+
+/* --- frames --- */
+
+Test(ws, frames_both_ways_steps_done_and_close_code)
+{
+        struct cl c = ws_open();
+        struct strbuf p = STRBUF_INIT;
+
+        ws_send_text(c.fd, "{\"type\":\"step\",\"data\":{}}");
+        ws_expect_text(&c, "{\"type\":\"step\",\"data\":{}}");
+        cr_assert_eq(load(&unit_stub.actions), 1);
+        ws_send(c.fd, WS_OP_BINARY, "bin", 3);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_BINARY);
+        cr_assert_str_eq(p.buf, "bin");
+        ws_send_text(c.fd, "{\"type\":\"mcp\",\"data\":{\"jsonrpc\":\"2.0\",\"id\":1,"
+                           "\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}}");
+        ws_expect_text(&c, "{\"type\":\"mcp\",\"data\":{\"jsonrpc\":\"2.0\",\"id\":1,"
+                           "\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}}");
+        cr_assert_eq(load(&unit_stub.actions), 2);
+        cr_assert_eq(load(&unit_stub.dones), 0);
+        ws_send_text(c.fd, "close");
+        ws_expect_close(&c, 4001, "bye");
+        strbuf_release(&p);
+        cl_done(&c);
+}
+
+Test(ws, handshake_credentials)
+{
+        char plain[] = "openenv:" TOKEN;
+        unsigned char b64[128];
+        char *auth;
+        struct cl c;
+
+        EVP_EncodeBlock(b64, (unsigned char *) plain, (int) strlen(plain));
+        auth = xasprintf("Authorization: Basic %s\r\n", b64);
+        c = ws_open_at("/ws", auth);
+        cl_done(&c);
+        free(auth);
+        /* ?token= on a handshake, never forwarded. */
+        c = ws_open_at("/ws?token=" TOKEN, "");
+        ws_send_text(c.fd, "headers");
+        struct strbuf p = STRBUF_INIT;
+        cr_assert_eq(ws_read(&c, &p), WS_OP_TEXT);
+        cr_assert(startswith(p.buf, "GET /ws HTTP/1.1\r\n"), "%s", p.buf);
+        cr_assert_null(strstr(p.buf, TOKEN));
+        cr_assert_null(strcasestr(p.buf, "authorization"));
+        cr_assert_null(strcasestr(p.buf, "sec-websocket-extensions"));
+        strbuf_release(&p);
+        cl_done(&c);
+
+        struct response r = request(
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+        cr_assert_eq(r.status, 401);
+        response_release(&r);
+        r = request("GET /ws?token=wrong HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                    "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    "Sec-WebSocket-Version: 13\r\n" AUTH "\r\n");
+        cr_assert_eq(r.status, 401, "a wrong query token beside a right header");
+        response_release(&r);
+}
+
+Test(ws, frames_of_any_size_stream_through)
+{
+        struct cl c = ws_open();
+        struct strbuf p = STRBUF_INIT;
+        size_t big = 17UL * 1024 * 1024; /* over OpenEnv's old 16 MiB wall */
+        char *data = xmalloc(big);
+        char cmd[32];
+
+        memset(data, 'z', big);
+        ws_send(c.fd, WS_OP_BINARY, data, big);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_BINARY);
+        cr_assert_eq(p.len, big);
+        cr_assert(memcmp(p.buf, data, big) == 0);
+        snprintf(cmd, sizeof(cmd), "big %zu", big);
+        ws_send_text(c.fd, cmd);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_BINARY);
+        cr_assert_eq(p.len, big);
+        /* A text message that big is relayed, not inspected. */
+        memset(data, ' ', big);
+        memcpy(data, "{\"type\":\"step\"}", 15);
+        ws_send(c.fd, WS_OP_TEXT, data, big);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_TEXT);
+        cr_assert_eq(p.len, big);
+        cr_assert_eq(load(&unit_stub.actions), 0);
+        free(data);
+        strbuf_release(&p);
+        cl_done(&c);
+}
+
+Test(ws, invalid_client_frame_closes_1002)
+{
+        struct cl c = ws_open();
+        /* Unmasked client frame. */
+        cr_assert(write_all(c.fd, "\x81\x02hi", 4) >= 0);
+        ws_expect_close(&c, WS_CLOSE_PROTOCOL, NULL);
+        cl_done(&c);
+        struct response r = request("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+}
+
+Test(ws, invalid_server_frame_closes_1002)
+{
+        struct cl c = ws_open();
+        ws_send_text(c.fd, "bad");
+        ws_expect_close(&c, WS_CLOSE_PROTOCOL, NULL);
+        cl_done(&c);
+}
+
+/* --- every path --- */
+
+Test(ws, mcp_and_other_paths_upgrade)
+{
+        struct cl c = ws_open_at("/mcp", AGENT_AUTH);
+
+        ws_send_text(c.fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                           "\"params\":{\"name\":\"echo\"}}");
+        ws_expect_text(&c, "{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"content\": "
+                           "[{\"type\": \"text\", \"text\": \"ok\"}]}}");
+        cr_assert_eq(load(&unit_stub.actions), 1);
+        ws_send_text(c.fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                           "\"params\":{\"name\":\"finish\"}}");
+        ws_expect_text(&c, "{\"jsonrpc\": \"2.0\", \"id\": 2, \"result\": {\"content\": [], "
+                           "\"structuredContent\": {\"done\": true, \"reward\": 1.0}}}");
+        cr_assert_eq(load(&unit_stub.actions), 2);
+        cr_assert_eq(load(&unit_stub.dones), 1);
+        cl_done(&c);
+
+        c = ws_open_at("/game/stream", AUTH);
+        ws_send_text(c.fd, "ping?");
+        ws_expect_text(&c, "ping?");
+        cl_done(&c);
+}
+
+Test(ws, other_sessions_end_with_the_episode)
+{
+        struct cl c = ws_open_at("/mcp", AGENT_AUTH);
+
+        ws_send_text(c.fd, "hello");
+        ws_expect_text(&c, "hello");
+        stub_end_episode();
+        ws_expect_close(&c, WS_CLOSE_GOING_AWAY, "episode ended");
+        cl_done(&c);
+        stub_start_episode();
+}
+
+/* --- the orchestrator's session across episodes --- */
+
+static void expect_error(struct cl *c, const char *code)
+{
+        struct strbuf p = STRBUF_INIT;
+        cr_assert_eq(ws_read(c, &p), WS_OP_TEXT);
+        cr_assert(strstr(p.buf, "\"type\":\"error\""), "%s", p.buf);
+        cr_assert(strstr(p.buf, code), "%s", p.buf);
+        strbuf_release(&p);
+}
+
+Test(ws, session_outlives_the_episode_and_reset_starts_the_next)
+{
+        struct cl c = ws_open();
+
+        ws_send_text(c.fd, "done");
+        ws_expect_text(&c, "{\"type\": \"observation\", \"data\": {\"done\": true}}");
+        cr_assert_eq(load(&unit_stub.dones), 1);
+        stub_end_episode(); /* what the unit does on done */
+        /* Still connected; steps are refused until the next reset. */
+        ws_send_text(c.fd, "{\"type\":\"step\",\"data\":{}}");
+        expect_error(&c, "EPISODE_ENDED");
+        ws_send_text(c.fd, "{\"type\":\"state\"}");
+        expect_error(&c, "EPISODE_ENDED");
+        cr_assert_eq(load(&unit_stub.actions), 0);
+        /* Pings are answered while no env server is there. */
+        ws_send(c.fd, WS_OP_PING, "p", 1);
+        struct strbuf p = STRBUF_INIT;
+        cr_assert_eq(ws_read(&c, &p), WS_OP_PONG);
+        cr_assert_str_eq(p.buf, "p");
+        strbuf_release(&p);
+        /* reset: a new episode, and the message is its first. */
+        ws_send_text(c.fd, "{\"type\":\"reset\",\"data\":{\"seed\":1}}");
+        while (load(&unit_stub.episode_requests) == 0)
+                usleep(1000);
+        stub_start_episode();
+        ws_expect_text(&c, "{\"type\":\"reset\",\"data\":{\"seed\":1}}");
+        ws_send_text(c.fd, "{\"type\":\"step\",\"data\":{}}");
+        ws_expect_text(&c, "{\"type\":\"step\",\"data\":{}}");
+        cr_assert_eq(load(&unit_stub.actions), 1);
+        ws_send_text(c.fd, "done");
+        ws_expect_text(&c, "{\"type\": \"observation\", \"data\": {\"done\": true}}");
+        cr_assert_eq(load(&unit_stub.dones), 2);
+        cl_done(&c);
+        cleanup_free char *log = upstream_log();
+        cr_assert_str_eq(log, "[[\"GET\", \"/ws\"], [\"GET\", \"/ws\"]]");
+}
+
+Test(ws, env_gone_without_close_frame_detaches_the_session)
+{
+        struct cl c = ws_open();
+
+        /* The env's last observation, then its connection ends. */
+        ws_send_text(c.fd, "done-exit");
+        ws_expect_text(&c, "{\"type\": \"observation\", \"done\": true}");
+        /* The episode is still live (the stub did not end it): the next
+         * message opens a new session on the env server. */
+        ws_send_text(c.fd, "{\"type\":\"state\"}");
+        ws_expect_text(&c, "{\"type\":\"state\"}");
+        cl_done(&c);
+}
+
+Test(ws, handshake_without_an_episode_is_accepted_here)
+{
+        struct cl c;
+
+        stub_end_episode();
+        c = ws_open();
+        ws_send_text(c.fd, "{\"type\":\"step\"}");
+        expect_error(&c, "EPISODE_ENDED");
+        ws_send_text(c.fd, "{\"type\":\"reset\"}");
+        while (load(&unit_stub.episode_requests) == 0)
+                usleep(1000);
+        stub_start_episode();
+        ws_expect_text(&c, "{\"type\":\"reset\"}");
+        cl_done(&c);
+}
+
+Test(ws, close_message_while_detached_closes_normally)
+{
+        struct cl c;
+
+        stub_end_episode();
+        c = ws_open();
+        ws_send_text(c.fd, "{\"type\":\"close\"}");
+        ws_expect_close(&c, WS_CLOSE_NORMAL, NULL);
+        cl_done(&c);
+
+        c = ws_open();
+        ws_send(c.fd, WS_OP_CLOSE, "\x03\xe8", 2);
+        ws_expect_close(&c, WS_CLOSE_NORMAL, NULL);
+        cl_done(&c);
+        stub_start_episode();
+}
