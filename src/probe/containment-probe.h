@@ -27,6 +27,16 @@ struct containment_probe_options {
         const char *proc_path; /* borrowed; "/proc" */
         char *const *allotted; /* borrowed, NULL-terminated: positive-control roots */
         struct write_walk_bounds walk;
+        /* PR_GET_DUMPABLE as read by main()'s first statement. The helper
+         * binary is execute-only, so the kernel makes us non-dumpable at
+         * exec (fs/exec.c would_dump()): no process of the subject's uid can
+         * ptrace us, open /proc/<us>/mem or our fds. 1 here means that did
+         * not happen and the document cannot be trusted; the grader says so. */
+        int dumpable_at_start;
+        /* Where to write "openenvd-probe: progress <phase>" lines (-1: none):
+         * the provider ends a helper that stops making progress (stopped by
+         * the subject) instead of waiting for it. */
+        int progress_fd;
 };
 
 /* Writes the evidence document into w. Fails (-errno) only if /proc cannot be
