@@ -20,7 +20,7 @@
 #include "probe/json-writer.h"
 #include "probe/write-check.h"
 
-#define CONTAINMENT_PROBE_SCHEMA 1
+#define CONTAINMENT_PROBE_SCHEMA 2
 
 struct containment_probe_options {
         pid_t anchor_pid;      /* the subject's init as seen here; usually 1 */

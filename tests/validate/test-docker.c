@@ -42,7 +42,12 @@ static char dockerd_dir[64];
 
 static int run(char *const *argv, int stdin_fd, struct command_output *o)
 {
-        return command_run(argv, stdin_fd, 120 * USEC_PER_SEC, 4 << 20, -1, o);
+        return command_run(&(struct command_spec){ .argv = argv,
+                                                   .stdin_fd = stdin_fd,
+                                                   .timeout = 120 * USEC_PER_SEC,
+                                                   .max_out = 4 << 20,
+                                                   .cancel_fd = -1 },
+                           o);
 }
 
 static bool docker_answers(void)
@@ -155,14 +160,21 @@ struct outcome {
 static struct outcome validate(const char *fault)
 {
         cleanup_free char *fault_arg = fault ? xasprintf("--fault=%s", fault) : NULL;
-        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "--json",
-                               SUBJECT_IMAGE,         fault_arg,  NULL };
+        char *const argv[] = {
+                getenv("OPENENVCTL_BIN"), "validate", "--json", SUBJECT_IMAGE, fault_arg, NULL
+        };
         struct command_output o;
         struct outcome out = {};
         json_t *doc;
 
         require_docker();
-        cr_assert_eq(command_run(argv, -1, 240 * USEC_PER_SEC, 4 << 20, -1, &o), 0);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 240 * USEC_PER_SEC,
+                                                         .max_out = 4 << 20,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
         out.exit_code = o.exit_status;
         doc = json_loadb(o.out, o.out_len, 0, NULL);
         cr_assert_not_null(doc, "no JSON report (exit %d): %s", o.exit_status, o.err);
@@ -275,11 +287,18 @@ Test(docker, violation_plus_broken_control_fails)
 
 Test(docker, missing_image_is_unusable_input)
 {
-        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "openenv-no-such-image:0", NULL };
+        char *const argv[] = { getenv("OPENENVCTL_BIN"), "validate", "openenv-no-such-image:0",
+                               NULL };
         struct command_output o;
 
         require_docker();
-        cr_assert_eq(command_run(argv, -1, 60 * USEC_PER_SEC, 1 << 20, -1, &o), 0);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 60 * USEC_PER_SEC,
+                                                         .max_out = 1 << 20,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
         cr_assert_eq(o.exit_status, 2, "%s", o.err);
         cr_assert(strstr(o.err, "no such image"), "%s", o.err);
         command_output_done(&o);
