@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -78,6 +79,22 @@ static void progress(const struct containment_probe_options *o, const char *phas
                     : snprintf(line, sizeof(line), "openenvd-probe: progress %s\n", phase);
         if (len > 0 && (size_t) len < sizeof(line))
                 (void) write_all(o->progress_fd, line, (size_t) len);
+}
+
+static void hold(unsigned ms)
+{
+        struct timespec until;
+
+        /* Absolute, so a SIGSTOP/SIGCONT in between does not extend it. */
+        (void) clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long) (ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+                ;
 }
 
 static void write_ns(struct jwriter *w, const struct ns_ids *ids)
@@ -453,6 +470,8 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
                 anchor_err = errno; /* now: the writer below may allocate */
 
         progress(o, "started", 0, 0);
+        if (o->test_hold_ms > 0)
+                hold(o->test_hold_ms);
         jwriter_object_begin(w);
         jwriter_kv_uint(w, "probe_schema", CONTAINMENT_PROBE_SCHEMA);
         jwriter_key(w, "walk_bounds");

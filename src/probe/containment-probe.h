@@ -37,6 +37,11 @@ struct containment_probe_options {
          * the provider ends a helper that stops making progress (stopped by
          * the subject) instead of waiting for it. */
         int progress_fd;
+        /* Test-only (`openenvctl validate --fault=slow-helper`): wait this
+         * long after the first progress line, so that the tests' attacking
+         * subjects never lose the race against a helper that would otherwise
+         * be done in milliseconds. 0 in every real run. */
+        unsigned test_hold_ms;
 };
 
 /* Writes the evidence document into w. Fails (-errno) only if /proc cannot be

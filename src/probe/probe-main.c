@@ -188,7 +188,12 @@ int main(int argc, char **argv)
                         strv_push(&allotted, xstrdup(argv[++i]));
                 } else if (streq(argv[i], "--proc") && i + 1 < argc)
                         o.proc_path = argv[++i];
-                else {
+                else if (streq(argv[i], "--test-hold-ms") && i + 1 < argc) {
+                        if (parse_uint(argv[++i], 0, 10000, &o.test_hold_ms) < 0) {
+                                fprintf(stderr, "openenvd-probe: bad hold '%s'\n", argv[i]);
+                                return 2;
+                        }
+                } else {
                         fprintf(stderr, "openenvd-probe: unknown argument '%s'\n", argv[i]);
                         return 2;
                 }

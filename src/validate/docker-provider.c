@@ -790,13 +790,12 @@ static json_t *run_helper(struct ctx *c, const char *user, long anchor, char **r
                   "ALL", "--security-opt", "no-new-privileges", "--user", user, "--pids-limit",
                   "64", "--memory", "64m", "--memory-swap", "64m", "--stop-timeout", "0",
                   "--log-driver", "none", "--no-healthcheck", "--workdir", "/", "--entrypoint",
-                  "/" HELPER_BINARY, NULL);
-        /* Test-only: a helper that runs for a while gives the hostile
+                  "/" HELPER_BINARY, "--", c->helper_image, "containment", "--anchor-pid", anchor_s,
+                  "--allotted", "/tmp", "--allotted", "/dev/shm", NULL);
+        /* Test-only: a helper that waits after it started gives the hostile
          * subjects of the tests a window they cannot miss. */
         if (c->o->faults & FAULT_SLOW_HELPER)
-                push_args(&a, "--cpus", "0.02", NULL);
-        push_args(&a, "--", c->helper_image, "containment", "--anchor-pid", anchor_s, "--allotted",
-                  "/tmp", "--allotted", "/dev/shm", NULL);
+                push_args(&a, "--test-hold-ms", "2000", NULL);
         r = docker(c, a, -1, CMD_TIMEOUT, DOCKER_OUTPUT_MAX_BYTES, &out);
         if (r < 0 || out.exit_status != 0) {
                 *ret_error = cmd_error("create helper", r, &out);

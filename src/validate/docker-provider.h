@@ -40,7 +40,7 @@ enum docker_fault {
         FAULT_HOST_PID = 1 << 7,
         FAULT_BROKEN_CONTROL = 1 << 8,
         FAULT_TRACEABLE_HELPER = 1 << 9, /* helper binary readable (0755): dumpable */
-        FAULT_SLOW_HELPER = 1 << 10,     /* helper on --cpus 0.02: attacks need no luck */
+        FAULT_SLOW_HELPER = 1 << 10,     /* helper waits 2 s after start: attacks need no luck */
 };
 
 /* Parses "a,b,c" of fault names into *faults (OR-ed); -EINVAL names unknown. */
