@@ -13,10 +13,10 @@
  *                                the same, but only once the process runs
  *                                the helper (comm "openenvd-probe")
  *
- * "New" means a pid above ours: the engine's init and we came first. A
- * new process is watched in a tight loop (the helper runs for milliseconds).
- * The attacks never stop; the validator removes the container. Static, so
- * the images need nothing else.
+ * "New" means any process but the engine's init (pid 1) and us. While one
+ * is pending (not yet the helper, not yet attachable) /proc is polled in a
+ * tight loop: the helper runs for milliseconds. The attacks never stop; the
+ * validator removes the container. Static, so the images need nothing else.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -78,20 +78,28 @@ static void pause_briefly(void)
         (void) nanosleep(&ts, NULL);
 }
 
-/* Calls fn for every pid that appeared since we started and is not done. */
-static void for_new_pids(bool (*fn)(int pid, void *arg), void *arg)
+/* Calls fn for every pid that is not done; fn says whether it is done now.
+ * Returns whether any is still pending (then the caller polls again at
+ * once: the helper runs for milliseconds only). */
+static bool for_new_pids(bool (*fn)(int pid, void *arg), void *arg)
 {
         DIR *d = opendir("/proc");
         struct dirent *de;
+        bool pending = false;
 
         if (!d)
-                return;
+                return false;
         while ((de = readdir(d))) {
                 int pid = pid_of(de->d_name);
-                if (pid > 0 && !done[pid] && fn(pid, arg))
+                if (pid <= 0 || done[pid])
+                        continue;
+                if (fn(pid, arg))
                         done[pid] = 1;
+                else
+                        pending = true;
         }
         closedir(d);
+        return pending;
 }
 
 struct signal_attack {
@@ -99,20 +107,13 @@ struct signal_attack {
         bool helper_only;
 };
 
-static bool alive(int pid)
-{
-        return kill(pid, 0) == 0 || errno != ESRCH;
-}
-
 static bool signal_one(int pid, void *arg)
 {
         const struct signal_attack *a = arg;
 
-        /* A new process is the runtime's init, about to exec the helper:
-         * watch it closely, the helper runs for milliseconds only. */
-        while (a->helper_only && !comm_is(pid, HELPER_COMM))
-                if (!alive(pid))
-                        return true;
+        /* Not yet the helper: the runtime's init about to exec it. */
+        if (a->helper_only && !comm_is(pid, HELPER_COMM))
+                return false;
         if (kill(pid, a->sig) < 0)
                 return errno == ESRCH;
         fprintf(stderr, "hostile-subject: signal %d sent to %d\n", a->sig, pid);
@@ -175,11 +176,10 @@ static void trace_until_exit(int pid)
 static bool trace_one(int pid, void *arg)
 {
         (void) arg;
-        /* Refused (EPERM) while the process is not dumpable: try again at
-         * once, until it is gone; it may exec something dumpable. */
-        while (ptrace(PTRACE_SEIZE, pid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
-                if (errno == ESRCH || !alive(pid))
-                        return true;
+        /* Refused (EPERM) while the process is not dumpable: try again,
+         * it may exec something dumpable. */
+        if (ptrace(PTRACE_SEIZE, pid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0)
+                return errno == ESRCH;
         fprintf(stderr, "hostile-subject: attached to %d\n", pid);
         if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) == 0)
                 trace_until_exit(pid);
@@ -206,12 +206,11 @@ int main(int argc, char **argv)
                 fn = signal_one;
                 arg = &sa;
         }
-        /* In the subject's fresh PID namespace pids only grow: whatever is
-         * above ours came after us, even if it came before this line. */
-        for (int pid = 1; pid <= getpid(); pid++)
-                done[pid] = 1;
-        for (;;) {
-                for_new_pids(fn, arg);
-                pause_briefly();
-        }
+        /* The subject's PID namespace holds the engine's init (1) and us;
+         * anything else came from outside, whenever it came. */
+        done[1] = 1;
+        done[getpid()] = 1;
+        for (;;)
+                if (!for_new_pids(fn, arg))
+                        pause_briefly();
 }

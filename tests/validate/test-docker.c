@@ -369,13 +369,21 @@ static const char *verdict_of(const struct outcome *o)
 static void check(const struct outcome *o, const char *what, const char *status,
                   const char *verdict, int exit_code, const char *needle)
 {
-        cr_assert_str_eq(status_of(o), status, "%s: status %s, want %s", what, status_of(o),
-                         status);
-        cr_assert_str_eq(verdict_of(o), verdict, "%s: verdict %s, want %s", what, verdict_of(o),
-                         verdict);
-        cr_assert_eq(o->exit_code, exit_code, "%s: exit %d, want %d", what, o->exit_code,
-                     exit_code);
-        cr_assert(evidence_has(o->result, needle), "%s: no evidence '%s'", what, needle);
+        /* On a mismatch, the evidence and the processes the helper saw. */
+        json_t *brief = json_pack(
+                "{s:O,s:O}", "evidence", json_object_get(o->result, "evidence"), "processes",
+                json_object_get(json_object_get(o->result, "measured"), "processes")
+                        ?: json_null());
+        cleanup_free char *why = json_dumps(brief, JSON_COMPACT);
+
+        json_decref(brief);
+        cr_assert_str_eq(status_of(o), status, "%s: status %s, want %s: %s", what, status_of(o),
+                         status, why);
+        cr_assert_str_eq(verdict_of(o), verdict, "%s: verdict %s, want %s: %s", what, verdict_of(o),
+                         verdict, why);
+        cr_assert_eq(o->exit_code, exit_code, "%s: exit %d, want %d: %s", what, o->exit_code,
+                     exit_code, why);
+        cr_assert(evidence_has(o->result, needle), "%s: no evidence '%s': %s", what, needle, why);
         if (streq(status, "fail"))
                 cr_assert(json_is_string(json_object_get(o->result, "remediation")));
 }
