@@ -235,11 +235,16 @@ int cli_validate(int argc, char **argv)
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
-                return log_error_errno(errno, "sigprocmask: %m"), 3;
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sfd < 0)
-                return log_error_errno(errno, "signalfd: %m"), 3;
+        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+            (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                cleanup_free char *m = xasprintf("signals: %s", strerror(errno));
+                log_error("%s", m);
+                res = outcome_result(CHECK_ERROR, "", m);
+                rep = (struct validate_report){ .target = o.image,
+                                                .verdict = VERDICT_ERROR,
+                                                .result = res };
+                return emit(&rep, json);
+        }
         o.cancel_fd = sfd;
 
         start = now_usec(CLOCK_MONOTONIC);
