@@ -74,9 +74,9 @@ static void progress(const struct containment_probe_options *o, const char *phas
 
         if (o->progress_fd < 0)
                 return;
-        len = n > 0 ? snprintf(line, sizeof(line), "openenvd-probe: progress %s %zu/%zu\n", phase,
+        len = n > 0 ? snprintf(line, sizeof(line), CONTAINMENT_PROBE_PROGRESS "%s %zu/%zu\n", phase,
                                i, n)
-                    : snprintf(line, sizeof(line), "openenvd-probe: progress %s\n", phase);
+                    : snprintf(line, sizeof(line), CONTAINMENT_PROBE_PROGRESS "%s\n", phase);
         if (len > 0 && (size_t) len < sizeof(line))
                 (void) write_all(o->progress_fd, line, (size_t) len);
 }
@@ -476,9 +476,9 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         jwriter_kv_uint(w, "probe_schema", CONTAINMENT_PROBE_SCHEMA);
         jwriter_key(w, "walk_bounds");
         jwriter_object_begin(w);
-        jwriter_kv_uint(w, "max_depth", o->walk.max_depth);
-        jwriter_kv_uint(w, "max_entries", o->walk.max_entries);
-        jwriter_kv_uint(w, "max_findings", o->walk.max_findings);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_DEPTH), o->walk.max_depth);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_ENTRIES), o->walk.max_entries);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_FINDINGS), o->walk.max_findings);
         jwriter_object_end(w);
 
         jwriter_kv_int(w, "anchor_pid", o->anchor_pid);

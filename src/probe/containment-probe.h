@@ -21,6 +21,8 @@
 #include "probe/write-check.h"
 
 #define CONTAINMENT_PROBE_SCHEMA 2
+/* Starts every progress line the helper writes (see progress_fd). */
+#define CONTAINMENT_PROBE_PROGRESS "openenvd-probe: progress "
 
 struct containment_probe_options {
         pid_t anchor_pid;      /* the subject's init as seen here; usually 1 */
@@ -33,7 +35,7 @@ struct containment_probe_options {
          * ptrace us, open /proc/<us>/mem or our fds. 1 here means that did
          * not happen and the document cannot be trusted; the grader says so. */
         int dumpable_at_start;
-        /* Where to write "openenvd-probe: progress <phase>" lines (-1: none):
+        /* Where to write CONTAINMENT_PROBE_PROGRESS "<phase>" lines (-1: none):
          * the provider ends a helper that stops making progress (stopped by
          * the subject) instead of waiting for it. */
         int progress_fd;

@@ -21,9 +21,9 @@ static const char *const result_names[_WRITE_RESULT_MAX] = {
 
 static const char *const bound_names[_WALK_BOUND_MAX] = {
         [WALK_BOUND_NONE] = "none",
-        [WALK_BOUND_DEPTH] = "depth",
-        [WALK_BOUND_ENTRIES] = "entries",
-        [WALK_BOUND_FINDINGS] = "findings",
+        [WALK_BOUND_DEPTH] = "max_depth",
+        [WALK_BOUND_ENTRIES] = "max_entries",
+        [WALK_BOUND_FINDINGS] = "max_findings",
 };
 
 const char *write_walk_bound_to_string(enum write_walk_bound b)

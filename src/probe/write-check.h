@@ -74,7 +74,8 @@ enum write_walk_bound {
         _WALK_BOUND_MAX,
 };
 
-const char *write_walk_bound_to_string(enum write_walk_bound b); /* "depth", ... */
+/* The bound's name as in struct write_walk_bounds: "max_depth", ... */
+const char *write_walk_bound_to_string(enum write_walk_bound b);
 
 struct write_walk {
         enum write_result result; /* worst over the walk: WRITABLE > INCONCLUSIVE > DENIED */

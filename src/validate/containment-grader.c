@@ -595,33 +595,21 @@ static void check_plausible(struct grading *g, const char *where, const char *ki
         }
 }
 
-static const struct {
-        const char *bound, *limit_key;
-} walk_bound_keys[] = {
-        { "entries", "max_entries" },
-        { "depth", "max_depth" },
-        { "findings", "max_findings" },
-};
-
-/* A walk that hit a bound proves nothing about the rest of its mount. */
+/* A walk that hit a bound proves nothing about the rest of its mount. The
+ * bound is named as in walk_bounds (max_entries, ...), which holds its value. */
 static void grade_truncation(struct grading *g, const char *mp, const json_t *c,
                              const json_t *bounds)
 {
-        const char *by = get_str(g, c, "truncated_by"), *key = NULL;
+        const char *by = get_str(g, c, "truncated_by");
         json_int_t visited = 0, limit = -1;
 
         (void) get_int(g, c, "visited", &visited);
-        for (size_t i = 0; by && i < ELEMENTSOF(walk_bound_keys); i++)
-                if (streq(by, walk_bound_keys[i].bound))
-                        key = walk_bound_keys[i].limit_key;
-        if (key && bounds)
-                (void) get_int(g, bounds, key, &limit);
-        if (key)
+        if (by && bounds && get_int(g, bounds, by, &limit))
                 gap(g,
                     "write check truncated at %s: walk bound %s=%" JSON_INTEGER_FORMAT
                     " reached after %" JSON_INTEGER_FORMAT
                     " entries; the rest of the mount is unproven",
-                    mp, key, limit, visited);
+                    mp, by, limit, visited);
         else
                 gap(g,
                     "write check truncated at %s after %" JSON_INTEGER_FORMAT

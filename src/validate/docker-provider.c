@@ -12,6 +12,7 @@
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "probe/containment-probe.h"
 #include "probe/namespace-ids.h"
 #include "validate/command.h"
 #include "validate/containment-grader.h"
@@ -27,7 +28,6 @@
 #define FAULT_DEV_TMPFS_PATH "/dev/openenv-fault"
 #define HELPER_REPOSITORY    "openenvd-probe-helper"
 #define HELPER_BINARY        "openenvd-probe"
-#define PROGRESS_PREFIX      "openenvd-probe: progress "
 #define PROBE_MAX_BINARY     (64UL * 1024 * 1024)
 #define BRIEF_OUTPUT_BYTES   (64UL * 1024) /* output of commands we only check the status of */
 #define CMD_TIMEOUT          (60 * USEC_PER_SEC)
@@ -40,6 +40,10 @@
  * progresses, slowly. */
 #define HELPER_STALL_S 10
 #define HELPER_TIMEOUT (60 * USEC_PER_SEC)
+
+/* The writable roots the subject is given (the --tmpfs and --shm-size
+ * below): the helper's positive controls and the grader's exemptions. */
+static const char *const allotted_roots[] = { "/tmp", "/dev/shm" };
 
 static const struct {
         const char *name;
@@ -144,8 +148,9 @@ static char *err_text(const struct command_output *out)
 
                 while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\r' || p[n - 1] == '\t'))
                         n--;
-                if (n > 0 && !(n >= strlen(PROGRESS_PREFIX) &&
-                               memcmp(p, PROGRESS_PREFIX, strlen(PROGRESS_PREFIX)) == 0)) {
+                if (n > 0 && !(n >= strlen(CONTAINMENT_PROBE_PROGRESS) &&
+                               memcmp(p, CONTAINMENT_PROBE_PROGRESS,
+                                      strlen(CONTAINMENT_PROBE_PROGRESS)) == 0)) {
                         if (sb.len > 0)
                                 strbuf_adds(&sb, "; ");
                         for (size_t i = 0; i < n; i++)
@@ -791,7 +796,9 @@ static json_t *run_helper(struct ctx *c, const char *user, long anchor, char **r
                   "64", "--memory", "64m", "--memory-swap", "64m", "--stop-timeout", "0",
                   "--log-driver", "none", "--no-healthcheck", "--workdir", "/", "--entrypoint",
                   "/" HELPER_BINARY, "--", c->helper_image, "containment", "--anchor-pid", anchor_s,
-                  "--allotted", "/tmp", "--allotted", "/dev/shm", NULL);
+                  NULL);
+        for (size_t i = 0; i < ELEMENTSOF(allotted_roots); i++)
+                push_args(&a, "--allotted", allotted_roots[i], NULL);
         /* Test-only: a helper that waits after it started gives the hostile
          * subjects of the tests a window they cannot miss. */
         if (c->o->faults & FAULT_SLOW_HELPER)
@@ -918,11 +925,14 @@ static json_t *evidence_new(json_t *image)
 {
         /* The contract's identity, not the (possibly faulted) launch one: a
          * root subject must fail against 65532. */
-        json_t *ev = json_pack("{s:i,s:{s:i,s:i},s:[s,s],s:o}", "schema",
-                               CONTAINMENT_EVIDENCE_SCHEMA, "subject_user", "uid", 65532, "gid",
-                               65532, "allotted_roots", "/tmp", "/dev/shm", "image", image);
+        json_t *ev = json_pack("{s:i,s:{s:i,s:i},s:[],s:o}", "schema", CONTAINMENT_EVIDENCE_SCHEMA,
+                               "subject_user", "uid", 65532, "gid", 65532, "allotted_roots",
+                               "image", image);
         if (!ev)
                 oom();
+        for (size_t i = 0; i < ELEMENTSOF(allotted_roots); i++)
+                json_array_append_new(json_object_get(ev, "allotted_roots"),
+                                      json_string(allotted_roots[i]));
         return ev;
 }
 

@@ -375,12 +375,12 @@ Test(write_check, dir_file_device_and_walk, .init = mk_tmp, .fini = rm_tmp)
         b.max_entries = 2;
         cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
         cr_assert(w.truncated);
-        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "entries");
+        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "max_entries");
         write_walk_done(&w);
         b = (struct write_walk_bounds){ .max_depth = 0, .max_entries = 100, .max_findings = 8 };
         cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
         cr_assert(w.truncated);
-        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "depth");
+        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "max_depth");
         write_walk_done(&w);
 }
 

@@ -740,7 +740,7 @@ Test(grader, truncated_walk_says_so_and_skips)
         json_t *v = ev(), *c;
         c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
         json_object_set_new(c, "truncated", json_true());
-        json_object_set_new(c, "truncated_by", json_string("entries"));
+        json_object_set_new(c, "truncated_by", json_string("max_entries"));
         json_object_set_new(c, "visited", json_integer(4096));
         expect(v, CHECK_SKIP,
                "write check truncated at /dev: walk bound max_entries=4096 reached after 4096 "
@@ -750,7 +750,7 @@ Test(grader, truncated_walk_says_so_and_skips)
         v = ev();
         c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
         json_object_set_new(c, "truncated", json_true());
-        json_object_set_new(c, "truncated_by", json_string("depth"));
+        json_object_set_new(c, "truncated_by", json_string("max_depth"));
         json_object_set_new(c, "result", json_string("inconclusive"));
         cleanup(check_result_freep) struct check_result *r = containment_grade(v);
         cr_assert_eq(r->status, CHECK_SKIP);
