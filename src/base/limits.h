@@ -75,6 +75,8 @@
 #define PROBE_WALK_MAX_FINDINGS   16 /* writable/inconclusive paths kept per walk */
 #define PROBE_EVIDENCE_MAX_BYTES  (8UL * 1024 * 1024) /* the helper's JSON document */
 #define DOCKER_OUTPUT_MAX_BYTES   (4UL * 1024 * 1024) /* one docker CLI stdout/stderr capture */
+#define DOCKER_ERROR_MAX_BYTES    2048                /* docker's error text kept in a report */
+#define IMAGE_REF_MAX_BYTES       1024                /* an image reference (name, tag, digest) */
 
 /* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
 #define CGROUP_PATH_MAX        512                 /* a relative path inside our subtree */

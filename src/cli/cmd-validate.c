@@ -3,10 +3,12 @@
  * openenvctl validate IMAGE [--json] [options]: runs `runtime.host_containment`
  * against a local Docker engine (docs/VALIDATE.md).
  *
- * Exit codes: 0 pass or warn (skip), 1 fail, 2 unusable input (bad usage, no
- * such image, image declares volumes), 3 internal error (engine unreachable,
- * cleanup could not be verified). Interrupted by SIGINT/SIGTERM: everything
- * created is removed first, then exit 130/143.
+ * Every outcome is one report (src/validate/report.h): a table, or JSON with
+ * --json, whose verdict decides the exit code: 0 pass or warn, 1 fail, 2
+ * unusable input (bad usage, not an image reference, no such image, no
+ * command), 3 internal error (engine unreachable, cleanup could not be
+ * verified). Interrupted by SIGINT/SIGTERM: everything created is removed
+ * first, then exit 130/143.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -24,16 +26,15 @@
 #include "validate/check-result.h"
 #include "validate/containment-grader.h"
 #include "validate/docker-provider.h"
-
-#define EXIT_FAIL     1
-#define EXIT_USAGE    2
-#define EXIT_INTERNAL 3
+#include "validate/report.h"
 
 static void help(FILE *f)
 {
-        fputs("Usage: openenvctl validate IMAGE [--json] [options]\n"
+        fputs("Usage: openenvctl validate [options] [--] IMAGE\n"
               "\n"
               "Launches IMAGE under Docker hardened and measures runtime.host_containment.\n"
+              "IMAGE must be a Docker image reference ([domain[:port]/]name[:tag][@digest])\n"
+              "or an image ID.\n"
               "\n"
               "  --json               machine-readable report\n"
               "  --host URL           docker engine (default: $DOCKER_HOST)\n"
@@ -45,7 +46,12 @@ static void help(FILE *f)
               "  --cpus X             cpu limit (default 1)\n"
               "  --network MODE       none (default) | loopback (publish 8000 on 127.0.0.1)\n"
               "\n"
-              "Exit: 0 pass/warn, 1 fail, 2 unusable input, 3 internal error.\n",
+              "Every outcome is a report with a verdict; the verdict is the exit code:\n"
+              "  pass, warn  0   (warn: something could not be proven)\n"
+              "  fail        1   (a proven violation, or evidence that cannot be believed)\n"
+              "  unusable    2   (bad usage, not an image reference, no such image, no command)\n"
+              "  error       3   (engine unreachable, cleanup unverified, internal error)\n"
+              "  interrupted 130/143 (SIGINT/SIGTERM, after removing what was created)\n",
               f);
 }
 
@@ -80,19 +86,11 @@ static char *find_probe(void)
         return xstrdup("/usr/libexec/openenvd/openenvd-probe");
 }
 
-static int report(struct check_result *r, const char *image, const char *run_id, bool json)
+/* Prints the report and returns its exit code. */
+static int emit(const struct validate_report *rep, bool json)
 {
         if (json) {
-                json_t *o = json_object(), *results = json_array();
-                const char *verdict = r->status == CHECK_PASS   ? "pass"
-                                      : r->status == CHECK_SKIP ? "warn"
-                                                                : "fail";
-                json_array_append_new(results, check_result_to_json(r));
-                json_object_set_new(o, "target", json_string(image));
-                if (run_id)
-                        json_object_set_new(o, "run_id", json_string(run_id));
-                json_object_set_new(o, "results", results);
-                json_object_set_new(o, "verdict", json_string(verdict));
+                json_t *o = validate_report_to_json(rep);
                 char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
                 if (s) {
                         puts(s);
@@ -100,9 +98,20 @@ static int report(struct check_result *r, const char *image, const char *run_id,
                 }
                 json_decref(o);
         } else
-                check_result_print_table(r, image, stdout);
+                validate_report_print_table(rep, stdout);
         fflush(stdout);
-        return check_result_exit_code(r);
+        return validate_report_exit_code(rep);
+}
+
+/* A report for an outcome that measured nothing: one evidence line. */
+static struct check_result *outcome_result(enum check_status status, const char *prefix,
+                                           const char *message)
+{
+        struct check_result *r = check_result_new(CONTAINMENT_CHECK_ID, status);
+        cleanup_free char *line = xasprintf("%s%s", prefix, message);
+
+        check_result_add_evidence(r, line);
+        return r;
 }
 
 int cli_validate(int argc, char **argv)
@@ -141,16 +150,22 @@ int cli_validate(int argc, char **argv)
                 .cpus = 1.0,
                 .cancel_fd = -1,
         };
-        cleanup_free char *probe = NULL;
+        cleanup_free char *probe = NULL, *usage = NULL;
         cleanup(check_result_freep) struct check_result *res = NULL;
         struct docker_run run = {};
+        struct validate_report rep = {};
         bool json = false;
         sigset_t mask, old;
         int c, r, sfd, rc;
         usec_t start;
 
         optind = 0;
+        opterr = 0; /* we say it once, below, and in the report */
+        /* Keep parsing after a bad option: --json may come later, and a
+         * usage error is a report like any other outcome. */
         while ((c = getopt_long(argc, argv, "hj", opts, NULL)) >= 0) {
+                bool bad = false;
+
                 switch (c) {
                 case 'h':
                         help(stdout);
@@ -169,20 +184,16 @@ int cli_validate(int argc, char **argv)
                         probe = xstrdup(optarg);
                         break;
                 case ARG_DISK:
-                        if (parse_uint64(optarg, 2, UINT64_C(1024) * 1024, &o.disk_mb) < 0)
-                                goto bad;
+                        bad = parse_uint64(optarg, 2, UINT64_C(1024) * 1024, &o.disk_mb) < 0;
                         break;
                 case ARG_MEM:
-                        if (parse_uint64(optarg, 16, UINT64_C(1024) * 1024, &o.memory_mb) < 0)
-                                goto bad;
+                        bad = parse_uint64(optarg, 16, UINT64_C(1024) * 1024, &o.memory_mb) < 0;
                         break;
                 case ARG_PIDS:
-                        if (parse_uint(optarg, 8, 1 << 22, &o.pids) < 0)
-                                goto bad;
+                        bad = parse_uint(optarg, 8, 1 << 22, &o.pids) < 0;
                         break;
                 case ARG_CPUS:
-                        if (parse_double(optarg, 0.01, 1024, &o.cpus) < 0)
-                                goto bad;
+                        bad = parse_double(optarg, 0.01, 1024, &o.cpus) < 0;
                         break;
                 case ARG_NETWORK:
                         if (streq(optarg, "none"))
@@ -190,20 +201,29 @@ int cli_validate(int argc, char **argv)
                         else if (streq(optarg, "loopback"))
                                 o.loopback_publish = true;
                         else
-                                goto bad;
+                                bad = true;
                         break;
                 case ARG_FAULT:
-                        if (docker_faults_parse(optarg, &o.faults) < 0)
-                                goto bad;
+                        bad = docker_faults_parse(optarg, &o.faults) < 0;
                         break;
                 default:
-                        help(stderr);
-                        return EXIT_USAGE;
+                        if (!usage)
+                                usage = xasprintf("unknown option '%s'", argv[optind - 1]);
+                        break;
                 }
+                if (bad && !usage)
+                        usage = xasprintf("invalid value for %s: '%s'", argv[optind - 1], optarg);
         }
-        if (optind + 1 != argc) {
+        if (!usage && optind + 1 != argc)
+                usage = xstrdup(optind >= argc ? "no IMAGE given" : "more than one IMAGE given");
+        if (usage) {
+                log_error("%s", usage);
                 help(stderr);
-                return EXIT_USAGE;
+                res = outcome_result(CHECK_SKIP, "unusable input: usage: ", usage);
+                rep = (struct validate_report){ .target = optind < argc ? argv[optind] : NULL,
+                                                .verdict = VERDICT_UNUSABLE,
+                                                .result = res };
+                return emit(&rep, json);
         }
         o.image = argv[optind];
         if (!probe)
@@ -215,11 +235,16 @@ int cli_validate(int argc, char **argv)
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
-                return log_error_errno(errno, "sigprocmask: %m"), EXIT_INTERNAL;
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sfd < 0)
-                return log_error_errno(errno, "signalfd: %m"), EXIT_INTERNAL;
+        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+            (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                cleanup_free char *m = xasprintf("signals: %s", strerror(errno));
+                log_error("%s", m);
+                res = outcome_result(CHECK_ERROR, "", m);
+                rep = (struct validate_report){ .target = o.image,
+                                                .verdict = VERDICT_ERROR,
+                                                .result = res };
+                return emit(&rep, json);
+        }
         o.cancel_fd = sfd;
 
         start = now_usec(CLOCK_MONOTONIC);
@@ -227,36 +252,44 @@ int cli_validate(int argc, char **argv)
         if (r < 0)
                 run.outcome = DOCKER_FAILED;
 
+        rep = (struct validate_report){ .target = o.image,
+                                        .image_id = run.image_id,
+                                        .run_id = run.run_id };
         switch (run.outcome) {
         case DOCKER_MEASURED:
                 res = containment_grade(run.evidence);
+                rep.verdict = validate_verdict_for(res);
                 break;
         case DOCKER_BAD_INPUT:
                 log_error("%s: %s", o.image, run.message ? run.message : "unusable input");
-                rc = EXIT_USAGE;
-                goto out;
+                res = outcome_result(CHECK_SKIP,
+                                     "unusable input: ", run.message ? run.message : "unknown");
+                rep.verdict = VERDICT_UNUSABLE;
+                break;
         case DOCKER_INTERRUPTED: {
                 struct signalfd_siginfo si = {};
+                rep.signal = read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si) &&
+                                             si.ssi_signo == SIGTERM
+                                     ? SIGTERM
+                                     : SIGINT;
                 log_error("interrupted; everything created was removed%s%s",
                           run.message ? ": " : "", run.message ? run.message : "");
-                rc = read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si) && si.ssi_signo == SIGTERM
-                             ? 128 + SIGTERM
-                             : 128 + SIGINT;
-                goto out;
+                res = outcome_result(CHECK_SKIP, "interrupted by ", strsignal(rep.signal));
+                check_result_add_evidence(res, "everything created was removed");
+                rep.verdict = VERDICT_INTERRUPTED;
+                break;
         }
         default:
-                res = check_result_new(CONTAINMENT_CHECK_ID, CHECK_ERROR);
-                check_result_add_evidence(res, run.message ? run.message : "internal error");
+                log_error("%s: %s", o.image, run.message ? run.message : "internal error");
+                res = outcome_result(CHECK_ERROR, "", run.message ? run.message : "internal error");
+                rep.verdict = VERDICT_ERROR;
                 break;
         }
         res->duration_s = (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC;
-        rc = report(res, o.image, run.run_id, json);
-out:
+        rep.result = res;
+        rc = emit(&rep, json);
         docker_run_done(&run);
         safe_close(sfd);
         (void) sigprocmask(SIG_SETMASK, &old, NULL);
         return rc;
-bad:
-        log_error("invalid value for %s: '%s'", argv[optind - 1], optarg);
-        return EXIT_USAGE;
 }

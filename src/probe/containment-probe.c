@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/parse-util.h"
 #include "base/util.h"
@@ -62,6 +64,37 @@ int read_bounded_at(int dirfd, const char *path, size_t max, char **ret, size_t 
         *ret_len = len;
         *ret_truncated = truncated;
         return 0;
+}
+
+static void progress(const struct containment_probe_options *o, const char *phase, size_t i,
+                     size_t n)
+{
+        char line[96];
+        int len;
+
+        if (o->progress_fd < 0)
+                return;
+        len = n > 0 ? snprintf(line, sizeof(line), CONTAINMENT_PROBE_PROGRESS "%s %zu/%zu\n", phase,
+                               i, n)
+                    : snprintf(line, sizeof(line), CONTAINMENT_PROBE_PROGRESS "%s\n", phase);
+        if (len > 0 && (size_t) len < sizeof(line))
+                (void) write_all(o->progress_fd, line, (size_t) len);
+}
+
+static void hold(unsigned ms)
+{
+        struct timespec until;
+
+        /* Absolute, so a SIGSTOP/SIGCONT in between does not extend it. */
+        (void) clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ms / 1000;
+        until.tv_nsec += (long) (ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+                ;
 }
 
 static void write_ns(struct jwriter *w, const struct ns_ids *ids)
@@ -173,7 +206,7 @@ static void probe_processes(const struct containment_probe_options *o, int proc_
                 cleanup_free char *buf = NULL;
                 struct proc_status st = {};
                 struct ns_ids ns;
-                size_t len;
+                size_t len = 0;
                 bool cut;
                 pid_t pid;
                 int r;
@@ -181,8 +214,14 @@ static void probe_processes(const struct containment_probe_options *o, int proc_
                 if (pid_from_name(de->d_name, &pid) < 0)
                         continue;
                 pfd = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (pfd < 0)
+                if (pfd < 0 && (errno == ENOENT || errno == ESRCH))
                         continue; /* exited */
+                if (pfd < 0) {
+                        /* EMFILE (a subject may prlimit us: same uid) or
+                         * worse: never silently drop a process. */
+                        unreadable++;
+                        continue;
+                }
                 ns_ids_read_at(pfd, &ns);
                 if (ns.has[NS_MNT] && self->has[NS_MNT] && ns.ino[NS_MNT] == self->ino[NS_MNT])
                         continue; /* the helper itself */
@@ -323,11 +362,14 @@ static void probe_mount(const struct containment_probe_options *o, int root_fd,
                 jwriter_object_end(w);
                 return;
         }
-        write_check_common(w, e->mount_point, "walk", ww.result, ww.err);
+        write_check_common(w, e->mount_point, "walk", ww.result,
+                           ww.result == WRITE_DENIED ? ww.denied_err : ww.err);
         jwriter_kv_uint(w, "visited", ww.visited);
         jwriter_kv_uint(w, "not_storage", ww.not_storage);
         jwriter_kv_uint(w, "nested_mounts", ww.nested_mounts);
         jwriter_kv_bool(w, "truncated", ww.truncated);
+        if (ww.truncated)
+                jwriter_kv_string(w, "truncated_by", write_walk_bound_to_string(ww.truncated_by));
         jwriter_key(w, "findings");
         jwriter_array_begin(w);
         for (unsigned i = 0; i < ww.n_findings; i++) {
@@ -372,6 +414,37 @@ static void probe_controls(const struct containment_probe_options *o, int root_f
         jwriter_array_end(w);
 }
 
+/* Who we are and whether anyone could have tampered with us, read last so
+ * that a tracer attached at any point up to now shows. (A tracer could forge
+ * this too: the defence is that none can attach; this is the tripwire.) */
+static void probe_self(const struct containment_probe_options *o, int self_fd,
+                       const struct ns_ids *self, struct jwriter *w)
+{
+        cleanup_free char *buf = NULL;
+        struct proc_status st = {};
+        size_t len = 0;
+        bool cut;
+        int r = self_fd < 0 ? -EBADF
+                            : read_bounded_at(self_fd, "status", PROC_STATUS_MAX_BYTES, &buf, &len,
+                                              &cut);
+
+        if (r >= 0)
+                (void) proc_status_parse(buf, len, &st);
+        jwriter_key(w, "helper");
+        jwriter_object_begin(w);
+        jwriter_kv_uint(w, "uid", geteuid());
+        jwriter_kv_uint(w, "gid", getegid());
+        jwriter_kv_int(w, "dumpable_at_start", o->dumpable_at_start);
+        jwriter_key(w, "tracer_pid");
+        if (st.has_tracer_pid)
+                jwriter_int(w, st.tracer_pid);
+        else
+                jwriter_null(w);
+        jwriter_key(w, "ns");
+        write_ns(w, self);
+        jwriter_object_end(w);
+}
+
 int containment_probe_run(const struct containment_probe_options *o, struct jwriter *w)
 {
         cleanup_close int proc_fd = -EBADF, self_fd = -EBADF, anchor_fd = -EBADF, root_fd = -EBADF;
@@ -396,14 +469,16 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         else
                 anchor_err = errno; /* now: the writer below may allocate */
 
+        progress(o, "started", 0, 0);
+        if (o->test_hold_ms > 0)
+                hold(o->test_hold_ms);
         jwriter_object_begin(w);
         jwriter_kv_uint(w, "probe_schema", CONTAINMENT_PROBE_SCHEMA);
-        jwriter_key(w, "helper");
+        jwriter_key(w, "walk_bounds");
         jwriter_object_begin(w);
-        jwriter_kv_uint(w, "uid", geteuid());
-        jwriter_kv_uint(w, "gid", getegid());
-        jwriter_key(w, "ns");
-        write_ns(w, &self);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_DEPTH), o->walk.max_depth);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_ENTRIES), o->walk.max_entries);
+        jwriter_kv_uint(w, write_walk_bound_to_string(WALK_BOUND_FINDINGS), o->walk.max_findings);
         jwriter_object_end(w);
 
         jwriter_kv_int(w, "anchor_pid", o->anchor_pid);
@@ -416,7 +491,9 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         else if (!anchor.has[NS_MNT])
                 jwriter_kv_int(w, "anchor_errno", anchor.err[NS_MNT]);
 
+        progress(o, "processes", 0, 0);
         probe_processes(o, proc_fd, &self, &anchor, w);
+        progress(o, "mounts", 0, 0);
 
         /* The anchor's mount table, and its root to reach paths through. */
         jwriter_key(w, "mounts");
@@ -457,11 +534,15 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
                 if (streq(e->fstype, "proc") || streq(e->fstype, "sysfs") ||
                     streq(e->fstype, "cgroup") || streq(e->fstype, "cgroup2"))
                         continue;
+                progress(o, "write-check", i + 1, mi->n_entries);
                 probe_mount(o, root_fd, e, w);
         }
         jwriter_array_end(w);
 
+        progress(o, "controls", 0, 0);
         probe_controls(o, root_fd, w);
+        probe_self(o, self_fd, &self, w);
         jwriter_object_end(w);
+        progress(o, "done", 0, 0);
         return 0;
 }

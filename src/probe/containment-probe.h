@@ -20,13 +20,30 @@
 #include "probe/json-writer.h"
 #include "probe/write-check.h"
 
-#define CONTAINMENT_PROBE_SCHEMA 1
+#define CONTAINMENT_PROBE_SCHEMA 2
+/* Starts every progress line the helper writes (see progress_fd). */
+#define CONTAINMENT_PROBE_PROGRESS "openenvd-probe: progress "
 
 struct containment_probe_options {
         pid_t anchor_pid;      /* the subject's init as seen here; usually 1 */
         const char *proc_path; /* borrowed; "/proc" */
         char *const *allotted; /* borrowed, NULL-terminated: positive-control roots */
         struct write_walk_bounds walk;
+        /* PR_GET_DUMPABLE as read by main()'s first statement. The helper
+         * binary is execute-only, so the kernel makes us non-dumpable at
+         * exec (fs/exec.c would_dump()): no process of the subject's uid can
+         * ptrace us, open /proc/<us>/mem or our fds. 1 here means that did
+         * not happen and the document cannot be trusted; the grader says so. */
+        int dumpable_at_start;
+        /* Where to write CONTAINMENT_PROBE_PROGRESS "<phase>" lines (-1: none):
+         * the provider ends a helper that stops making progress (stopped by
+         * the subject) instead of waiting for it. */
+        int progress_fd;
+        /* Test-only (`openenvctl validate --fault=slow-helper`): wait this
+         * long after the first progress line, so that the tests' attacking
+         * subjects never lose the race against a helper that would otherwise
+         * be done in milliseconds. 0 in every real run. */
+        unsigned test_hold_ms;
 };
 
 /* Writes the evidence document into w. Fails (-errno) only if /proc cannot be

@@ -8,7 +8,12 @@
  *   openenvd-probe containment [--anchor-pid N] [--allotted PATH]...
  *
  * Exit 0 when a document was written, 1 otherwise (the document's absence is
- * itself the evidence: "containment evidence is unavailable").
+ * itself the evidence: "containment evidence is unavailable"). Progress lines
+ * go to stderr so the provider can tell a helper the subject stopped from a
+ * slow one. The helper shares the subject's uid and PID namespace; it is
+ * shipped execute-only (mode 0111), which makes the kernel mark it
+ * non-dumpable at exec, so the subject can neither ptrace it nor reach its
+ * memory or its stdout, the only channel its results travel on.
  *
  * It is also the attacker of `openenvctl check enforcement`, run as the
  * principal inside a throwaway container of each zone:
@@ -24,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -139,6 +145,10 @@ static int attack_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+        /* First, before anything else can change it: did the kernel make us
+         * non-dumpable at exec (execute-only binary)? See containment-probe.h. */
+        int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+
         if (argc >= 2 && streq(argv[1], "attack"))
                 return attack_main(argc, argv);
 
@@ -149,6 +159,8 @@ int main(int argc, char **argv)
                 .walk = { .max_depth = PROBE_WALK_MAX_DEPTH,
                           .max_entries = PROBE_WALK_MAX_ENTRIES,
                           .max_findings = PROBE_WALK_MAX_FINDINGS },
+                .dumpable_at_start = dumpable,
+                .progress_fd = STDERR_FILENO,
         };
         struct jwriter w;
         int r;
@@ -176,7 +188,12 @@ int main(int argc, char **argv)
                         strv_push(&allotted, xstrdup(argv[++i]));
                 } else if (streq(argv[i], "--proc") && i + 1 < argc)
                         o.proc_path = argv[++i];
-                else {
+                else if (streq(argv[i], "--test-hold-ms") && i + 1 < argc) {
+                        if (parse_uint(argv[++i], 0, 10000, &o.test_hold_ms) < 0) {
+                                fprintf(stderr, "openenvd-probe: bad hold '%s'\n", argv[i]);
+                                return 2;
+                        }
+                } else {
                         fprintf(stderr, "openenvd-probe: unknown argument '%s'\n", argv[i]);
                         return 2;
                 }

@@ -91,13 +91,19 @@ static void parse_field(struct proc_status *s, const char *key, const char *v)
                         memcpy(s->name, v, l + 1);
                         s->has_name = true;
                 }
-        } else if (streq(key, "PPid")) {
+        } else if (streq(key, "PPid") || streq(key, "TracerPid")) {
+                bool is_ppid = key[0] == 'P';
                 int x;
-                if (s->has_ppid)
+                if (is_ppid ? s->has_ppid : s->has_tracer_pid)
                         return;
                 if (parse_int(v, 0, INT32_MAX, &x) >= 0) {
-                        s->ppid = x;
-                        s->has_ppid = true;
+                        if (is_ppid) {
+                                s->ppid = x;
+                                s->has_ppid = true;
+                        } else {
+                                s->tracer_pid = x;
+                                s->has_tracer_pid = true;
+                        }
                 }
         } else if (streq(key, "Uid") || streq(key, "Gid")) {
                 bool is_uid = key[0] == 'U';

@@ -31,7 +31,9 @@ struct proc_status {
         char name[64]; /* "Name:" (comm), "" if unknown */
         bool has_name;
         pid_t ppid;
+        pid_t tracer_pid; /* "TracerPid:", 0 = not traced */
         bool has_ppid;
+        bool has_tracer_pid;
         uint32_t uid[4]; /* real, effective, saved, filesystem */
         bool has_uid;
         uint32_t gid[4];

@@ -19,6 +19,18 @@ static const char *const result_names[_WRITE_RESULT_MAX] = {
         [WRITE_NOT_STORAGE] = "not-storage",
 };
 
+static const char *const bound_names[_WALK_BOUND_MAX] = {
+        [WALK_BOUND_NONE] = "none",
+        [WALK_BOUND_DEPTH] = "max_depth",
+        [WALK_BOUND_ENTRIES] = "max_entries",
+        [WALK_BOUND_FINDINGS] = "max_findings",
+};
+
+const char *write_walk_bound_to_string(enum write_walk_bound b)
+{
+        return b >= 0 && b < _WALK_BOUND_MAX ? bound_names[b] : NULL;
+}
+
 const char *write_result_to_string(enum write_result r)
 {
         return r >= 0 && r < _WRITE_RESULT_MAX ? result_names[r] : NULL;
@@ -242,6 +254,13 @@ static void walk_note(struct write_walk *w, const struct write_walk_bounds *b, c
         }
 }
 
+static void walk_truncated(struct write_walk *w, enum write_walk_bound b)
+{
+        if (!w->truncated)
+                w->truncated_by = b;
+        w->truncated = true;
+}
+
 struct walk_level {
         DIR *dir;
         size_t path_len; /* length of the display path of this directory */
@@ -283,6 +302,8 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
         strbuf_adds(&path, display_prefix);
         r = write_check_dir(dir_fd, &err);
         w.visited = 1;
+        if (r == WRITE_DENIED)
+                w.denied_err = err;
         walk_note(&w, b, path.buf, 'd', r, err);
 
         /* Reopen for reading: dir_fd may be O_PATH. */
@@ -307,7 +328,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                 if (w.n_findings >= b->max_findings && b->max_findings > 0 &&
                     w.result == WRITE_WRITABLE) {
                         /* Proven writable and out of room: stop early. */
-                        w.truncated = true;
+                        walk_truncated(&w, WALK_BOUND_FINDINGS);
                         break;
                 }
                 errno = 0;
@@ -327,7 +348,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 if (w.visited >= b->max_entries) {
-                        w.truncated = true;
+                        walk_truncated(&w, WALK_BOUND_ENTRIES);
                         break;
                 }
                 w.visited++;
@@ -371,7 +392,7 @@ int write_walk_run(int dir_fd, const char *display_prefix, const struct write_wa
                 r = write_check_dir(fd, &err);
                 walk_note(&w, b, path.buf, 'd', r, err);
                 if (depth + 1 > max_depth) {
-                        w.truncated = true;
+                        walk_truncated(&w, WALK_BOUND_DEPTH);
                         safe_close(fd);
                         continue;
                 }

@@ -65,14 +65,29 @@ struct write_finding {
         int err;
 };
 
+/* Which bound cut a walk short. */
+enum write_walk_bound {
+        WALK_BOUND_NONE,
+        WALK_BOUND_DEPTH,
+        WALK_BOUND_ENTRIES,
+        WALK_BOUND_FINDINGS,
+        _WALK_BOUND_MAX,
+};
+
+/* The bound's name as in struct write_walk_bounds: "max_depth", ... */
+const char *write_walk_bound_to_string(enum write_walk_bound b);
+
 struct write_walk {
-        enum write_result result;       /* worst over the walk: WRITABLE > INCONCLUSIVE > DENIED */
-        unsigned visited;               /* entries examined */
-        unsigned not_storage;           /* device nodes, FIFOs, sockets, symlinks seen */
-        unsigned nested_mounts;         /* directories on another mount, not entered */
-        bool truncated;                 /* a bound was hit: the subtree is unproven */
-        int err;                        /* first errno that made an entry inconclusive */
-        struct write_finding *findings; /* owned */
+        enum write_result result; /* worst over the walk: WRITABLE > INCONCLUSIVE > DENIED */
+        unsigned visited;         /* entries examined */
+        unsigned not_storage;     /* device nodes, FIFOs, sockets, symlinks seen */
+        unsigned nested_mounts;   /* directories on another mount, not entered */
+        bool truncated;           /* a bound was hit: the subtree is unproven */
+        enum write_walk_bound truncated_by; /* the first bound hit, if truncated */
+        int err;                            /* first errno that made an entry inconclusive */
+        int denied_err;                     /* errno of the root's refusal (EACCES/EPERM/EROFS):
+                                             * a walk is only DENIED if its root was */
+        struct write_finding *findings;     /* owned */
         unsigned n_findings;
 };
 

@@ -80,16 +80,3 @@ void check_result_print_table(const struct check_result *r, const char *target, 
                 fprintf(f, "\nREMEDIATION  %s\n", r->remediation);
         fprintf(f, "\nduration %.1fs\n", r->duration_s);
 }
-
-int check_result_exit_code(const struct check_result *r)
-{
-        switch (r->status) {
-        case CHECK_PASS:
-        case CHECK_SKIP: /* a skip is a warning: the verdict is WARN */
-                return 0;
-        case CHECK_FAIL:
-                return 1;
-        default:
-                return 3;
-        }
-}

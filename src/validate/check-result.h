@@ -37,5 +37,3 @@ void check_result_add_evidence(struct check_result *r, const char *line);
 json_t *check_result_to_json(const struct check_result *r);
 /* The human-readable table. */
 void check_result_print_table(const struct check_result *r, const char *target, FILE *f);
-/* Exit code of `openenvctl validate` for this result: 0 pass/skip, 1 fail, 3 error. */
-int check_result_exit_code(const struct check_result *r);

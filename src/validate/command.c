@@ -56,16 +56,19 @@ static void keep(struct strbuf *sb, bool *truncated, const char *buf, size_t n, 
         strbuf_add(sb, buf, n);
 }
 
-int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out, int cancel_fd,
-                struct command_output *ret)
+int command_run(const struct command_spec *spec, struct command_output *ret)
 {
+        char *const *argv = spec->argv;
+        int stdin_fd = spec->stdin_fd, cancel_fd = spec->cancel_fd;
+        size_t max_out = spec->max_out;
         cleanup_free char *bin = NULL;
         cleanup_close int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
         cleanup_close int rep_r = -EBADF, rep_w = -EBADF, null_fd = -EBADF;
         cleanup_strbuf struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
         bool out_trunc = false, err_trunc = false;
         struct exec_report rep;
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+        usec_t start = now_usec(CLOCK_MONOTONIC), deadline = start + spec->timeout;
+        usec_t last_output = start;
         int fds[2], r = 0, status;
         pid_t pid;
 
@@ -125,14 +128,21 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                         { .fd = err_r, .events = POLLIN },
                         { .fd = cancel_fd, .events = POLLIN },
                 };
-                usec_t now = now_usec(CLOCK_MONOTONIC);
+                usec_t now = now_usec(CLOCK_MONOTONIC), until = deadline;
                 int ms, n;
 
                 if (now >= deadline) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                ms = (int) MIN((deadline - now + 999) / 1000, (usec_t) 60000);
+                if (spec->idle_timeout > 0) {
+                        if (now >= last_output + spec->idle_timeout) {
+                                r = -ETIME;
+                                break;
+                        }
+                        until = MIN(until, last_output + spec->idle_timeout);
+                }
+                ms = (int) MIN((until - now + 999) / 1000, (usec_t) 60000);
                 n = poll(p, 3, ms);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -157,6 +167,7 @@ int command_run(char *const *argv, int stdin_fd, usec_t timeout, size_t max_out,
                                 *fd = safe_close(*fd);
                                 continue;
                         }
+                        last_output = now_usec(CLOCK_MONOTONIC);
                         if (i == 0)
                                 keep(&out, &out_trunc, buf, (size_t) k, max_out);
                         else

@@ -24,6 +24,13 @@
 #include "validate/check-result.h"
 
 #define CONTAINMENT_CHECK_ID "runtime.host_containment"
+/* The evidence document the provider assembles (docs/VALIDATE.md). */
+#define CONTAINMENT_EVIDENCE_SCHEMA 2
+/* Bumped whenever a rule changes what verdict some evidence gets; reported. */
+#define CONTAINMENT_POLICY_VERSION 2
+#define CONTAINMENT_MALFORMED_REMEDIATION                                                   \
+        "The helper's evidence cannot be believed. If the subject traced or tampered with " \
+        "the helper, treat the image as hostile; otherwise report a helper/grader mismatch."
 #define CONTAINMENT_REMEDIATION                                                              \
         "Run the subject with a read-only image root, as a non-root user, with all "         \
         "capabilities dropped, no-new-privileges, a seccomp filter and private namespaces, " \

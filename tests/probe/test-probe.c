@@ -157,6 +157,7 @@ static struct proc_status parse_st(const char *s)
 Test(status, docker_subject)
 {
         struct proc_status st = parse_st("Name:\tdocker-init\nUmask:\t0022\nPPid:\t0\n"
+                                         "TracerPid:\t0\n"
                                          "Uid:\t65532\t65532\t65532\t65532\n"
                                          "Gid:\t65532\t65532\t65532\t65533\n"
                                          "Groups:\t65532 \n"
@@ -176,6 +177,7 @@ Test(status, docker_subject)
         cr_assert_eq(st.caps[PROC_CAP_EFF], 0);
         cr_assert(st.has_no_new_privs && st.no_new_privs == 1);
         cr_assert(st.has_seccomp && st.seccomp == 2);
+        cr_assert(st.has_tracer_pid && st.tracer_pid == 0);
 }
 
 Test(status, missing_lines_are_unknown_not_zero)
@@ -197,8 +199,11 @@ Test(status, missing_lines_are_unknown_not_zero)
 Test(status, duplicates_first_wins_and_ranges)
 {
         struct proc_status st = parse_st("NoNewPrivs:\t1\nNoNewPrivs:\t0\nSeccomp:\t3\n"
-                                         "Uid:\t1\t2\t3\t4\t5\n");
+                                         "Uid:\t1\t2\t3\t4\t5\n"
+                                         "TracerPid:\t42\nTracerPid:\t0\n");
         cr_assert(st.has_no_new_privs && st.no_new_privs == 1);
+        /* A tracer cannot hide behind a second, clean line. */
+        cr_assert(st.has_tracer_pid && st.tracer_pid == 42);
         cr_assert_not(st.has_seccomp);
         cr_assert_not(st.has_uid);
 }
@@ -357,6 +362,7 @@ Test(write_check, dir_file_device_and_walk, .init = mk_tmp, .fini = rm_tmp)
         cr_assert_eq(w.visited, 5); /* root + 4 entries */
         cr_assert_eq(w.not_storage, 2);
         cr_assert_not(w.truncated);
+        cr_assert_eq(w.truncated_by, WALK_BOUND_NONE);
         cr_assert_eq(w.n_findings, 3); /* /x, /x/f, /x/sub (order of readdir) */
         bool saw_sub = false;
         for (unsigned i = 0; i < w.n_findings; i++)
@@ -369,6 +375,12 @@ Test(write_check, dir_file_device_and_walk, .init = mk_tmp, .fini = rm_tmp)
         b.max_entries = 2;
         cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
         cr_assert(w.truncated);
+        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "max_entries");
+        write_walk_done(&w);
+        b = (struct write_walk_bounds){ .max_depth = 0, .max_entries = 100, .max_findings = 8 };
+        cr_assert_eq(write_walk_run(dfd, "/x", &b, &w), 0);
+        cr_assert(w.truncated);
+        cr_assert_str_eq(write_walk_bound_to_string(w.truncated_by), "max_depth");
         write_walk_done(&w);
 }
 

@@ -5,12 +5,17 @@
  * else PASS). The "good" document is shaped like a real hardened Docker
  * subject's (docs/VALIDATE.md); each test changes one thing.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <string.h>
 
+#include "base/fd-util.h"
 #include "base/util.h"
+#include "probe/containment-probe.h"
 #include "validate/check-result.h"
 #include "validate/containment-grader.h"
+#include "validate/report.h"
 #include "test-helpers.h"
 
 #define NS_SUBJ                                                                             \
@@ -88,11 +93,35 @@ static const char
                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "\"controls\":[{\"root\":\"/tmp\",\"result\":\"writable\",\"errno\":0},"
                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "{\"root\":\"/dev/shm\",\"result\":\"writable\",\"errno\":0}]}}";
 
+/* The fixture above, brought to the current schema: the image section, the
+ * helper's account of itself, and the errno every refusal carries. */
 static json_t *ev(void)
 {
         json_error_t e;
-        json_t *v = json_loads(good, 0, &e);
+        json_t *v = json_loads(good, 0, &e), *p, *c;
+        size_t i;
+
         cr_assert_not_null(v, "fixture: %s at %d:%d", e.text, e.line, e.column);
+        json_object_set_new(v, "schema", json_integer(CONTAINMENT_EVIDENCE_SCHEMA));
+        json_object_set_new(v, "image",
+                            json_pack("{s:s,s:s,s:n,s:[s,s,s],s:[]}", "ref", "img:1", "id",
+                                      "sha256:03a8f51c30d7551685a3408fc12c64ed281e4ca3df504ae8be1cf"
+                                      "cdc47e27981",
+                                      "entrypoint", "cmd", "/bin/busybox", "sleep", "3600",
+                                      "volumes"));
+        json_object_set_new(v, "helper_image",
+                            json_pack("{s:s,s:s,s:s}", "tag", "openenvd-probe-helper:ab", "id",
+                                      "sha256:cd", "layer", "sha256:ab"));
+        p = json_object_get(v, "probe");
+        json_object_set_new(p, "probe_schema", json_integer(CONTAINMENT_PROBE_SCHEMA));
+        json_object_set_new(p, "walk_bounds",
+                            json_pack("{s:i,s:i,s:i}", "max_depth", 8, "max_entries", 4096,
+                                      "max_findings", 16));
+        json_object_set_new(json_object_get(p, "helper"), "dumpable_at_start", json_integer(0));
+        json_object_set_new(json_object_get(p, "helper"), "tracer_pid", json_integer(0));
+        json_array_foreach(json_object_get(p, "write_checks"), i,
+                           c) if (streq(json_string_value(json_object_get(c, "result")), "denied"))
+                json_object_set_new(c, "errno", json_integer(EACCES));
         return v;
 }
 
@@ -160,7 +189,7 @@ Test(grader, hardened_subject_passes)
         cr_assert(has_line(r, "measured containment matches the contract"));
         cr_assert(has_line(r, "/dev/mqueue (mqueue)"));
         cr_assert_null(r->remediation);
-        cr_assert_eq(check_result_exit_code(r), 0);
+        cr_assert_eq(validate_verdict_for(r), VERDICT_PASS);
         j = check_result_to_json(r);
         cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "pass");
         cr_assert_eq(json_integer_value(
@@ -175,7 +204,7 @@ Test(grader, missing_evidence_skips)
         cleanup(check_result_freep) struct check_result *r = containment_grade(NULL);
         cr_assert_eq(r->status, CHECK_SKIP);
         cr_assert(has_line(r, "containment evidence is unavailable"));
-        cr_assert_eq(check_result_exit_code(r), 0);
+        cr_assert_eq(validate_verdict_for(r), VERDICT_WARN);
 }
 
 Test(grader, malformed_evidence_fails)
@@ -183,13 +212,13 @@ Test(grader, malformed_evidence_fails)
         cleanup(check_result_freep) struct check_result *a = containment_grade_text("{", 1);
         cr_assert_eq(a->status, CHECK_FAIL);
         cr_assert(has_line(a, "malformed containment evidence"));
-        cr_assert_eq(check_result_exit_code(a), 1);
+        cr_assert_eq(validate_verdict_for(a), VERDICT_FAIL);
 
         json_t *v = ev();
         json_object_set_new(probe(v), "processes", json_string("nope"));
         expect(v, CHECK_FAIL, "malformed containment evidence: processes");
         v = ev();
-        json_object_set_new(v, "schema", json_integer(2));
+        json_object_set_new(v, "schema", json_integer(1));
         expect(v, CHECK_FAIL, "malformed containment evidence: schema");
         v = ev();
         json_object_set_new(proc1(v), "no_new_privs", json_string("1"));
@@ -363,7 +392,7 @@ Test(grader, read_only_root_required_by_flags)
         json_object_set_new(mount(v, "/"), "mount_options", json_string("rw,relatime"));
         json_array_append_new(json_object_get(probe(v), "write_checks"),
                               json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[]}", "mount_id", 72, "path",
-                                        "/", "kind", "walk", "result", "denied", "errno", 0,
+                                        "/", "kind", "walk", "result", "denied", "errno", EROFS,
                                         "truncated", 0, "findings"));
         expect(v, CHECK_FAIL, "image root / is mounted read-write");
 }
@@ -387,7 +416,7 @@ Test(grader, read_only_judged_by_mount_or_superblock)
         v = ev();
         add_mount(v, "/opt", "rw,relatime", "ext4", 200,
                   json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:[]}", "mount_id", 200, "path", "/opt",
-                            "kind", "walk", "result", "denied", "errno", 0, "truncated", 0,
+                            "kind", "walk", "result", "denied", "errno", EACCES, "truncated", 0,
                             "findings"));
         expect(v, CHECK_PASS, "matches the contract");
 }
@@ -522,6 +551,8 @@ Test(grader, failed_control_skips)
         json_t *v = ev();
         json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"),
                             "result", json_string("denied"));
+        json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"), "errno",
+                            json_integer(EROFS));
         expect(v, CHECK_SKIP, "positive control failed for /tmp");
         v = ev();
         json_array_remove(json_object_get(probe(v), "controls"), 1);
@@ -533,6 +564,8 @@ Test(grader, failed_control_cannot_hide_a_proven_violation)
         json_t *v = ev();
         json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"),
                             "result", json_string("denied"));
+        json_object_set_new(find_by(json_object_get(probe(v), "controls"), "root", "/tmp"), "errno",
+                            json_integer(EROFS));
         json_object_set_new(proc1(v), "cap_bnd", json_string("0000000000000400"));
         cleanup(check_result_freep) struct check_result *r = containment_grade(v);
         cr_assert_eq(r->status, CHECK_FAIL);
@@ -585,4 +618,264 @@ Test(grader, table_and_json_report)
         cr_assert(json_array_size(json_object_get(j, "evidence")) >= 1);
         json_decref(j);
         json_decref(v);
+}
+
+/* ---- the image ---- */
+
+Test(grader, every_declared_volume_fails_by_path)
+{
+        /* Allotted or not: a VOLUME is persistent, host-backed storage
+         * outside any budget, and the subject is not even launched. */
+        static const char *const paths[] = { "/data", "/dev/cache", "/tmp/x", "/tmp", "/dev/shm" };
+        json_t *v = ev(), *vols = json_object_get(json_object_get(v, "image"), "volumes");
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+                json_array_append_new(vols, json_string(paths[i]));
+        json_object_del(v, "launch");
+        json_object_del(v, "probe");
+        json_object_set_new(v, "probe_error",
+                            json_string("not launched: the image declares "
+                                        "VOLUMEs"));
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        cr_assert_eq(r->status, CHECK_FAIL);
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                cleanup_free char *line = xasprintf("image declares VOLUME %s:", paths[i]);
+                cr_assert(has_line(r, line), "%s", paths[i]);
+        }
+        cr_assert(has_line(r, "also unproven: helper measurement is unavailable: not launched"));
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(r->measured, "image"), "verdict")),
+                         "violation");
+        json_decref(v);
+}
+
+Test(grader, image_section_is_required)
+{
+        json_t *v = ev();
+        json_object_del(v, "image");
+        expect(v, CHECK_FAIL, "malformed containment evidence: image is required");
+}
+
+/* ---- a helper that could have been tampered with ---- */
+
+static json_t *helper(json_t *v)
+{
+        return json_object_get(probe(v), "helper");
+}
+
+Test(grader, traced_or_traceable_helper_is_refused)
+{
+        json_t *v = ev();
+        json_object_set_new(helper(v), "tracer_pid", json_integer(42));
+        expect(v, CHECK_FAIL, "the helper was traced by process 42");
+        v = ev();
+        json_object_set_new(helper(v), "dumpable_at_start", json_integer(1));
+        expect(v, CHECK_FAIL, "the helper was dumpable when it started");
+        /* SUID_DUMP_ROOT (suid_dumpable=2) is as good as 0 for us. */
+        v = ev();
+        json_object_set_new(helper(v), "dumpable_at_start", json_integer(2));
+        expect(v, CHECK_PASS, "matches the contract");
+        v = ev();
+        json_object_del(helper(v), "dumpable_at_start");
+        expect(v, CHECK_FAIL, "dumpable_at_start is required");
+        v = ev();
+        json_object_set_new(helper(v), "tracer_pid", json_null());
+        expect(v, CHECK_SKIP, "whether the helper was traced is unknown");
+}
+
+Test(grader, impossible_results_are_refused)
+{
+        /* What a tracer rewriting "writable" into "denied" leaves behind. */
+        json_t *v = ev(), *c;
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "errno", json_integer(0));
+        expect(v, CHECK_FAIL, "/dev: denied with errno 0 (impossible");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "findings",
+                            json_pack("[{s:s,s:s,s:s,s:i}]", "path", "/dev/cache", "type", "d",
+                                      "result", "denied", "errno", 0));
+        expect(v, CHECK_FAIL, "finding /dev/cache: 'denied' (impossible in a walk)");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "findings",
+                            json_pack("[{s:s,s:s,s:s,s:i}]", "path", "/dev/cache", "type", "d",
+                                      "result", "writable", "errno", 0));
+        expect(v, CHECK_FAIL, "'denied' although a finding is writable (impossible)");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "result", json_string("not-storage"));
+        json_object_set_new(c, "errno", json_integer(0));
+        expect(v, CHECK_FAIL, "/dev: not-storage for a walk");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/proc/keys");
+        json_object_set_new(c, "type", json_string("f"));
+        expect(v, CHECK_FAIL, "/proc/keys: not-storage for a file 'f'");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "result", json_string("inconclusive"));
+        json_object_set_new(c, "errno", json_integer(0));
+        expect(v, CHECK_FAIL, "/dev: inconclusive without an errno");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "controls"), "root", "/tmp");
+        json_object_set_new(c, "result", json_string("denied"));
+        expect(v, CHECK_FAIL, "/tmp: denied with errno 0");
+
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "result", json_string("maybe"));
+        expect(v, CHECK_FAIL, "/dev: unknown write result 'maybe'");
+}
+
+/* ---- bounded walks ---- */
+
+Test(grader, truncated_walk_says_so_and_skips)
+{
+        json_t *v = ev(), *c;
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "truncated", json_true());
+        json_object_set_new(c, "truncated_by", json_string("max_entries"));
+        json_object_set_new(c, "visited", json_integer(4096));
+        expect(v, CHECK_SKIP,
+               "write check truncated at /dev: walk bound max_entries=4096 reached after 4096 "
+               "entries");
+
+        /* Truncated and inconclusive: both are said, the truncation first. */
+        v = ev();
+        c = find_by(json_object_get(probe(v), "write_checks"), "path", "/dev");
+        json_object_set_new(c, "truncated", json_true());
+        json_object_set_new(c, "truncated_by", json_string("max_depth"));
+        json_object_set_new(c, "result", json_string("inconclusive"));
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        cr_assert_eq(r->status, CHECK_SKIP);
+        cr_assert(has_line(r, "walk bound max_depth=8"));
+        cr_assert(has_line(r, "write check inconclusive at /dev (Permission denied)"));
+        cr_assert_str_eq(r->evidence[0],
+                         "write check truncated at /dev: walk bound max_depth=8 reached after "
+                         "15 entries; the rest of the mount is unproven");
+        json_decref(v);
+}
+
+/* ---- what the report shows ---- */
+
+static const char *verdict_of(json_t *arr, const char *key, const char *val)
+{
+        return json_string_value(json_object_get(find_by(arr, key, val), "verdict"));
+}
+
+Test(grader, measured_evidence_shows_every_mount_and_process_with_its_verdict)
+{
+        json_t *v = ev();
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        json_t *mounts = json_object_get(r->measured, "mounts");
+        json_t *procs = json_object_get(r->measured, "processes");
+
+        cr_assert_eq(r->status, CHECK_PASS);
+        cr_assert_eq(json_array_size(mounts), json_array_size(json_object_get(probe(v), "mounts")));
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/"), "read-only");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/tmp"), "allotted");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/proc"), "kernel-interface");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/dev/mqueue"), "kernel-interface");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/dev"), "denied");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/proc/keys"), "not-storage");
+        cr_assert(json_is_object(
+                json_object_get(find_by(mounts, "mount_point", "/dev"), "write_check")));
+        cr_assert_eq(json_array_size(procs), 2);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(procs, 0), "verdict")),
+                         "confined");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r->measured, "launch"),
+                                                           "verdict")),
+                         "hardened");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r->measured, "launch"),
+                                                           "cgroupns_mode")),
+                         "private");
+        cr_assert_str_eq(
+                json_string_value(json_object_get(json_object_get(r->measured, "helper"), "layer")),
+                "sha256:ab");
+        cr_assert_eq(json_integer_value(json_object_get(json_object_get(r->measured, "helper"),
+                                                        "dumpable_at_start")),
+                     0);
+        json_decref(v);
+
+        /* A violation is shown on the item it concerns, with its reason. */
+        v = ev();
+        json_object_set_new(proc1(v), "cap_bnd", json_string("0000000000000400"));
+        json_object_set_new(mount(v, "/"), "mount_options", json_string("rw,relatime"));
+        cleanup(check_result_freep) struct check_result *bad = containment_grade(v);
+        procs = json_object_get(bad->measured, "processes");
+        mounts = json_object_get(bad->measured, "mounts");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(procs, 0), "verdict")),
+                         "violation");
+        cr_assert(strstr(json_string_value(json_array_get(
+                                 json_object_get(json_array_get(procs, 0), "problems"), 0)),
+                         "holds capabilities"));
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/"), "violation");
+        cr_assert_str_eq(verdict_of(mounts, "mount_point", "/tmp"), "allotted");
+        json_decref(v);
+}
+
+Test(grader, report_carries_versions_and_exit_codes)
+{
+        json_t *v = ev();
+        cleanup(check_result_freep) struct check_result *r = containment_grade(v);
+        struct validate_report rep = { .target = "img:1",
+                                       .image_id = "sha256:x",
+                                       .run_id = "r",
+                                       .verdict = validate_verdict_for(r),
+                                       .result = r };
+        json_t *j = validate_report_to_json(&rep);
+
+        cr_assert_eq(json_integer_value(json_object_get(j, "schema_version")),
+                     VALIDATE_REPORT_SCHEMA_VERSION);
+        cr_assert_eq(json_integer_value(json_object_get(j, "policy_version")),
+                     CONTAINMENT_POLICY_VERSION);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "pass");
+        cr_assert_eq(json_integer_value(json_object_get(j, "exit_code")), 0);
+        json_decref(j);
+        json_decref(v);
+
+        static const struct {
+                enum validate_verdict v;
+                int sig, code;
+                const char *name;
+        } table[] = {
+                { VERDICT_PASS, 0, 0, "pass" },
+                { VERDICT_WARN, 0, 0, "warn" },
+                { VERDICT_FAIL, 0, 1, "fail" },
+                { VERDICT_UNUSABLE, 0, 2, "unusable" },
+                { VERDICT_ERROR, 0, 3, "error" },
+                { VERDICT_INTERRUPTED, 2, 130, "interrupted" },
+                { VERDICT_INTERRUPTED, 15, 143, "interrupted" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                rep.verdict = table[i].v;
+                rep.signal = table[i].sig;
+                cr_assert_eq(validate_report_exit_code(&rep), table[i].code, "%s", table[i].name);
+                cr_assert_str_eq(validate_verdict_to_string(table[i].v), table[i].name);
+        }
+}
+
+Test(grader, recorded_clean_document_passes)
+{
+        /* tests/validate/recorded-probe.json is what the real helper printed
+         * beside a hardened busybox subject. test-docker.c plants an image
+         * that prints it under the helper's tag: had the provider trusted
+         * the tag, this is the PASS it would have reported. */
+        cleanup_free char *text = NULL;
+        json_t *v = ev(), *rec;
+        size_t len;
+
+        cr_assert_eq(read_full_file_at(AT_FDCWD, TEST_SRCDIR "/recorded-probe.json", 1 << 20, &text,
+                                       &len),
+                     0);
+        rec = json_loadb(text, len, 0, NULL);
+        cr_assert_not_null(rec);
+        json_object_set_new(v, "probe", rec);
+        expect(v, CHECK_PASS, "measured containment matches the contract");
 }

@@ -21,7 +21,13 @@ Test(command, captures_bounded_output_and_status)
         struct command_output o;
         char *const argv[] = { "sh", "-c", "head -c 100000 /dev/zero; echo err >&2; exit 3", NULL };
 
-        cr_assert_eq(command_run(argv, -1, 10 * USEC_PER_SEC, 1000, -1, &o), 0);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 10 * USEC_PER_SEC,
+                                                         .max_out = 1000,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
         cr_assert_eq(o.exit_status, 3);
         cr_assert_eq(o.out_len, 1000);
         cr_assert(o.out_truncated);
@@ -35,7 +41,43 @@ Test(command, timeout_kills_the_group)
         struct command_output o = {};
         char *const argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
 
-        cr_assert_eq(command_run(argv, -1, 200 * USEC_PER_MSEC, 1000, -1, &o), -ETIMEDOUT);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 200 * USEC_PER_MSEC,
+                                                         .max_out = 1000,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     -ETIMEDOUT);
+}
+
+Test(command, silence_beyond_the_idle_timeout_ends_it)
+{
+        struct command_output o = {};
+        char *const stalls[] = { "sh", "-c", "echo started; exec sleep 30", NULL };
+        char *const talks[] = { "sh", "-c", "for i in 1 2 3 4 5; do echo $i >&2; sleep 0.1; done",
+                                NULL };
+
+        /* A child that stops making progress (a stopped helper) ends early... */
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = stalls,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 60 * USEC_PER_SEC,
+                                                         .idle_timeout = 300 * USEC_PER_MSEC,
+                                                         .max_out = 100,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     -ETIME);
+        /* ...one that keeps talking, on either pipe, does not. */
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = talks,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 60 * USEC_PER_SEC,
+                                                         .idle_timeout = 5 * USEC_PER_SEC,
+                                                         .max_out = 100,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
+        cr_assert_eq(o.exit_status, 0);
+        cr_assert_str_eq(o.err, "1\n2\n3\n4\n5\n");
+        command_output_done(&o);
 }
 
 Test(command, missing_binary_and_cancel)
@@ -45,10 +87,22 @@ Test(command, missing_binary_and_cancel)
         char *const argv[] = { "sleep", "30", NULL };
         int p[2];
 
-        cr_assert_eq(command_run(nope, -1, USEC_PER_SEC, 100, -1, &o), -ENOENT);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = nope,
+                                                         .stdin_fd = -1,
+                                                         .timeout = USEC_PER_SEC,
+                                                         .max_out = 100,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     -ENOENT);
         cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
         cr_assert_eq(write(p[1], "x", 1), 1);
-        cr_assert_eq(command_run(argv, -1, 30 * USEC_PER_SEC, 100, p[0], &o), -ECANCELED);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 30 * USEC_PER_SEC,
+                                                         .max_out = 100,
+                                                         .cancel_fd = p[0] },
+                                 &o),
+                     -ECANCELED);
         close(p[0]);
         close(p[1]);
 }
@@ -61,7 +115,13 @@ Test(command, stdin_is_passed)
 
         cr_assert_eq(write(fd, "hello", 5), 5);
         cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-        cr_assert_eq(command_run(argv, fd, 5 * USEC_PER_SEC, 100, -1, &o), 0);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = fd,
+                                                         .timeout = 5 * USEC_PER_SEC,
+                                                         .max_out = 100,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
         cr_assert_str_eq(o.out, "hello");
         command_output_done(&o);
         close(fd);
@@ -92,7 +152,13 @@ Test(tar, archive_lists_with_tar)
         cr_assert_eq(tar_add_file(fd, "bin/x", 0755, 0, 0, "hello", 5), 0);
         cr_assert_eq(tar_finish(fd), 0);
         close(fd);
-        cr_assert_eq(command_run(argv, -1, 10 * USEC_PER_SEC, 4096, -1, &o), 0);
+        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
+                                                         .stdin_fd = -1,
+                                                         .timeout = 10 * USEC_PER_SEC,
+                                                         .max_out = 4096,
+                                                         .cancel_fd = -1 },
+                                 &o),
+                     0);
         unlink(path);
         cr_assert_eq(o.exit_status, 0, "%s", o.err);
         cr_assert(strstr(o.out, "65532/65532"), "%s", o.out);
