@@ -111,6 +111,41 @@ bool strv_contains(char *const *v, const char *s)
         return false;
 }
 
+char *strv_join(char *const *v, const char *sep)
+{
+        size_t n = 1, sl = strlen(sep);
+        char *s, *p;
+
+        for (char *const *e = v; e && *e; e++)
+                n += strlen(*e) + (e == v ? 0 : sl);
+        p = s = xmalloc(n);
+        for (char *const *e = v; e && *e; e++) {
+                size_t l = strlen(*e);
+                if (e != v) {
+                        memcpy(p, sep, sl);
+                        p += sl;
+                }
+                memcpy(p, *e, l);
+                p += l;
+        }
+        *p = '\0';
+        return s;
+}
+
+void strv_env_set(char ***v, char *kv)
+{
+        const char *eq = strchr(kv, '=');
+        size_t n = eq ? (size_t) (eq - kv) + 1 : strlen(kv);
+
+        for (char **e = *v; e && *e; e++)
+                if (strncmp(*e, kv, n) == 0 && ((*e)[n - 1] == '=' || (*e)[n] == '\0')) {
+                        free(*e);
+                        *e = kv;
+                        return;
+                }
+        strv_push(v, kv);
+}
+
 bool memeq_consttime(const void *a, size_t alen, const void *b, size_t blen)
 {
         const unsigned char *x = a, *y = b;
