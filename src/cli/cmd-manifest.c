@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `openenvctl manifest validate FILE [--json]`: prints the effective manifest
- * (a human summary, or the full defaulted contract as JSON) or every error.
+ * `openenvctl manifest validate FILE [--json] [-- CMD...]`: prints the
+ * effective manifest (a human summary, or the full defaulted contract as
+ * JSON) or every error. CMD is the env server's command as openenvd would be
+ * given it (`openenvd -- CMD...`, an image's CMD): the manifest is checked
+ * as the daemon would load it.
  * Exit codes (docs/CLI.md, docs/MANIFEST.md): 0 valid, 2 invalid (including a
  * file over MANIFEST_MAX_BYTES) or bad usage, 1 the file cannot be read.
  */
@@ -86,7 +89,13 @@ static void print_summary(const char *file, const struct manifest *m)
                         print_limits_row(c->name, manifest_egress_to_string(c->egress), c->port,
                                          &c->effective, ph.buf);
                         strbuf_release(&ph);
-                        printf("      argv:   %s\n", cmd);
+                        printf("      argv:   %s", cmd);
+                        if (c->argv_source != MANIFEST_ARGV_MANIFEST)
+                                printf("   (from the %s)", c->argv_source == MANIFEST_ARGV_APP
+                                                                   ? "app"
+                                                                   : "command line");
+                        printf("\n      workdir: %s\n",
+                               c->workdir ? c->workdir : "(openenvd's working directory)");
                         for (char **e = c->env; e && *e; e++)
                                 printf("      env:    %s\n", *e);
                         if (c->n_reads) {
@@ -121,15 +130,21 @@ int cli_manifest_validate(int argc, char **argv)
 {
         cleanup_manifest_errors struct manifest_errors errors = { 0 };
         cleanup(manifest_freep) struct manifest *m = NULL;
+        struct manifest_overrides o = {};
         const char *file = NULL;
         bool json = false;
         int r;
 
         for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--")) {
+                        o.env_argv = argv + i + 1;
+                        break;
+                }
                 if (streq(argv[i], "--json"))
                         json = true;
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        printf("Usage: openenvctl manifest validate FILE [--json]\n"
+                        printf("Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n"
+                               "  CMD: the env server's command, as given to openenvd -- CMD...\n"
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
                         return EXIT_VALID;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -144,12 +159,12 @@ int cli_manifest_validate(int argc, char **argv)
                 }
         }
         if (!file) {
-                fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json]\n");
+                fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n");
                 return EXIT_INVALID;
         }
 
         manifest_errors_init(&errors, file);
-        r = manifest_load(file, &errors, &m);
+        r = manifest_load_with(file, &o, &errors, &m);
         if (r == -EINVAL) {
                 struct strbuf out = STRBUF_INIT;
                 manifest_errors_format(&errors, &out);

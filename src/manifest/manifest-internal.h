@@ -43,6 +43,7 @@ enum container_key {
         CK_OUTPUT,
         CK_AFTER,
         CK_ROOTFS,
+        CK_WORKDIR,
         CK_MAX,
 };
 
@@ -64,6 +65,7 @@ struct manifest_ctx {
         struct manifest_errors *errors; /* borrowed */
         struct manifest *m;             /* borrowed: being built */
         unsigned flags;
+        const struct manifest_overrides *overrides; /* borrowed, may be NULL */
         const struct mnode *root;
         const struct mnode **asset_keys; /* owned vector, n_assets entries: where each was named */
         const struct mnode *zone_containers[MANIFEST_ZONE_MAX]; /* `containers:` keys */
@@ -76,3 +78,5 @@ struct manifest_ctx {
 void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path, const char *fmt,
                ...) printf_fmt(4, 5);
 void manifest_check_rules(struct manifest_ctx *x);
+/* The env container's command and port (manifest-command.c). */
+void manifest_resolve_env_command(struct manifest_ctx *x, struct container_info *ci);

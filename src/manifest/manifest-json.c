@@ -76,19 +76,20 @@ static json_t *json_container(const struct manifest_container *c)
                                                 "target", json_str_or_null(c->reads[i].target)));
         }
         return json_pack(
-                "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, "
-                "s:s}",
+                "{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+                "s:s, s:o}",
                 "name", c->name, "zone", manifest_zone_kind_to_string(c->zone), "argv",
-                json_strv(c->argv), "env", json_env(c->env), "resources",
-                json_resources(&c->resources), "effective_resources", json_resources(&c->effective),
-                "network", "egress", manifest_egress_to_string(c->egress), "port",
+                json_strv(c->argv), "argv_source", manifest_argv_source_to_string(c->argv_source),
+                "env", json_env(c->env), "resources", json_resources(&c->resources),
+                "effective_resources", json_resources(&c->effective), "network", "egress",
+                manifest_egress_to_string(c->egress), "port",
                 c->port ? json_integer(c->port) : json_null(), "phases", json_phases(c->phases),
                 "reads", reads, "expose",
                 c->expose.host ? json_pack("{s:s, s:i}", "host", c->expose.host, "port",
                                            (int) c->expose.port)
                                : json_null(),
                 "state", json_str_or_null(c->state), "output", json_str_or_null(c->output), "after",
-                json_strv(c->after), "rootfs", c->rootfs, "workdir", c->workdir);
+                json_strv(c->after), "rootfs", c->rootfs, "workdir", json_str_or_null(c->workdir));
 }
 
 static json_t *json_zone(const struct manifest_zone *z)

@@ -496,8 +496,8 @@ static int parse_network(struct manifest_ctx *x, const struct mnode *n, const ch
 /* ---- containers ---- */
 
 static const char *const container_keys[CK_MAX] = {
-        "argv",  "env",    "resources", "network", "port",  "phases",
-        "reads", "expose", "state",     "output",  "after", "rootfs",
+        "argv",   "env",   "resources", "network", "port",   "phases",  "reads",
+        "expose", "state", "output",    "after",   "rootfs", "workdir",
 };
 
 static char **parse_string_list(struct manifest_ctx *x, const struct mnode *n, const char *path,
@@ -810,6 +810,9 @@ static void parse_container(struct manifest_ctx *x, struct manifest_zone *z,
                 case CK_ROOTFS:
                         (void) get_container_path(x, vals[k], p, "rootfs", &c->rootfs);
                         break;
+                case CK_WORKDIR:
+                        (void) get_container_path(x, vals[k], p, "workdir", &c->workdir);
+                        break;
                 case CK_MAX:
                         break;
                 }
@@ -832,35 +835,15 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                                struct container_info *ci)
 {
         struct manifest_container *c = ci->c;
-        struct manifest *m = x->m;
         const struct manifest_resources *own = &c->resources, *zr = &z->resources;
         struct manifest_resources *eff = &c->effective;
         const struct mnode *at = ci->key ? ci->key : ci->node;
         const struct mnode *rnode = ci->vals[CK_RESOURCES];
 
-        if (z->kind == MANIFEST_ZONE_AGENT && streq(c->name, "env")) {
-                /* The env server runs the very command it runs without
-                 * openenvd (DESIGN section 7), on the unit's port. */
-                if (!c->port)
-                        c->port = m->port;
-                if (!c->argv && !ci->vals[CK_ARGV]) {
-                        if (m->app) {
-                                c->argv = xcalloc(1, sizeof(char *));
-                                strv_push(&c->argv, xstrdup("uvicorn"));
-                                strv_push(&c->argv, xstrdup(m->app));
-                                strv_push(&c->argv, xstrdup("--host"));
-                                strv_push(&c->argv, xstrdup("0.0.0.0"));
-                                strv_push(&c->argv, xstrdup("--port"));
-                                strv_push(&c->argv, xasprintf("%u", (unsigned) c->port));
-                        } else if (!x->app_invalid) {
-                                ctx_error(x, at, ci->path,
-                                          "the env container has no argv and the manifest sets no "
-                                          "app (set the top-level app:, openenvd.app or an argv)");
-                        }
-                }
-        } else if (!c->argv && !ci->vals[CK_ARGV]) {
+        if (z->kind == MANIFEST_ZONE_AGENT && streq(c->name, "env"))
+                manifest_resolve_env_command(x, ci);
+        else if (!c->argv && !ci->vals[CK_ARGV])
                 ctx_error(x, at, ci->path, "argv is required");
-        }
 
         switch (z->kind) {
         case MANIFEST_ZONE_AGENT:
@@ -912,7 +895,9 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
         }
         if (!c->rootfs)
                 c->rootfs = xstrdup("/");
-        c->workdir = xstrdup(z->kind == MANIFEST_ZONE_AGENT ? "/workspace" : "/");
+        /* The env's default is the daemon's start-up directory (NULL). */
+        if (!c->workdir && !(z->kind == MANIFEST_ZONE_AGENT && streq(c->name, "env")))
+                c->workdir = xstrdup(z->kind == MANIFEST_ZONE_AGENT ? "/workspace" : "/");
         if (!c->after)
                 c->after = xcalloc(1, sizeof(char *));
         if (!c->argv)
@@ -1194,11 +1179,18 @@ static void ctx_done(struct manifest_ctx *x)
 int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned flags,
                    struct manifest_errors *errors, struct manifest **ret)
 {
+        return manifest_parse_with(data, size, base_dir, flags, NULL, errors, ret);
+}
+
+int manifest_parse_with(const char *data, size_t size, const char *base_dir, unsigned flags,
+                        const struct manifest_overrides *o, struct manifest_errors *errors,
+                        struct manifest **ret)
+{
         static const char *const top_keys[] = { "app",  "port", "openenvd", "spec_version",
                                                 "name", "type", "runtime" };
         cleanup(manifest_freep) struct manifest *m = NULL;
         struct mdoc doc = { 0 };
-        struct manifest_ctx x = { .errors = errors, .flags = flags };
+        struct manifest_ctx x = { .errors = errors, .flags = flags, .overrides = o };
         const struct mnode *k[7] = { 0 }, *v[7] = { 0 };
         const char *top_app = NULL, *app = NULL;
         uint16_t top_port = 0, port = 0;
@@ -1258,6 +1250,12 @@ int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned
 
 int manifest_load(const char *path, struct manifest_errors *errors, struct manifest **ret)
 {
+        return manifest_load_with(path, NULL, errors, ret);
+}
+
+int manifest_load_with(const char *path, const struct manifest_overrides *o,
+                       struct manifest_errors *errors, struct manifest **ret)
+{
         cleanup_close int fd = -EBADF;
         cleanup_free char *buf = NULL, *real = NULL;
         struct stat st;
@@ -1297,7 +1295,7 @@ int manifest_load(const char *path, struct manifest_errors *errors, struct manif
                 slash[1] = '\0';
         else if (slash)
                 *slash = '\0';
-        return manifest_parse(buf, len, real, MANIFEST_CHECK_PATHS, errors, ret);
+        return manifest_parse_with(buf, len, real, MANIFEST_CHECK_PATHS, o, errors, ret);
 }
 
 static void container_done(struct manifest_container *c)
@@ -1373,15 +1371,6 @@ bool manifest_container_reads(const struct manifest_container *c, enum manifest_
                 if (c->reads[i].kind == kind)
                         return true;
         return false;
-}
-
-char *manifest_container_command_line(const struct manifest_container *c)
-{
-        struct strbuf sb = STRBUF_INIT;
-
-        for (char **a = c->argv; a && *a; a++)
-                strbuf_addf(&sb, "%s%s", a == c->argv ? "" : " ", *a);
-        return strbuf_detach(&sb, NULL);
 }
 
 char *manifest_read_to_string(const struct manifest_read *r)
