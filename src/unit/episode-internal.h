@@ -21,9 +21,10 @@ struct ep_member {
         struct member *m;                    /* owned while started */
         int activation_fd;                   /* owned: listening socket (env, services) */
         bool started, exited;
-        int status;  /* once exited */
-        bool killed; /* the daemon ended it on purpose (no failure) */
-        char *log;   /* owned: its output, kept after the member is freed */
+        int status;        /* once exited */
+        bool killed;       /* the daemon ended it on purpose (no failure) */
+        char *log;         /* owned: its output, kept after the member is freed */
+        char *start_error; /* owned: why the last start failed ("chdir: Permission denied") */
 };
 
 /* The observers of one phase, one after the other, in `after` order. */

@@ -216,11 +216,17 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         case EPISODE_PROVISIONING: {
                 cleanup_free char *how = exit_text(status);
                 cleanup_free char *tail = member_log_tail(mb->m, LOG_TAIL_LINES);
+                cleanup_free char *last = member_log_tail(mb->m, 1);
+                /* "env| ModuleNotFoundError: ...\n": the last line says why,
+                 * most of the time; the verdict's event has the tail. */
+                const char *why = startswith(last, mb->mc->name) ?: last;
                 record_exit(e, mb);
                 if (*tail)
                         log_info("episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
-                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting", mb->mc->name,
-                                  how);
+                why = startswith(why, "| ") ?: why;
+                last[strcspn(last, "\n")] = '\0';
+                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name,
+                                  how, *why ? ": " : "", why);
                 return;
         }
         case EPISODE_STANDBY:
@@ -274,8 +280,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
 
         e->plan.phase = phase;
         r = unit_plan_container(&e->plan, mb->mc, &spec);
-        if (r < 0)
+        if (r < 0) {
+                free(mb->start_error);
+                mb->start_error = xasprintf("plan: %s", strerror(-r));
                 return r;
+        }
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
@@ -296,9 +305,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         container_spec_done(&spec);
         if (r < 0) {
                 log_error("episode %s: container %s: %s", e->id, mb->mc->name, error ?: "failed");
+                free(mb->start_error);
+                mb->start_error = xstrdup(error ?: strerror(-r));
                 verdict_add_event(&e->verdict,
                                   json_pack("{s:s,s:s,s:s}", "what", "start_failed", "container",
-                                            mb->mc->name, "error", error ?: strerror(-r)));
+                                            mb->mc->name, "error", mb->start_error));
                 return r;
         }
         mb->started = true;
@@ -464,7 +475,7 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
                 int r = episode_start_member(e, mb, PHASE_PROVISIONING);
                 if (r < 0) {
                         fail_provisioning(e, r, mb->subtree, "%s did not start: %s", mb->mc->name,
-                                          strerror(-r));
+                                          mb->start_error);
                         return 0;
                 }
                 loop_timer_set(e->step, loop_now(e->cfg->loop));
@@ -584,7 +595,7 @@ int episode_activate(struct episode *e)
                 int r = episode_start_member(e, mb, PHASE_READY);
                 if (r < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                                     "%s did not start: %s", mb->mc->name, strerror(-r));
+                                     "%s did not start: %s", mb->mc->name, mb->start_error);
                         return r;
                 }
         }
@@ -713,6 +724,7 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                 .uid_base = uid_base,
                 .rootfs = cfg->rootfs,
                 .extra_masks = cfg->extra_masks,
+                .env_origin = cfg->env_origin,
         };
         verdict_init(&e->verdict);
         e->members = xcalloc(unit_container_count(m), sizeof(*e->members));
@@ -761,6 +773,7 @@ struct episode *episode_free(struct episode *e)
                 free(e->members[i].cgroup);
                 free(e->members[i].subtree);
                 free(e->members[i].log);
+                free(e->members[i].start_error);
         }
         free(e->members);
         verdict_done(&e->verdict);
