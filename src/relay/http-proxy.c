@@ -271,6 +271,7 @@ static void conn_free(struct http_conn *c)
         strbuf_release(&c->uout);
         strbuf_release(&c->inspect);
         strbuf_release(&c->inspect_req);
+        strbuf_release(&c->ws_first);
         conn_exchange_done(c);
         exchange_reset(&c->x);
         ws_parser_done(&c->ws_c);

@@ -73,6 +73,12 @@ def ws_send(w, op, data):
     w.write(hdr + data)
 
 async def websocket(r, w, hdrs, head):
+    # A client must not send frames before the 101 (RFC 6455 4.1); uvicorn
+    # silently drops what came with the handshake request. Refuse loudly.
+    if r._buffer:
+        w.write(resp(400, b'{"error":"frame before the handshake answer"}'))
+        await w.drain()
+        return
     key = get(hdrs, "sec-websocket-key")
     acc = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
     w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
