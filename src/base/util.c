@@ -134,11 +134,10 @@ char *strv_join(char *const *v, const char *sep)
 
 void strv_env_set(char ***v, char *kv)
 {
-        const char *eq = strchr(kv, '=');
-        size_t n = eq ? (size_t) (eq - kv) + 1 : strlen(kv);
+        size_t klen = strcspn(kv, "=");
 
         for (char **e = *v; e && *e; e++)
-                if (strncmp(*e, kv, n) == 0 && ((*e)[n - 1] == '=' || (*e)[n] == '\0')) {
+                if (strncmp(*e, kv, klen) == 0 && ((*e)[klen] == '=' || (*e)[klen] == '\0')) {
                         free(*e);
                         *e = kv;
                         return;

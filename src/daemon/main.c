@@ -225,12 +225,11 @@ static void env_origin_from_here(struct env_origin *ret)
         cleanup_free char *blocker = NULL, *names = NULL;
         char cwd[PATH_MAX];
         const char *workdir = cwd;
-        int r;
 
         if (!getcwd(cwd, sizeof(cwd))) {
                 log_warning_errno(-errno, "working directory: %m; the env server starts in /");
                 workdir = NULL;
-        } else if ((r = path_searchable_by_others(cwd, &blocker)) < 0) {
+        } else if (path_searchable_by_others(cwd, &blocker) < 0) {
                 log_warning("the env server starts in / rather than %s: %s is not searchable by "
                             "others (mode o+x), and the env runs as another uid (start openenvd "
                             "elsewhere, or set workdir: in the manifest)",

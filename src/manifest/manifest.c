@@ -1105,7 +1105,8 @@ static void parse_agent_paths(struct manifest_ctx *x, const struct mnode *n)
         const struct mnode **nodes = NULL;
 
         x->m->agent_paths = parse_string_list(x, n, "agent_paths", &nodes);
-        for (size_t i = 0; x->m->agent_paths[i]; i++)
+        /* nodes is NULL only when the list is empty (not a list, too long). */
+        for (size_t i = 0; nodes && x->m->agent_paths[i]; i++)
                 if (!is_route(x->m->agent_paths[i])) {
                         cleanup_free char *p = path_index("agent_paths", i);
                         ctx_error(x, nodes[i], p,

@@ -76,14 +76,14 @@ static bool env_has(char *const *v, const char *name, size_t len)
         return false;
 }
 
-void env_origin_init(struct env_origin *o, char *const *environ, const char *workdir)
+void env_origin_init(struct env_origin *o, char *const *envp, const char *workdir)
 {
         *o = (struct env_origin){
                 .workdir = workdir ? xstrdup(workdir) : NULL,
-                .environ = xcalloc(1, sizeof(char *)),
+                .vars = xcalloc(1, sizeof(char *)),
                 .withheld = xcalloc(1, sizeof(char *)),
         };
-        for (char *const *e = environ; e && *e; e++) {
+        for (char *const *e = envp; e && *e; e++) {
                 const char *eq = strchr(*e, '=');
                 size_t len = eq ? (size_t) (eq - *e) : strlen(*e);
 
@@ -93,8 +93,8 @@ void env_origin_init(struct env_origin *o, char *const *environ, const char *wor
                 switch (env_origin_classify(*e, len)) {
                 case ENV_ORIGIN_PASS:
                         /* Of duplicates, the first is what getenv() sees. */
-                        if (!env_has(o->environ, *e, len))
-                                strv_push(&o->environ, xstrdup(*e));
+                        if (!env_has(o->vars, *e, len))
+                                strv_push(&o->vars, xstrdup(*e));
                         break;
                 case ENV_ORIGIN_SECRET:
                         strv_push(&o->withheld, xstrndup(*e, len));
@@ -108,6 +108,6 @@ void env_origin_init(struct env_origin *o, char *const *environ, const char *wor
 void env_origin_done(struct env_origin *o)
 {
         o->workdir = mfree(o->workdir);
-        o->environ = strv_free(o->environ);
+        o->vars = strv_free(o->vars);
         o->withheld = strv_free(o->withheld);
 }

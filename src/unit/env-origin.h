@@ -29,13 +29,13 @@ enum env_origin_class {
 
 struct env_origin {
         char *workdir;   /* owned: the env's default working directory; NULL: "/" */
-        char **environ;  /* owned "K=V": what the env server inherits */
+        char **vars;     /* owned "K=V": what the env server inherits */
         char **withheld; /* owned: names of the ENV_ORIGIN_SECRET variables */
 };
 
 /* Pure: what happens to the variable named name (len bytes, no '='). */
 enum env_origin_class env_origin_classify(const char *name, size_t len);
-/* Splits environ into what is passed on and what is withheld; workdir is
+/* Splits envp into what is passed on and what is withheld; workdir is
  * copied (NULL allowed). */
-void env_origin_init(struct env_origin *o, char *const *environ, const char *workdir);
+void env_origin_init(struct env_origin *o, char *const *envp, const char *workdir);
 void env_origin_done(struct env_origin *o);

@@ -192,7 +192,7 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
          * written for (an image's ENV), minus openenvd's own and secrets
          * (env-origin.h). */
         if (is_env && ctx->env_origin)
-                for (char *const *e = ctx->env_origin->environ; e && *e; e++)
+                for (char *const *e = ctx->env_origin->vars; e && *e; e++)
                         strv_env_set(v, xstrdup(*e));
         strv_env_set(v, xasprintf("OPENENVD_CONTAINER=%s", c->name));
         strv_env_set(v, xasprintf("OPENENVD_ZONE=%s", manifest_zone_kind_to_string(c->zone)));
