@@ -17,6 +17,7 @@
 #include "base/string-table.h"
 #include "base/util.h"
 #include "relay/listen-socket.h"
+#include "relay/service-relay.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
 
@@ -532,6 +533,20 @@ static int make_activation_sockets(struct episode *e)
         return 0;
 }
 
+static void on_harness_action(void *userdata, unsigned n)
+{
+        struct episode *e = userdata;
+        if (e->ev->harness_acted)
+                e->ev->harness_acted(e, n, e->userdata);
+}
+
+static void on_harness_done(void *userdata)
+{
+        struct episode *e = userdata;
+        if (e->ev->harness_done)
+                e->ev->harness_done(e, e->userdata);
+}
+
 /* Storage, cgroups, activation sockets and relays: everything the first
  * container needs. */
 static int prepare(struct episode *e)
@@ -553,7 +568,11 @@ static int prepare(struct episode *e)
                 fail_provisioning(e, r, "daemon", "cgroups and sockets: %s", strerror(-r));
                 return r;
         }
-        r = unit_relays_new(e->cfg->loop, &e->plan, e->private_dir, &e->cfg->model, &e->relays);
+        r = unit_relays_new(e->cfg->loop, &e->plan, e->private_dir, &e->cfg->model,
+                            &(struct service_relay_hooks){ .on_action = on_harness_action,
+                                                           .on_done = on_harness_done,
+                                                           .userdata = e },
+                            &e->relays);
         if (r < 0) {
                 fail_provisioning(e, r, "daemon", "relays: %s", strerror(-r));
                 return r;

@@ -95,6 +95,10 @@ struct episode_events {
         void (*graded)(struct episode *e, void *userdata);
         /* Everything released: the slot may be used again. */
         void (*torn_down)(struct episode *e, void *userdata);
+        /* A harness called n MCP tools (its relay read them), or a tool's
+         * result reported done: the agent's actions, as on the unit's port. */
+        void (*harness_acted)(struct episode *e, unsigned n, void *userdata);
+        void (*harness_done)(struct episode *e, void *userdata);
 };
 
 int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,

@@ -53,6 +53,7 @@ struct unit {
         json_t *inspection;
         bool zones_created;
         bool episode_requested; /* a client reset waits for the grading to end */
+        bool done_pending;      /* unit_note_done() ends the episode next round */
         bool cold_pending;      /* a reset waits for a free slot */
         unsigned standby_failures;
         bool freeing;
@@ -415,6 +416,22 @@ static void on_torn_down(struct episode *e, void *userdata)
         maybe_start_standby(u);
 }
 
+static void on_harness_acted(struct episode *e, unsigned n, void *userdata)
+{
+        struct unit *u = userdata;
+
+        while (e == u->live && n-- > 0)
+                unit_note_action(u);
+}
+
+static void on_harness_done(struct episode *e, void *userdata)
+{
+        struct unit *u = userdata;
+
+        if (e == u->live)
+                unit_note_done(u);
+}
+
 static const struct episode_events episode_events = {
         .provisioned = on_provisioned,
         .member_exited = on_member_exited,
@@ -422,6 +439,8 @@ static const struct episode_events episode_events = {
         .grading = on_grading,
         .graded = on_graded,
         .torn_down = on_torn_down,
+        .harness_acted = on_harness_acted,
+        .harness_done = on_harness_done,
 };
 
 /* --- control ------------------------------------------------------------------- */
@@ -489,11 +508,24 @@ void unit_note_action(struct unit *u)
                 (void) move(u, ACTOR_SYSTEM, PHASE_RUNNING, "first action", NULL, 0);
 }
 
-void unit_note_done(struct unit *u)
+static void end_done(void *userdata)
 {
+        struct unit *u = userdata;
         char refusal[128];
+
+        u->done_pending = false;
         if (unit_end(u, ACTOR_ENVIRONMENT, "done", NULL, NULL, refusal, sizeof(refusal)) == -EPERM)
                 log_info("environment reported done: %s", refusal);
+}
+
+void unit_note_done(struct unit *u)
+{
+        /* After this dispatch round, so the message that carried done is
+         * delivered before the env server is frozen and killed. */
+        if (u->done_pending)
+                return;
+        u->done_pending = true;
+        loop_defer(u->cfg.loop, end_done, u);
 }
 
 int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata)

@@ -11,7 +11,8 @@
  *   unit_inspect()          running → frozen, observers listing `frozen` run
  *   unit_resume()           frozen → running
  *   unit_end()              → sealed → grading → closed, with a verdict
- *   unit_note_done()        the environment reported done: as unit_end(), its actor
+ *   unit_note_done()        the environment reported done: as unit_end(), its actor,
+ *                           once the current dispatch round delivered that message
  *   unit_request_episode()  a client (orchestrator) resets while no episode is
  *                           live: a new one starts, after any grading finishes
  *
