@@ -16,6 +16,7 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/util.h"
+#include "sandbox/netns-keep.h"
 
 /*
  * Everything here runs in the cloned child, which owns a private copy of the
@@ -407,10 +408,14 @@ static int setup_proc(struct setup *s)
 
         /* The principal is uid 1000 and holds no capability: let it bind low
          * ports in its own network namespace (what Docker sets too). Written
-         * while /proc/sys is still writable, before the read-only bind. */
-        r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+         * while /proc/sys is still writable, before the read-only bind; a
+         * kept namespace got it when it was made (kernel-owned, we could
+         * not write it). */
+        if (!s->spec->netns) {
+                r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+        }
 
         return 0;
 }
@@ -500,10 +505,14 @@ static int setup_dev(struct setup *s)
 static int setup_sys(struct setup *s)
 {
         /* Allowed in a user namespace because we own the network namespace
-         * whose /sys/class/net it shows (only lo). */
-        cleanup_close int sys = fs_new("sysfs", NULL, 0,
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                               MOUNT_ATTR_NOEXEC);
+         * whose /sys/class/net it shows (only lo). A kept namespace is not
+         * ours: its sysfs was made with it, and we clone that (a detached
+         * mount: nothing of the host's tree comes along). */
+        cleanup_close int sys =
+                s->spec->netns ? clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
+                               : fs_new("sysfs", NULL, 0,
+                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                MOUNT_ATTR_NOEXEC);
         if (sys < 0)
                 return fail(s, CONTAINER_STEP_SYS, -1, sys);
         int r = attach_at(s, sys, "/sys", false);
@@ -659,18 +668,23 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         if (r < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
 
+        container_mark(spec, CONTAINER_MARK_ROOT);
         r = setup_proc(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_PROC);
         r = setup_dev(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_DEV);
         r = setup_sys(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_SYS);
         r = setup_tmp_run(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_TMP_RUN);
 
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct mount_entry *m = &spec->mounts[i];
@@ -682,6 +696,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_SPEC_MOUNTS);
         /* The policy last, over everything mounted so far: paths are inside
          * ones, resolved in the new root (/proc and /sys are mounted). */
         for (size_t i = 0; policy->readonly && policy->readonly[i]; i++) {
@@ -695,6 +710,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_POLICY);
         /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
          * mount point in them exists. */
         for (size_t i = 0; i < s.n_seal; i++) {
@@ -714,5 +730,6 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
         if (chdir("/") < 0)
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        container_mark(spec, CONTAINER_MARK_PIVOT);
         return 0;
 }
