@@ -89,6 +89,7 @@ struct child_args {
         int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
         int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
         int null_fd; /* host /dev/null, for stdin (and stdout/stderr by default) */
+        int dev_template; /* mount_dev_template(), or -EBADF */
         int pass_fds[CONTAINER_MAX_PASS_FDS]; /* copies of spec->pass_fds, all above 3 + n */
 };
 
@@ -219,6 +220,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         struct mount_sources src;
         if (mount_sources_open(spec, &src, &e) < 0)
                 child_fail(a, e);
+        src.dev_template = a->dev_template;
 
         /* clone3() keeps our host credentials (kuid 0, unmapped in the new
          * namespace, so files we create would be -EOVERFLOW); become the
@@ -339,6 +341,25 @@ static int spawn_fail(struct container_error *ret_err, enum container_step step,
         return r < 0 ? r : -r;
 }
 
+/* The /dev template, built at the first spawn and kept for the life of the
+ * process (mount-setup.h); -EBADF if it could not be built (each container
+ * then builds its /dev itself). Above every fd number a spawn passes on. */
+static int dev_template(void)
+{
+        static int fd = -EBADF;
+        static bool tried;
+
+        if (!tried) {
+                tried = true;
+                int t = mount_dev_template();
+                if (t >= 0) {
+                        fd = fcntl(t, F_DUPFD_CLOEXEC, 3 + CONTAINER_MAX_PASS_FDS);
+                        safe_close(t);
+                }
+        }
+        return fd;
+}
+
 int container_spawn(const struct container_spec *spec, struct container **ret,
                     struct container_error *ret_err)
 {
@@ -398,6 +419,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 .go_fd = go_r,
                 .err_fd = err_w,
                 .null_fd = null_fd,
+                .dev_template = dev_template(),
         };
         memcpy(args.pass_fds, pass, spec->n_pass_fds * sizeof(int));
         int pidfd = -EBADF;

@@ -436,47 +436,113 @@ static int readonly_one(struct setup *s, const char *path)
         return mount_attach(c, t);
 }
 
-static int setup_dev(struct setup *s)
+static const struct {
+        const char *name, *target;
+} dev_links[] = {
+        { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
+        { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
+        { "stderr", "/proc/self/fd/2" },
+};
+
+/* The fixed content of /dev into the tmpfs dev: host device binds (mknod is
+ * impossible in a user namespace, and a device node on a tmpfs mounted
+ * there would be unusable), symlinks, the pts and shm mount points.
+ * dev_fds: O_PATH fds of the host's nodes, in host_devices order. On failure
+ * *index is the device that failed (or -1). */
+static int dev_fill(int dev, const int *dev_fds, int *index)
 {
-        static const struct {
-                const char *name, *target;
-        } links[] = {
-                { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
-                { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
-                { "stderr", "/proc/self/fd/2" },
-        };
-        char shm_size[32];
-        int r;
-
-        int dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-        if (dev < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, dev);
-        s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
-        r = attach_at(s, dev, "/dev", false);
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, r);
-
-        /* mknod is impossible in a user namespace (and a device node on a
-         * tmpfs mounted there would be unusable): bind the host's nodes. */
         for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                *index = (int) i;
                 if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
-                cleanup_close int c =
-                        clone_at(s->dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                        return -errno;
+                cleanup_close int c = clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, c);
+                        return c;
                 cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (t < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
-                r = mount_attach(c, t);
+                        return -errno;
+                int r = mount_attach(c, t);
                 if (r < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, r);
+                        return r;
         }
-        for (size_t i = 0; i < ELEMENTSOF(links); i++)
-                if (symlinkat(links[i].target, dev, links[i].name) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+        *index = -1;
+        for (size_t i = 0; i < ELEMENTSOF(dev_links); i++)
+                if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
+                        return -errno;
         if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+                return -errno;
+        return 0;
+}
+
+/* O_PATH fds of the host's device nodes, for those of fds[] still < 0. */
+static int dev_nodes_open(int *fds)
+{
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                char path[32];
+                if (fds[i] >= 0)
+                        continue;
+                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
+                fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int mount_dev_template(void)
+{
+        int fds[ELEMENTSOF(host_devices)];
+        int index;
+
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                fds[i] = -EBADF;
+        int r = dev_nodes_open(fds);
+        int dev = r < 0 ? r : tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (dev >= 0) {
+                r = dev_fill(dev, fds, &index);
+                if (r >= 0)
+                        r = mount_set(dev, MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        dev = safe_close(dev);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                safe_close(fds[i]);
+        return r < 0 ? r : dev;
+}
+
+static int setup_dev(struct setup *s, int template_fd)
+{
+        char shm_size[32];
+        int r, index;
+        int dev;
+
+        /* A private copy of the template tree (read-only already); a kernel
+         * that cannot clone a detached tree gets /dev built as below. */
+        dev = template_fd >= 0 ? clone_at(template_fd, "", 0) : -EBADF;
+        if (dev >= 0) {
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0) {
+                        safe_close(dev);
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                }
+                /* dev stays open (closed by the exec): pts and shm below. */
+        } else {
+                /* The host's nodes not opened yet (a template was meant to
+                 * be used): the host's /dev is still our /dev until the pivot. */
+                r = dev_nodes_open(s->dev_fds);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEVICES, -1, r);
+                dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                if (dev < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, dev);
+                s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                r = dev_fill(dev, s->dev_fds, &index);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, index, r);
+        }
 
         const char *pts_opts[] = { "ptmxmode", "0666", "mode", "0620", "gid", "5" };
         cleanup_close int pts = fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
@@ -589,7 +655,8 @@ static int prepare_mount(const struct mount_entry *m, int bind_src)
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
                        struct container_error *err)
 {
-        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF };
+        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF,
+                                     .dev_template = -EBADF };
         struct setup s = { .spec = spec, .err = err };
 
         for (size_t i = 0; i < ELEMENTSOF(src.binds); i++)
@@ -652,13 +719,18 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
         }
-        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
-                char path[32];
-                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
-                s.dev_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (s.dev_fds[i] < 0)
-                        return fail(&s, CONTAINER_STEP_DEVICES, (int) i, -errno);
+        /* With a /dev template only null is needed (file masks); setup_dev()
+         * opens the others if the template cannot be cloned after all. */
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                s.dev_fds[i] = -EBADF;
+        if (src->dev_template >= 0) {
+                s.dev_fds[0] = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                r = s.dev_fds[0] < 0 ? -errno : 0;
+        } else {
+                r = dev_nodes_open(s.dev_fds);
         }
+        if (r < 0)
+                return fail(&s, CONTAINER_STEP_DEVICES, -1, r);
         s.null_fd = s.dev_fds[0];
 
         cleanup_close int attach = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -673,7 +745,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         if (r < 0)
                 return r;
         container_mark(spec, CONTAINER_MARK_PROC);
-        r = setup_dev(&s);
+        r = setup_dev(&s, src->dev_template);
         if (r < 0)
                 return r;
         container_mark(spec, CONTAINER_MARK_DEV);

@@ -11,6 +11,7 @@
  *   leftover look           what of it is visible
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
@@ -83,6 +84,21 @@ static int table_entries(const char *path)
         return n;
 }
 
+/* Entries of /dev/pts besides ptmx: this container's pseudo-terminals. */
+static int pty_count(void)
+{
+        int ptys = 0;
+        DIR *d = opendir("/dev/pts");
+        struct dirent *de;
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.' && strcmp(de->d_name, "ptmx"))
+                        ptys++;
+        closedir(d);
+        return ptys;
+}
+
 static int do_leave(bool hold)
 {
         struct sockaddr_un sun;
@@ -112,6 +128,11 @@ static int do_leave(bool hold)
                 usleep(1000);
                 close(a);
         }
+
+        /* A pseudo-terminal: /dev/pts/0 in this container's devpts. */
+        int pt = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        add(" pty=%s ptys=%d", err(pt < 0 || grantpt(pt) < 0 || unlockpt(pt) < 0 ? -1 : 0),
+            pty_count());
 
         /* Files in the two writable scratch places. */
         int f1 = open("/tmp/oe-leftover", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
@@ -181,6 +202,10 @@ static int do_look(void)
         add(" tcp=%d tcp6=%d udp=%d unix=%d", table_entries("/proc/net/tcp"),
             table_entries("/proc/net/tcp6"), table_entries("/proc/net/udp"),
             table_entries("/proc/net/unix"));
+
+        /* /dev is a clone of one template shared by every container: its
+         * devpts must be this container's own (only ptmx in it). */
+        add(" ptys=%d", pty_count());
 
         struct stat st;
         add(" tmp=%s", err(stat("/tmp/oe-leftover", &st)));

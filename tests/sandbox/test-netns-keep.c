@@ -51,10 +51,10 @@ static void assert_result(const char *got, const char *want)
 }
 
 #define LEAVE_RESULT                                                                    \
-        "abstract=ok listen=ok connect=ok tmp=ok shm=ok sysv=ok add_key=EPERM sysctl=EACCES " \
+        "abstract=ok listen=ok connect=ok pty=ok ptys=1 tmp=ok shm=ok sysv=ok add_key=EPERM sysctl=EACCES " \
         "survivor=ok"
 #define CLEAN_LOOK                                                                          \
-        "abstract=ECONNREFUSED bind=ok bind80=ok tcp=0 tcp6=0 udp=0 unix=0 tmp=ENOENT shm=ENOENT " \
+        "abstract=ECONNREFUSED bind=ok bind80=ok tcp=0 tcp6=0 udp=0 unix=0 ptys=0 tmp=ENOENT shm=ENOENT " \
         "sysv=ENOENT key=EPERM port_range=32768 60999 pids=1,2"
 
 Test(netns_keep, confinement_unchanged)
@@ -112,6 +112,8 @@ Test(netns_keep, control_live_state_is_seen)
         cr_assert(strstr(look, "abstract=ok "), "%s", look);
         cr_assert(strstr(look, " bind=EADDRINUSE "), "%s", look);
         cr_assert(!strstr(look, " tcp=0 "), "%s", look);
+        /* Never shared, even while the holder runs: its own /dev/pts. */
+        cr_assert(strstr(look, " ptys=0 "), "%s", look);
 
         cr_assert(container_kill(holder, SIGKILL) == 0);
         container_free(holder);
