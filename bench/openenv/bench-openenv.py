@@ -74,6 +74,17 @@ class Daemon:
         self.ctl = Http(port, token)
         self.token = token
 
+    def settle(self, idle=1.0):
+        """Until the standby episode (if any) is built, then idle seconds:
+        a loaded machine can take longer than the idle second to build it."""
+        t0 = time.perf_counter()
+        while self.ctl.call("GET", "/info").get("standby", {}).get("state") not in (
+                "ready", "disabled"):
+            if time.perf_counter() - t0 > 300:
+                raise SystemExit("%s: no standby after 300 s" % self.name)
+            time.sleep(0.05)
+        time.sleep(idle)
+
     def reset(self):
         t0 = time.perf_counter()
         info = self.ctl.call("POST", "/reset_unit", body=b"")
@@ -170,7 +181,7 @@ def main():
     starts = []
     for i in range(reps):
         for d in (sb, cold):
-            time.sleep(1.0)
+            d.settle()
             resets[d.name].append(d.episode(0))
         if i < min(reps, 10):
             starts.append(direct.start())
@@ -184,9 +195,11 @@ def main():
         in_session.append((time.perf_counter() - t0) * 1e3)
 
     # 2. Relay: POST /step through openenvd (relay, shim, container) vs the
-    # env server reached directly; blocks of 100, interleaved.
-    sb.reset()
-    r_conn = Http(sb.port, token)
+    # env server reached directly; blocks of 100, interleaved. The cold
+    # daemon's episode is live (no standby starting beside it).
+    cold.settle(0.0)
+    cold.reset()
+    r_conn = Http(cold.port, token)
     relayed, straight = [], []
     for _ in range(max(5, reps // 2)):
         straight += timed_steps(d_conn, 100)
@@ -203,6 +216,7 @@ def main():
     n_ep = max(5, reps // 2)
     for think in (0.0, 0.2):
         for d in (cold, sb):
+            d.settle(0.0)
             t0 = time.perf_counter()
             rs = [d.episode(6, think) for _ in range(n_ep)]
             loops[d.name, think] = n_ep / (time.perf_counter() - t0)

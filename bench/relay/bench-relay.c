@@ -697,7 +697,8 @@ int main(int argc, char **argv)
                                xasprintf("latency %s mean (us)", reqs[r][0]), s[0].mean, s[1].mean,
                                s[2].mean, s[2].mean - s[0].mean);
                         /* The relay served n + WARMUP of these; the upstream 3x that. */
-                        double rc = cpu * 1e6 / (n + WARMUP), uc = ucpu * 1e6 / (3.0 * (n + WARMUP));
+                        double rc = cpu * 1e6 / (n + WARMUP),
+                               uc = ucpu * 1e6 / (3.0 * (n + WARMUP));
                         printf("%-34s %12s %12s %12.1f   (upstream: %.1f us/req) <= 2x upstream: "
                                "%s\n",
                                "  relay CPU per request (us)", "-", "-", rc, uc, met(rc <= 2 * uc));

@@ -213,20 +213,13 @@ void container_spec_add_bind(struct container_spec *spec, const char *source, co
 }
 
 static const char *const container_mark_table[_CONTAINER_MARK_MAX] = {
-        [CONTAINER_MARK_START] = "start",
-        [CONTAINER_MARK_CLONED] = "clone3",
-        [CONTAINER_MARK_GO] = "maps+cgroups",
-        [CONTAINER_MARK_CHILD_GO] = "child-wakeup",
-        [CONTAINER_MARK_ROOT] = "root+sources",
-        [CONTAINER_MARK_PROC] = "proc",
-        [CONTAINER_MARK_DEV] = "dev",
-        [CONTAINER_MARK_SYS] = "sys",
-        [CONTAINER_MARK_TMP_RUN] = "tmp+run",
-        [CONTAINER_MARK_SPEC_MOUNTS] = "spec-mounts",
-        [CONTAINER_MARK_POLICY] = "masks",
-        [CONTAINER_MARK_PIVOT] = "seal+pivot",
-        [CONTAINER_MARK_CREDS] = "creds+stdio",
-        [CONTAINER_MARK_FILTER] = "seccomp",
+        [CONTAINER_MARK_START] = "start",       [CONTAINER_MARK_CLONED] = "clone3",
+        [CONTAINER_MARK_GO] = "maps+cgroups",   [CONTAINER_MARK_CHILD_GO] = "child-wakeup",
+        [CONTAINER_MARK_ROOT] = "root+sources", [CONTAINER_MARK_PROC] = "proc",
+        [CONTAINER_MARK_DEV] = "dev",           [CONTAINER_MARK_SYS] = "sys",
+        [CONTAINER_MARK_TMP_RUN] = "tmp+run",   [CONTAINER_MARK_SPEC_MOUNTS] = "spec-mounts",
+        [CONTAINER_MARK_POLICY] = "masks",      [CONTAINER_MARK_PIVOT] = "seal+pivot",
+        [CONTAINER_MARK_CREDS] = "creds+stdio", [CONTAINER_MARK_FILTER] = "seccomp",
         [CONTAINER_MARK_EXECED] = "exec",
 };
 

@@ -85,10 +85,10 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(container_step, enum container_ste
 struct child_args {
         const struct container_spec *spec;
         const struct container_policy *policy;
-        int shim_fd; /* O_PATH of the shim binary: it need not be visible inside */
-        int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
-        int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
-        int null_fd; /* host /dev/null, for stdin (and stdout/stderr by default) */
+        int shim_fd;      /* O_PATH of the shim binary: it need not be visible inside */
+        int go_fd;        /* read end: one byte means "maps written, cgroups joined" */
+        int err_fd;       /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
+        int null_fd;      /* host /dev/null, for stdin (and stdout/stderr by default) */
         int dev_template; /* mount_dev_template(), or -EBADF */
         int pass_fds[CONTAINER_MAX_PASS_FDS]; /* copies of spec->pass_fds, all above 3 + n */
 };

@@ -455,7 +455,8 @@ static int dev_fill(int dev, const int *dev_fds, int *index)
                 *index = (int) i;
                 if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
                         return -errno;
-                cleanup_close int c = clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                cleanup_close int c =
+                        clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
                         return c;
                 cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -574,11 +575,11 @@ static int setup_sys(struct setup *s)
          * whose /sys/class/net it shows (only lo). A kept namespace is not
          * ours: its sysfs was made with it, and we clone that (a detached
          * mount: nothing of the host's tree comes along). */
-        cleanup_close int sys =
-                s->spec->netns ? clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
-                               : fs_new("sysfs", NULL, 0,
-                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                MOUNT_ATTR_NOEXEC);
+        cleanup_close int sys = s->spec->netns
+                                        ? clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
+                                        : fs_new("sysfs", NULL, 0,
+                                                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                         MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (sys < 0)
                 return fail(s, CONTAINER_STEP_SYS, -1, sys);
         int r = attach_at(s, sys, "/sys", false);
@@ -655,7 +656,8 @@ static int prepare_mount(const struct mount_entry *m, int bind_src)
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
                        struct container_error *err)
 {
-        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF,
+        struct mount_sources src = { .rootfs = -EBADF,
+                                     .socket_dir = -EBADF,
                                      .dev_template = -EBADF };
         struct setup s = { .spec = spec, .err = err };
 

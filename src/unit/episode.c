@@ -277,14 +277,17 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
         struct kept_netns **k = member_netns_slot(e, mb);
         if (!k)
                 return NULL;
-        if (!*k) {
-                int r = kept_netns_new(k);
-                if (r < 0) {
-                        log_warning("episode %s: container %s: cannot keep a network namespace "
-                                    "(%s), using a fresh one",
-                                    e->id, mb->mc->name, strerror(-r));
-                        return NULL;
-                }
+        if (*k) {
+                log_debug("episode %s: container %s: the slot's network namespace", e->id,
+                          mb->mc->name);
+                return *k;
+        }
+        int r = kept_netns_new(k);
+        if (r < 0) {
+                log_warning("episode %s: container %s: cannot keep a network namespace (%s), "
+                            "using a fresh one",
+                            e->id, mb->mc->name, strerror(-r));
+                return NULL;
         }
         return *k;
 }
@@ -302,8 +305,8 @@ static void member_netns_release(const struct episode *e, const struct ep_member
         int r = kept_netns_check(*k, what, sizeof(what));
         if (r == 0)
                 return;
-        log_info("episode %s: container %s: network namespace not reused (%s)", e->id,
-                 mb->mc->name, r == -EBUSY ? what : strerror(-r));
+        log_info("episode %s: container %s: network namespace not reused (%s)", e->id, mb->mc->name,
+                 r == -EBUSY ? what : strerror(-r));
         *k = kept_netns_free(*k);
 }
 

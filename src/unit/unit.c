@@ -41,7 +41,7 @@ struct unit {
         const struct unit_ops *ops;
         void *userdata;
         struct episode_config ecfg;
-        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
+        struct syscall_filter *filter;  /* owned: compiled once, used by every native spawn */
         struct kept_netns **kept_netns; /* owned: 2 slots x containers (episode_config) */
         size_t n_kept_netns;
         struct phase_machine phase;

@@ -32,10 +32,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define PORT      7070
-#define SYSV_KEY  0x0e0e0e
-#define ABSTRACT  "oe-leftover"
-#define KEY_DESC  "oe-leftover"
+#define PORT     7070
+#define SYSV_KEY 0x0e0e0e
+#define ABSTRACT "oe-leftover"
+#define KEY_DESC "oe-leftover"
 
 static char line[2048];
 static size_t len;
@@ -141,8 +141,8 @@ static int do_leave(bool hold)
 
         /* SysV shared memory (the IPC namespace) and a key (keyrings). */
         add(" sysv=%s", err(shmget(SYSV_KEY, 4096, IPC_CREAT | 0600)));
-        add(" add_key=%s", err(syscall(SYS_add_key, "user", KEY_DESC, "x", 1,
-                                         KEY_SPEC_USER_KEYRING)));
+        add(" add_key=%s",
+            err(syscall(SYS_add_key, "user", KEY_DESC, "x", 1, KEY_SPEC_USER_KEYRING)));
         /* A sysctl of the namespace (it is not ours to change). */
         int s = open("/proc/sys/net/ipv4/ip_local_port_range", O_WRONLY | O_CLOEXEC);
         add(" sysctl=%s", err(s < 0 ? -1 : write(s, "2000 3000", 9)));
@@ -211,8 +211,8 @@ static int do_look(void)
         add(" tmp=%s", err(stat("/tmp/oe-leftover", &st)));
         add(" shm=%s", err(stat("/dev/shm/oe-leftover", &st)));
         add(" sysv=%s", err(shmget(SYSV_KEY, 0, 0)));
-        add(" key=%s", err(syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user",
-                                   KEY_DESC, 0)));
+        add(" key=%s",
+            err(syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", KEY_DESC, 0)));
 
         char range[64] = "";
         int s = open("/proc/sys/net/ipv4/ip_local_port_range", O_RDONLY | O_CLOEXEC);

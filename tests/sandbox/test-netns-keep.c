@@ -50,11 +50,13 @@ static void assert_result(const char *got, const char *want)
         cr_assert(streq(got, want), "got \"%s\", want \"%s\"", got, want);
 }
 
-#define LEAVE_RESULT                                                                    \
-        "abstract=ok listen=ok connect=ok pty=ok ptys=1 tmp=ok shm=ok sysv=ok add_key=EPERM sysctl=EACCES " \
+#define LEAVE_RESULT                                                                          \
+        "abstract=ok listen=ok connect=ok pty=ok ptys=1 tmp=ok shm=ok sysv=ok add_key=EPERM " \
+        "sysctl=EACCES "                                                                      \
         "survivor=ok"
-#define CLEAN_LOOK                                                                          \
-        "abstract=ECONNREFUSED bind=ok bind80=ok tcp=0 tcp6=0 udp=0 unix=0 ptys=0 tmp=ENOENT shm=ENOENT " \
+#define CLEAN_LOOK                                                                             \
+        "abstract=ECONNREFUSED bind=ok bind80=ok tcp=0 tcp6=0 udp=0 unix=0 ptys=0 tmp=ENOENT " \
+        "shm=ENOENT "                                                                          \
         "sysv=ENOENT key=EPERM port_range=32768 60999 pids=1,2"
 
 Test(netns_keep, confinement_unchanged)
@@ -132,7 +134,8 @@ Test(netns_keep, control_live_state_is_seen)
 
 static int tcp_listen(uint16_t port)
 {
-        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
+        struct sockaddr_in sin = { .sin_family = AF_INET,
+                                   .sin_port = htons(port),
                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         cr_assert(l >= 0);
@@ -170,10 +173,11 @@ Test(netns_keep, check_refuses_leftovers)
         /* TIME_WAIT: allowed again in this namespace by the test (root),
          * then a connection closed by its client first. */
         cr_assert(kept_netns_enter(K) == 0);
-        cr_assert(write_string_file_at(AT_FDCWD, "/proc/sys/net/ipv4/tcp_max_tw_buckets",
-                                       "100") == 0);
+        cr_assert(write_string_file_at(AT_FDCWD, "/proc/sys/net/ipv4/tcp_max_tw_buckets", "100") ==
+                  0);
         l = tcp_listen(7072);
-        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7072),
+        struct sockaddr_in sin = { .sin_family = AF_INET,
+                                   .sin_port = htons(7072),
                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         cr_assert(connect(c, (struct sockaddr *) &sin, sizeof(sin)) == 0);
