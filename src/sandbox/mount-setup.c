@@ -107,12 +107,24 @@ static int mount_attach(int mnt_fd, int target_fd)
         return 0;
 }
 
+#ifndef SYS_open_tree_attr
+#define SYS_open_tree_attr 467 /* Linux 6.15, the same number on every architecture */
+#endif
+
 /* Recursive clone of whatever fd (O_PATH) points at, with attributes added. */
 static int clone_at(int dir_fd, const char *path, unsigned long long attr)
 {
-        int fd = open_tree(dir_fd, path,
-                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                   AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
+        unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+                         (path[0] ? 0 : AT_EMPTY_PATH);
+        /* open_tree_attr() clones and sets the attributes (recursively, with
+         * AT_RECURSIVE) in one call; older kernels take two. */
+        struct mount_attr ma = { .attr_set = attr, .propagation = MS_PRIVATE };
+        long fast = syscall(SYS_open_tree_attr, dir_fd, path, flags, &ma, sizeof(ma));
+        if (fast >= 0)
+                return (int) fast;
+        if (errno != ENOSYS)
+                return -errno;
+        int fd = open_tree(dir_fd, path, flags);
         if (fd < 0)
                 return -errno;
         int r = mount_set(fd, attr, true);
