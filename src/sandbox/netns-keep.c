@@ -17,7 +17,7 @@
 #include "base/util.h"
 
 #define MAX_PROTOCOLS 64
-#define PROC_MAX      (64 * 1024)
+#define PROC_MAX      ((size_t) 64 * 1024)
 
 struct proto_count {
         char name[16];

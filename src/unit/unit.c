@@ -675,7 +675,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);
         u->n_kept_netns = ELEMENTSOF(u->slots) * unit_container_count(cfg->manifest);
-        u->kept_netns = xcalloc(u->n_kept_netns ?: 1, sizeof(*u->kept_netns));
+        u->kept_netns = xcalloc(u->n_kept_netns ?: 1, sizeof(struct kept_netns *));
         u->ecfg = (struct episode_config){
                 .manifest = cfg->manifest,
                 .loop = cfg->loop,
