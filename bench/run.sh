@@ -28,25 +28,22 @@ ninja -C "$BUILD" bench/relay/bench-relay bench/relay/bench-upstream bench/unit/
         src/daemon/openenvd src/sandbox/shim/openenvd-shim >/dev/null
 load() { echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"; }
 want() { [ "$what" = "$1" ] || [ "$what" = all ]; }
-if want relay; then
+failed=()
+# One suite; a failing one is reported and the others still run.
+suite() { # NAME COMMAND...
+        local name=$1
+        shift
         load
-        echo "== bench/relay: $BUILD/bench/relay/bench-relay ${BENCH_RELAY_ARGS:-}"
-        # shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
-        "$BUILD/bench/relay/bench-relay" ${BENCH_RELAY_ARGS:-}
-fi
-if want unit; then
-        load
-        echo "== bench/unit: bench/unit/run.sh $BUILD ${BENCH_UNIT_REPS:-50}"
-        bench/unit/run.sh "$BUILD" "${BENCH_UNIT_REPS:-50}"
-fi
-if want launch; then
-        load
-        echo "== bench/launch: bench/launch/run.sh $BUILD ${BENCH_LAUNCH_RUNS:-100}"
-        bench/launch/run.sh "$BUILD" "${BENCH_LAUNCH_RUNS:-100}"
-fi
-if want openenv; then
-        load
-        echo "== bench/openenv: bench/openenv/run.sh $BUILD ${BENCH_OPENENV_REPS:-20}"
-        bench/openenv/run.sh "$BUILD" "${BENCH_OPENENV_REPS:-20}"
-fi
+        echo "== bench/$name: $*"
+        "$@" || { echo "== bench/$name: FAILED (exit $?)"; failed+=("$name"); }
+}
+# shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
+want relay && suite relay "$BUILD/bench/relay/bench-relay" ${BENCH_RELAY_ARGS:-}
+want unit && suite unit bench/unit/run.sh "$BUILD" "${BENCH_UNIT_REPS:-50}"
+want launch && suite launch bench/launch/run.sh "$BUILD" "${BENCH_LAUNCH_RUNS:-100}"
+want openenv && suite openenv bench/openenv/run.sh "$BUILD" "${BENCH_OPENENV_REPS:-20}"
 load
+if [ ${#failed[@]} -gt 0 ]; then
+        echo "failed: ${failed[*]}"
+        exit 1
+fi
