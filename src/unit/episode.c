@@ -319,7 +319,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
-        cleanup_free char *oci_dir = xasprintf("%s/oci", e->private_dir);
+        /* The episode's dir (0711), not its private one (0700): an OCI
+         * runtime's container root, mapped into a user namespace, must
+         * traverse to its bundle (launcher-oci keeps its runtime root 0700
+         * inside). */
+        cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
         cleanup_free char *error = NULL;
         int r;
 
