@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "relay/listen-socket.h"
 #include "relay/service-relay.h"
+#include "sandbox/netns-keep.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
 
@@ -260,6 +261,56 @@ static void member_on_exited(struct member *m, int status, void *userdata)
 
 static void member_on_ready(struct member *m, void *userdata);
 
+/* The slot's kept network namespace of a member, or NULL (none kept). */
+static struct kept_netns **member_netns_slot(const struct episode *e, const struct ep_member *mb)
+{
+        const struct manifest *m = e->cfg->manifest;
+        if (!e->cfg->kept_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
+                return NULL;
+        return &e->cfg->kept_netns[e->slot * unit_container_count(m) +
+                                   unit_container_index(m, mb->mc)];
+}
+
+/* The member's kept namespace, made on first use; NULL (a fresh one per
+ * spawn) if it cannot be made. */
+static const struct kept_netns *member_netns(const struct episode *e, const struct ep_member *mb)
+{
+        struct kept_netns **k = member_netns_slot(e, mb);
+        if (!k)
+                return NULL;
+        if (*k) {
+                log_debug("episode %s: container %s: the slot's network namespace", e->id,
+                          mb->mc->name);
+                return *k;
+        }
+        int r = kept_netns_new(k);
+        if (r < 0) {
+                log_warning("episode %s: container %s: cannot keep a network namespace (%s), "
+                            "using a fresh one",
+                            e->id, mb->mc->name, strerror(-r));
+                return NULL;
+        }
+        return *k;
+}
+
+/* After the reap: every process that could use the namespace is gone;
+ * hand it to the next episode of the slot only if nothing of this one is
+ * left in it. */
+static void member_netns_release(const struct episode *e, const struct ep_member *mb)
+{
+        struct kept_netns **k = member_netns_slot(e, mb);
+        char what[128];
+
+        if (!k || !*k)
+                return;
+        int r = kept_netns_check(*k, what, sizeof(what));
+        if (r == 0)
+                return;
+        log_info("episode %s: container %s: network namespace not reused (%s)", e->id, mb->mc->name,
+                 r == -EBUSY ? what : strerror(-r));
+        *k = kept_netns_free(*k);
+}
+
 static const struct member_ops member_ops = {
         .exited = member_on_exited,
         .ready = member_on_ready,
@@ -269,7 +320,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
-        cleanup_free char *oci_dir = xasprintf("%s/oci", e->private_dir);
+        /* The episode's dir (0711), not its private one (0700): an OCI
+         * runtime's container root, mapped into a user namespace, must
+         * traverse to its bundle (launcher-oci keeps its runtime root 0700
+         * inside). */
+        cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
         cleanup_free char *error = NULL;
         int r;
 
@@ -280,6 +335,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
+        spec.netns = member_netns(e, mb);
         if (unit_container_activated(mb->mc))
                 spec.pass_fds = &mb->activation_fd;
         if (z->oci != MANIFEST_OCI_NATIVE)
@@ -325,6 +381,7 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
+        member_netns_release(mb->episode, mb);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;
