@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
+#include "base/mountinfo.h"
 #include "base/parse-util.h"
 #include "base/string-table.h"
 #include "base/util.h"
@@ -42,21 +44,6 @@ void cgroup_layout_done(struct cgroup_layout *l)
         *l = (struct cgroup_layout){ 0 };
 }
 
-static bool list_has(const char *list, size_t len, const char *word)
-{
-        size_t wl = strlen(word);
-
-        for (size_t i = 0; i < len;) {
-                size_t n = 0;
-                while (i + n < len && list[i + n] != ',')
-                        n++;
-                if (n == wl && strncmp(list + i, word, n) == 0)
-                        return true;
-                i += n + 1;
-        }
-        return false;
-}
-
 int cgroup_self_path_parse(const char *text, const char *controller, char **ret)
 {
         /* Lines are "hierarchy-id:controller-list:path"; the cgroup2 entry is
@@ -72,7 +59,7 @@ int cgroup_self_path_parse(const char *text, const char *controller, char **ret)
                         size_t llen = (size_t) (c2 - list);
                         const char *path = c2 + 1;
                         size_t plen = n - (size_t) (path - p);
-                        bool match = controller ? list_has(list, llen, controller)
+                        bool match = controller ? strn_list_has(list, llen, ',', controller)
                                                 : (llen == 0 && c1 - p == 1 && p[0] == '0');
                         if (match) {
                                 if (plen == 0 || path[0] != '/' || plen > PATH_MAX)
@@ -86,46 +73,37 @@ int cgroup_self_path_parse(const char *text, const char *controller, char **ret)
         return -ENOENT;
 }
 
+/* "cgroup" mounts of memory or pids sit in one directory (/sys/fs/cgroup):
+ * the v1 root is the parent of either. */
+static bool is_v1_anchor(const struct mountinfo_entry *e)
+{
+        return streq(e->fstype, "cgroup") && (mount_options_has(e->super_options, "memory") ||
+                                              mount_options_has(e->super_options, "pids"));
+}
+
 int cgroup_layout_detect(struct cgroup_layout *ret, enum cgroup_mode *ret_mode)
 {
-        cleanup_free char *mi = NULL, *v2 = NULL, *v1 = NULL;
+        cleanup(mountinfo_freep) struct mountinfo *mi = NULL;
+        cleanup_free char *v2 = NULL, *v1 = NULL;
         int r;
 
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo",
-                              (size_t) MOUNTINFO_MAX_LINES * MOUNTINFO_MAX_LINE, &mi, NULL);
+        r = mountinfo_load_at(AT_FDCWD, "/proc/self/mountinfo", &mi);
         if (r < 0)
                 return r;
-        for (char *line = mi, *eol; line && *line; line = eol ? eol + 1 : NULL) {
-                char *sep, *fields[5], *fstype, *super, *save = NULL;
-                size_t i = 0;
+        for (size_t i = 0; i < mi->n_entries; i++) {
+                const struct mountinfo_entry *e = &mi->entries[i];
 
-                eol = strchr(line, '\n');
-                if (eol)
-                        *eol = '\0';
-                /* "id parent maj:min root mountpoint opts [optional...] - fstype source super" */
-                sep = strstr(line, " - ");
-                if (!sep)
+                /* Paths are built by concatenation below: a mount point the
+                 * kernel had to escape (space, tab, newline, backslash) is
+                 * never one we set up, so it is not ours to use. */
+                if (strpbrk(e->mount_point, " \t\n\\"))
                         continue;
-                *sep = '\0';
-                for (char *tok = strtok_r(line, " ", &save); tok && i < ELEMENTSOF(fields);
-                     tok = strtok_r(NULL, " ", &save))
-                        fields[i++] = tok;
-                if (i < 5 || strchr(fields[4], '\\')) /* escaped mount points: not ours */
-                        continue;
-                save = NULL;
-                fstype = strtok_r(sep + 3, " ", &save);
-                (void) strtok_r(NULL, " ", &save);
-                super = strtok_r(NULL, " ", &save);
-                if (!fstype)
-                        continue;
-                if (streq(fstype, "cgroup2") && !v2)
-                        v2 = xstrdup(fields[4]);
-                else if (streq(fstype, "cgroup") && super && !v1 &&
-                         (list_has(super, strlen(super), "memory") ||
-                          list_has(super, strlen(super), "pids"))) {
-                        char *slash = strrchr(fields[4], '/');
-                        if (slash && slash != fields[4])
-                                v1 = xstrndup(fields[4], (size_t) (slash - fields[4]));
+                if (streq(e->fstype, "cgroup2") && !v2)
+                        v2 = xstrdup(e->mount_point);
+                else if (!v1 && is_v1_anchor(e)) {
+                        const char *slash = strrchr(e->mount_point, '/');
+                        if (slash && slash != e->mount_point)
+                                v1 = xstrndup(e->mount_point, (size_t) (slash - e->mount_point));
                 }
         }
         if (!v2)
@@ -796,25 +774,18 @@ int cgroup_list_pids(struct cgroup_tree *t, const char *rel, pid_t **ret_pids, s
         return 0;
 }
 
-/* Sends SIGKILL to every pid in cgroup.procs of dfd and below; counts them. */
-static int sweep_dir(int dfd, unsigned depth, size_t *count) /* NOLINT(misc-no-recursion) */
+/* Sends SIGKILL to every pid in dfd's cgroup.procs; counts them. */
+static int sweep_procs(int dfd, size_t *count)
 {
         cleanup_free char *procs = NULL;
-        cleanup_close int dup_fd = -EBADF;
-        DIR *d;
-        struct dirent *de;
+        cleanup_close int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
         int r;
 
-        if (depth > CGROUP_PATH_MAX / 2)
-                return -ELOOP;
-        {
-                cleanup_close int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-                r = read_full_fd(fd, CGROUP_PROCS_MAX_BYTES, &procs, NULL);
-                if (r < 0)
-                        return r;
-        }
+        if (fd < 0)
+                return -errno;
+        r = read_full_fd(fd, CGROUP_PROCS_MAX_BYTES, &procs, NULL);
+        if (r < 0)
+                return r;
         for (char *p = procs, *eol; p && *p; p = eol ? eol + 1 : NULL) {
                 int pid;
                 eol = strchr(p, '\n');
@@ -826,27 +797,46 @@ static int sweep_dir(int dfd, unsigned depth, size_t *count) /* NOLINT(misc-no-r
                 (void) kill(pid, SIGKILL);
                 (*count)++;
         }
-        dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (dup_fd < 0)
-                return -errno;
-        d = fdopendir(dup_fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(dup_fd);
-        r = 0;
-        while ((de = readdir(d))) {
-                cleanup_close int cfd = -EBADF;
-                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (cfd < 0)
-                        continue;
-                int k = sweep_dir(cfd, depth + 1, count);
-                if (k < 0 && k != -ENOENT && r == 0)
-                        r = k;
-        }
-        closedir(d);
-        return r;
+        return 0;
+}
+
+struct sweep {
+        size_t count;
+        int error; /* the first, but a group that vanished (-ENOENT) */
+};
+
+static int sweep_visit(const struct dir_walk_entry *e, enum dir_walk_event event, void *userdata)
+{
+        struct sweep *s = userdata;
+        int k = 0;
+
+        if (event == DIR_WALK_ENTER)
+                k = sweep_procs(e->fd, &s->count);
+        else if (event == DIR_WALK_ERROR && e->error == -ELOOP)
+                k = e->error; /* deeper than any cgroup we make: say so */
+        /* A child we cannot open has gone (or is not ours): nothing to kill. */
+        if (k < 0 && k != -ENOENT && s->error == 0)
+                s->error = k;
+        /* A group whose pids we cannot read is not entered either. */
+        return event == DIR_WALK_ENTER && k < 0 ? DIR_WALK_SKIP : DIR_WALK_CONTINUE;
+}
+
+/* SIGKILL to every pid in dfd and in every cgroup below it, parents first. */
+static int sweep_tree(int dfd, size_t *count)
+{
+        struct sweep s = {};
+        int r;
+
+        r = sweep_procs(dfd, &s.count);
+        if (r < 0)
+                return r;
+        /* Depth is bounded by CGROUP_PATH_MAX (a level costs at least 2 bytes). */
+        r = dir_walk(dfd,
+                     &(const struct dir_walk_options){ .max_depth = CGROUP_PATH_MAX / 2,
+                                                       .dirs_only = true },
+                     sweep_visit, &s);
+        *count += s.count;
+        return r < 0 ? r : s.error;
 }
 
 /*
@@ -868,13 +858,13 @@ static int kill_sweep(struct cgroup_tree *t, const char *rel)
                         cleanup_close int dfd = cgroup_open_dir(t->v2.root_fd, rel);
                         if (dfd < 0)
                                 return dfd == -ENOENT ? 0 : dfd;
-                        r = sweep_dir(dfd, 0, &count);
+                        r = sweep_tree(dfd, &count);
                 }
                 /* On hybrid hosts a task might be in a v1 leaf only. */
                 if (r >= 0 && t->v1[CG_V1_PIDS].root_fd >= 0) {
                         cleanup_close int dfd = cgroup_open_dir(t->v1[CG_V1_PIDS].root_fd, rel);
                         if (dfd >= 0)
-                                r = sweep_dir(dfd, 0, &count);
+                                r = sweep_tree(dfd, &count);
                 }
                 if (frozen)
                         (void) freeze_set(t, rel, false);

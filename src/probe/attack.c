@@ -32,30 +32,30 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/parse-util.h"
+#include "base/string-table.h"
 #include "base/time-util.h"
 #include "base/util.h"
-#include "probe/mountinfo.h"
+#include "base/mountinfo.h"
 #include "probe/proc-status.h"
 #include "probe/write-check.h"
 
-static const char *const result_names[_ATTACK_RESULT_MAX] = {
+static const char *const attack_result_table[_ATTACK_RESULT_MAX] = {
         [ATTACK_DENIED] = "denied",
         [ATTACK_ALLOWED] = "allowed",
         [ATTACK_ERROR] = "error",
 };
 
-const char *attack_result_to_string(enum attack_result r)
-{
-        return (unsigned) r < _ATTACK_RESULT_MAX ? result_names[r] : "error";
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(attack_result, enum attack_result, "error");
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(attack_result);
 
-int attack_result_from_string(const char *s)
-{
-        for (int i = 0; i < _ATTACK_RESULT_MAX; i++)
-                if (streq(s, result_names[i]))
-                        return i;
-        return -EINVAL;
-}
+static const char *const probe_fault_table[_PROBE_FAULT_MAX] = {
+        [PROBE_FAULT_SILENT] = "silent",
+        [PROBE_FAULT_PARTIAL] = "partial",
+        [PROBE_FAULT_GARBLE] = "garble",
+        [PROBE_FAULT_CRASH] = "crash",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(probe_fault);
 
 const char *attack_errno_name(int err, char buf[static 16])
 {
@@ -190,21 +190,15 @@ static void attack_mkdir(const char *path, struct attack_outcome *o)
 static void attack_root_rw(const char *path, struct attack_outcome *o)
 {
         cleanup(mountinfo_freep) struct mountinfo *mi = NULL;
-        cleanup_free char *text = NULL;
-        size_t len;
         int r;
 
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) PROBE_MOUNTINFO_MAX_BYTES,
-                              &text, &len);
+        r = mountinfo_load_at(AT_FDCWD, "/proc/self/mountinfo", &mi);
         if (r < 0)
                 return outcome_errno(o, -r, (const int[]){ 0 }, "mountinfo");
-        r = mountinfo_parse(text, len, &mi);
-        if (r < 0)
-                return outcome_errno(o, -r, (const int[]){ 0 }, "mountinfo");
-        const struct mount_entry *e = mountinfo_find_by_path(mi, path);
+        const struct mountinfo_entry *e = mountinfo_find_by_path(mi, path);
         if (!e || mi->truncated)
                 return outcome_set(o, ATTACK_ERROR, "no complete mount table entry for %s", path);
-        if (mount_entry_is_read_only(e))
+        if (mountinfo_entry_is_read_only(e))
                 return outcome_set(o, ATTACK_DENIED, "mount %u is read-only (%s)", e->mount_id,
                                    e->mount_options);
         outcome_set(o, ATTACK_ALLOWED, "mount %u at %s is read-write (%s / %s)", e->mount_id,

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/exit-code.h"
+#include "base/command.h"
 #include "base/fd-util.h"
+#include "base/json-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/parse-util.h"
@@ -77,19 +79,11 @@ static int fail(struct oci_error *e, int r, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- render */
 
-static json_t *json_strv(const char *const *v, size_t n)
-{
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++)
-                json_array_append_new(a, json_string(v[i]));
-        return a;
-}
-
 static json_t *mount_json(const char *dest, const char *type, const char *source,
                           const char *const *opts, size_t n_opts)
 {
         return json_pack("{s:s, s:s, s:s, s:o}", "destination", dest, "type", type, "source",
-                         source, "options", json_strv(opts, n_opts));
+                         source, "options", strn_to_json(opts, n_opts));
 }
 
 /* Appends the MS_* flags of a spec mount as OCI option words. */
@@ -242,7 +236,7 @@ static json_t *render_caps(bool keep)
                 json_object_set_new(caps, sets[i],
                                     keep && !streq(sets[i], "ambient") &&
                                                     !streq(sets[i], "inheritable")
-                                            ? json_strv(weak_caps, ELEMENTSOF(weak_caps))
+                                            ? strn_to_json(weak_caps, ELEMENTSOF(weak_caps))
                                             : json_array());
         return caps;
 }
@@ -322,8 +316,8 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
                 return r;
         }
 
-        masked = json_strv((const char *const *) policy.masked, strv_length(policy.masked));
-        ro = json_strv((const char *const *) policy.readonly, strv_length(policy.readonly));
+        masked = strn_to_json((const char *const *) policy.masked, strv_length(policy.masked));
+        ro = strn_to_json((const char *const *) policy.readonly, strv_length(policy.readonly));
 
         linux_ = json_pack("{s:[{s:s},{s:s},{s:s},{s:s},{s:s},{s:s},{s:s}],"
                            " s:[{s:I, s:I, s:I}], s:[{s:I, s:I, s:I}],"
@@ -365,7 +359,6 @@ int oci_config_render(const struct container_spec *spec, const char *root_path,
 int oci_runtime_find(const char *runtime, char **ret_path)
 {
         static const char *const defaults[] = { "runc", "crun", "runsc" };
-        const char *path = getenv("PATH");
 
         if (runtime && runtime[0] == '/') {
                 if (access(runtime, X_OK) < 0)
@@ -375,25 +368,9 @@ int oci_runtime_find(const char *runtime, char **ret_path)
         }
         if (runtime && (strchr(runtime, '/') || !*runtime))
                 return -EINVAL;
-        if (!path || !*path)
-                path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-        for (size_t i = 0; i < (runtime ? 1 : ELEMENTSOF(defaults)); i++) {
-                const char *name = runtime ? runtime : defaults[i];
-                for (const char *p = path; *p;) {
-                        size_t n = strcspn(p, ":");
-                        if (n > 0 && p[0] == '/') {
-                                cleanup_free char *cand = xasprintf("%.*s/%s", (int) n, p, name);
-                                if (access(cand, X_OK) == 0) {
-                                        *ret_path = TAKE_PTR(cand);
-                                        return 0;
-                                }
-                        }
-                        p += n;
-                        if (*p == ':')
-                                p++;
-                }
-        }
+        for (size_t i = 0; i < (runtime ? 1 : ELEMENTSOF(defaults)); i++)
+                if (command_find_binary(runtime ? runtime : defaults[i], ret_path) >= 0)
+                        return 0;
         return -ENOENT;
 }
 
@@ -403,47 +380,26 @@ static const char *runtime_name(const struct oci_container *c)
         return s ? s + 1 : c->runtime;
 }
 
-struct pass_set {
-        int *fds;
-        size_t n;
-};
-
-static void pass_closep(struct pass_set *p)
-{
-        for (size_t i = 0; i < p->n; i++)
-                safe_close(p->fds[i]);
-}
-
 /*
  * Runs `<runtime> --root R --log L <args...>` and waits for it. stdin is
- * /dev/null; stdout and stderr go to out_fd (-EBADF: /dev/null). posix_spawn,
- * not a shell: the arguments are never parsed again.
+ * /dev/null; stdout and stderr go to out_fd (-EBADF: /dev/null); pass_fds
+ * become 3, 4, ... (`create --preserve-fds n` hands them to the init). No
+ * shell: the arguments are never parsed again. The runtime keeps our signal
+ * mask and process group, which it passes on to the container's init as
+ * the native launcher does.
  */
 static int runtime_run(const struct oci_container *c, const char *const *args, int out_fd,
                        const int *pass_fds, size_t n_pass, int *ret_status)
 {
-        int pass[CONTAINER_MAX_PASS_FDS];
         cleanup_free char *log = xasprintf("%s/runtime.log", c->bundle);
-        cleanup_close int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         char *const envp[] = { (char *) OCI_PATH_ENV, NULL };
+        struct command_output out;
         const char *argv[32];
-        posix_spawn_file_actions_t fa;
         size_t n = 0;
-        pid_t pid;
-        int r, status;
+        int r;
 
-        if (null_fd < 0)
-                return -errno;
-        if (out_fd < 0)
-                out_fd = null_fd;
         if (n_pass > CONTAINER_MAX_PASS_FDS)
                 return -E2BIG;
-        /* Sources above every target (3 .. 3+n), so the dup2 actions below
-         * clobber nothing; `create --preserve-fds n` hands 3.. to the init. */
-        r = fds_dup_above(pass_fds, n_pass, 3 + (int) n_pass + 3, pass);
-        if (r < 0)
-                return r;
-        cleanup(pass_closep) maybe_unused struct pass_set owned = { pass, n_pass };
         argv[n++] = c->runtime;
         argv[n++] = "--root";
         argv[n++] = c->root;
@@ -453,26 +409,20 @@ static int runtime_run(const struct oci_container *c, const char *const *args, i
                 argv[n++] = *args;
         argv[n] = NULL;
 
-        r = posix_spawn_file_actions_init(&fa);
-        if (r != 0)
-                return -r;
-        r = posix_spawn_file_actions_adddup2(&fa, null_fd, STDIN_FILENO);
-        if (r == 0)
-                r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-        if (r == 0)
-                r = posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
-        for (size_t i = 0; r == 0 && i < n_pass; i++)
-                r = posix_spawn_file_actions_adddup2(&fa, pass[i], 3 + (int) i);
-        if (r == 0)
-                r = posix_spawn(&pid, c->runtime, &fa, NULL, (char *const *) argv, envp);
-        posix_spawn_file_actions_destroy(&fa);
-        if (r != 0)
-                return -r;
-
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        *ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        r = command_run(&(const struct command_spec){ .argv = (char *const *) argv,
+                                                      .envp = envp,
+                                                      .stdin_fd = -EBADF,
+                                                      .pass_fds = pass_fds,
+                                                      .n_pass = n_pass,
+                                                      .flags = COMMAND_OUTPUT_TO_FD |
+                                                               COMMAND_INHERIT_SIGNALS,
+                                                      .output_fd = out_fd,
+                                                      .cancel_fd = -EBADF },
+                        &out);
+        if (r < 0)
+                return r;
+        *ret_status = out.exit_status;
+        command_output_done(&out);
         return 0;
 }
 
@@ -657,7 +607,7 @@ static int container_reap(struct oci_container *c, int flags)
         }
         if (si.si_pid == 0)
                 return -EAGAIN;
-        c->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        c->status = exit_status_from_siginfo(si.si_code, si.si_status);
         c->reaped = true;
         return 0;
 }

@@ -6,7 +6,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "probe/containment-probe.h"
-#include "probe/mountinfo.h"
+#include "base/mountinfo.h"
 #include "probe/write-check.h"
 #include "validate/containment-grader.h"
 

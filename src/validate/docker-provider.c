@@ -14,7 +14,7 @@
 #include "base/util.h"
 #include "probe/containment-probe.h"
 #include "probe/namespace-ids.h"
-#include "validate/command.h"
+#include "base/command.h"
 #include "validate/containment-grader.h"
 #include "validate/docker-provider.h"
 #include "validate/image-ref.h"
