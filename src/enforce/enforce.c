@@ -46,12 +46,6 @@
 #define KEY_ENV            "OPENENVD_MODEL_KEY"
 #define MAX_CANARY_HOSTS   4
 
-static const char *const zone_cgroups[MANIFEST_ZONE_MAX] = {
-        [MANIFEST_ZONE_AGENT] = "zones/agent",
-        [MANIFEST_ZONE_SERVICES] = "zones/services",
-        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
-};
-
 /* Mount entries under /proc and /sys that the launcher masks
  * (mount-setup.c); only those present on this host are attempted. */
 static const char *const kernel_masked[] = {
@@ -696,7 +690,7 @@ static void probe_container(struct run *R, const struct manifest_container *c,
                 .pids = z->resources.pids,
                 .cpu = z->resources.cpu,
         };
-        cleanup_free char *leaf = xasprintf("%s/probe-%s", zone_cgroups[c->zone], c->name);
+        cleanup_free char *leaf = xasprintf("%s/probe-%s", unit_zone_cgroup(c->zone), c->name);
         cleanup_free char *link_leaf = xasprintf("%s-link", leaf);
         cleanup_free char *link_path = xasprintf(LINKS_INSIDE "/escape/canary");
         struct enforce_targets t = {
@@ -734,7 +728,7 @@ static void probe_container(struct run *R, const struct manifest_container *c,
                 return;
         }
 
-        r = cgroup_create(R->cg, zone_cgroups[c->zone], &zone_limits);
+        r = cgroup_create(R->cg, unit_zone_cgroup(c->zone), &zone_limits);
         if (r >= 0)
                 r = cgroup_create(R->cg, leaf, &probe_limits);
         if (r >= 0)
