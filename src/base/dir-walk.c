@@ -196,3 +196,41 @@ int dir_walk(int dir_fd, const struct dir_walk_options *o, dir_walk_fn visit, vo
         strbuf_release(&w.path);
         return r < 0 ? r : 0;
 }
+
+int dir_list_names(int dir_fd, bool dirs_only, char ***ret)
+{
+        int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char **v = NULL;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd); /* owns fd on success */
+        if (!d) {
+                r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                unsigned char type = de->d_type;
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (type == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) >= 0)
+                        type = (unsigned char) IFTODT(st.st_mode);
+                if (!dirs_only || type == DT_DIR)
+                        strv_push(&v, xstrdup(de->d_name));
+        }
+        if (errno != 0)
+                r = negative_errno();
+        (void) closedir(d);
+        if (r < 0) {
+                strv_free(v);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}

@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * The one directory-tree walker. It is iterative (an explicit stack of open
+ * The one directory-tree walker (and, below it, the one-level listing). It
+ * is iterative (an explicit stack of open
  * directories, one fd per level: never recursion, so a deep tree an agent
  * made costs heap, not stack) and fd-relative: every directory is opened
  * with O_NOFOLLOW below the fd of its parent, so a symlink is reported as
@@ -68,3 +69,8 @@ typedef int (*dir_walk_fn)(const struct dir_walk_entry *e, enum dir_walk_event e
 
 /* dir_fd may be O_PATH; it is reopened for reading. -errno if that fails. */
 int dir_walk(int dir_fd, const struct dir_walk_options *o, dir_walk_fn visit, void *userdata);
+
+/* One level: the names in dir_fd (not "." and ".."; with dirs_only, of
+ * directories only), in readdir order, as a new NULL-terminated vector
+ * (NULL when there are none). dir_fd may be O_PATH and is not consumed. */
+int dir_list_names(int dir_fd, bool dirs_only, char ***ret);

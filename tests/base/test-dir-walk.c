@@ -193,3 +193,25 @@ Test(dir_walk, rm_rf_removes_a_tree_deeper_than_recursion_likes, .init = setup, 
         cr_assert_eq(access("/etc/passwd", F_OK), 0);
         strbuf_release(&p);
 }
+
+static int cmp_strp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+Test(dir_walk, list_names_is_one_level, .init = setup, .fini = teardown)
+{
+        cleanup_strv char **all = NULL, **dirs = NULL;
+
+        make_tree();
+        cr_assert_eq(dir_list_names(tmp_fd, false, &all), 0);
+        cr_assert_eq(strv_length(all), 3); /* a, h, l: nothing below a */
+        qsort(all, strv_length(all), sizeof(char *), cmp_strp);
+        cr_assert_str_eq(all[0], "a");
+        cr_assert_str_eq(all[1], "h");
+        cr_assert_str_eq(all[2], "l");
+        /* The symlink to a directory is not a directory. */
+        cr_assert_eq(dir_list_names(tmp_fd, true, &dirs), 0);
+        cr_assert_eq(strv_length(dirs), 1);
+        cr_assert_str_eq(dirs[0], "a");
+}
