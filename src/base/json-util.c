@@ -32,3 +32,9 @@ json_t *str_or_null_to_json(const char *s)
 {
         return s ? json_string(s) : json_null();
 }
+
+const char *object_string(const json_t *o, const char *key, const char *fallback)
+{
+        json_t *v = json_object_get(o, key);
+        return json_is_string(v) ? json_string_value(v) : fallback;
+}

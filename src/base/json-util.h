@@ -19,3 +19,6 @@ json_t *strv_to_json(char *const *v);
 json_t *strn_to_json(const char *const *v, size_t n);
 /* A new string, or JSON null for NULL. */
 json_t *str_or_null_to_json(const char *s);
+/* The string at key of object o; fallback when o is not an object, the key
+ * is absent or its value is not a string. */
+const char *object_string(const json_t *o, const char *key, const char *fallback);

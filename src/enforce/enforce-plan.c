@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json-util.h"
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
@@ -291,12 +292,6 @@ char **enforce_plan_probe_argv(const struct enforce_plan *p, const char *probe, 
 
 /* --- evaluation ------------------------------------------------------------ */
 
-static const char *json_str(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-        return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 /* One report line; returns NULL if it is acceptable, else why not. */
 static const char *ingest_line(struct enforce_plan *p, const char *line, size_t len, bool *ret_end,
                                uint64_t *ret_end_count)
@@ -327,9 +322,11 @@ static const char *ingest_line(struct enforce_plan *p, const char *line, size_t 
                 return why;
         }
 
-        const char *name = json_str(o, "name"), *g = json_str(o, "guarantee");
-        const char *kind = json_str(o, "kind"), *expected = json_str(o, "expected");
-        const char *result = json_str(o, "result"), *detail = json_str(o, "detail");
+        const char *name = object_string(o, "name", NULL), *g = object_string(o, "guarantee", NULL);
+        const char *kind = object_string(o, "kind", NULL),
+                   *expected = object_string(o, "expected", NULL);
+        const char *result = object_string(o, "result", NULL),
+                   *detail = object_string(o, "detail", NULL);
         struct enforce_attempt *a = name ? enforce_plan_find(p, name) : NULL;
 
         if (!name || !g || !kind || !expected || !result || !detail)
