@@ -129,10 +129,13 @@ static int spawn(const struct command_spec *spec, const char *bin, const struct 
         return -r;
 }
 
-/* ms to wait in poll() until `until` (capped, so a clock jump is re-read). */
+/* ms to wait in poll() until `until` (> now; USEC_INFINITY is fine), capped
+ * at a minute so that the deadline is re-read now and then. */
 static int poll_ms(usec_t now, usec_t until)
 {
-        return (int) MIN((until - now + 999) / 1000, (usec_t) 60000);
+        usec_t left = until - now;
+
+        return left >= 60000 * USEC_PER_MSEC ? 60000 : (int) ((left + 999) / 1000);
 }
 
 /* Captures both pipes until EOF (the child and everything it forked closed

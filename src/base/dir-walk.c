@@ -85,8 +85,10 @@ static int walk_finish_top(struct walk *w, int read_errno)
                 e.error = -read_errno;
                 k = w->visit(&e, DIR_WALK_ERROR, w->userdata);
         }
-        if (w->n > 1 && (k == DIR_WALK_CONTINUE || k == DIR_WALK_SKIP))
+        if (w->n > 1 && (k == DIR_WALK_CONTINUE || k == DIR_WALK_SKIP)) {
+                e.error = 0;
                 k = w->visit(&e, DIR_WALK_LEAVE, w->userdata);
+        }
         walk_pop(w);
         return k;
 }
@@ -140,8 +142,10 @@ static int walk_entry(struct walk *w, const struct dirent *de)
                 /* Entered but unreadable: as a failed read, then LEAVE. */
                 e.error = negative_errno();
                 k = w->visit(&e, DIR_WALK_ERROR, w->userdata);
-                if (k == DIR_WALK_CONTINUE || k == DIR_WALK_SKIP)
+                if (k == DIR_WALK_CONTINUE || k == DIR_WALK_SKIP) {
+                        e.error = 0;
                         k = w->visit(&e, DIR_WALK_LEAVE, w->userdata);
+                }
                 safe_close(fd);
                 return k;
         }

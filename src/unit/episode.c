@@ -735,7 +735,8 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                         e->members[e->n_members++] = (struct ep_member){
                                 .episode = e,
                                 .mc = c,
-                                .cgroup = xasprintf("%s/s%u/%s", unit_zone_cgroup(z), slot, c->name),
+                                .cgroup =
+                                        xasprintf("%s/s%u/%s", unit_zone_cgroup(z), slot, c->name),
                                 .subtree = xasprintf("%s/%s", unit_zone_cgroup(z), c->name),
                                 .activation_fd = -EBADF,
                                 .status = -1,

@@ -14,6 +14,7 @@
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "probe/attack.h"
 #include "probe/json-writer.h"
 #include "probe/namespace-ids.h"
 #include "probe/proc-status.h"
@@ -282,4 +283,20 @@ Test(write_check, errno_mapping)
         cr_assert_eq(write_result_from_errno(EIO), WRITE_INCONCLUSIVE);
         cr_assert_eq(write_result_from_string("not-storage"), WRITE_NOT_STORAGE);
         cr_assert_lt(write_result_from_string("maybe"), 0);
+}
+
+Test(tables, names_round_trip)
+{
+        for (int i = 0; i < _ATTACK_RESULT_MAX; i++)
+                cr_assert_eq(attack_result_from_string(attack_result_to_string(i)), i);
+        for (int i = 0; i < _WRITE_RESULT_MAX; i++)
+                cr_assert_eq(write_result_from_string(write_result_to_string(i)), i);
+        for (int i = 0; i < _NS_KIND_MAX; i++)
+                cr_assert_eq(ns_kind_from_string(ns_kind_to_string(i)), i);
+        cr_assert_str_eq(attack_result_to_string(_ATTACK_RESULT_MAX), "error");
+        cr_assert_null(write_walk_bound_to_string(_WALK_BOUND_MAX));
+        cr_assert_str_eq(proc_cap_set_to_string(PROC_CAP_EFF), "CapEff");
+        cr_assert_eq(probe_fault_from_string("garble"), PROBE_FAULT_GARBLE);
+        cr_assert_eq(probe_fault_from_string("none"), -EINVAL);
+        cr_assert_eq(attack_result_from_string("nope"), -EINVAL);
 }
