@@ -126,7 +126,8 @@ static int spawn(const struct command_spec *spec, const char *bin, const struct 
                                 spec->envp ? spec->envp : environ);
         posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
-        return -r;
+        /* posix_spawn*() return a positive error number. */
+        return r > 0 ? -r : r == 0 ? 0 : -EIO;
 }
 
 /* ms to wait in poll() until `until` (> now; USEC_INFINITY is fine), capped
@@ -236,7 +237,7 @@ int command_run(const struct command_spec *spec, struct command_output *ret)
         usec_t deadline =
                 spec->timeout > 0 ? now_usec(CLOCK_MONOTONIC) + spec->timeout : USEC_INFINITY;
         int stdin_fd = spec->stdin_fd, output_fd = spec->output_fd, p[2], r, status;
-        pid_t pid;
+        pid_t pid = 0;
 
         /* posix_spawn() takes the path as given: look it up first. */
         r = command_find_binary(spec->argv[0], &bin);
@@ -267,6 +268,8 @@ int command_run(const struct command_spec *spec, struct command_output *ret)
         child_fds_done(&fds);
         if (r < 0)
                 return r;
+        if (pid <= 0) /* never: posix_spawn() succeeded; but a kill(-pid) must not be kill(0) */
+                return -ECHILD;
         /* Drop our write ends (and disarm their cleanup) so that EOF on
          * each pipe means the child and everything it forked are done. */
         safe_close(TAKE_FD(out_w));

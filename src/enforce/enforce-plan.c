@@ -35,6 +35,8 @@ static const char *const enforce_guarantee_table[_G_MAX] = {
         [G_PROBE_REPORT] = "probe-report",
 };
 
+/* Long descriptions are split over two literals (no comma is missing). */
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma) */
 static const char *const guarantee_descriptions[_G_MAX] = {
         [G_MASKED_PATHS] =
                 "state dir, secrets, asset sources and masked kernel files are unreadable",
@@ -59,6 +61,7 @@ static const char *const guarantee_descriptions[_G_MAX] = {
         [G_SYMLINK_SOURCES] = "symlinked mount sources are refused or lead nowhere",
         [G_PROBE_REPORT] = "the probe ran and reported every attempt",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 static const char *const enforce_result_table[_ENFORCE_RESULT_MAX] = {
         [ENFORCE_PENDING] = "pending", [ENFORCE_DENIED] = "denied",
