@@ -11,6 +11,21 @@
 #include "base/string-table.h"
 #include "base/util.h"
 
+/* Indexed by the flag's bit number. */
+static const char *const container_weaken_table[] = {
+        "no-seccomp",    /* WEAKEN_NO_SECCOMP */
+        "no-masks",      /* WEAKEN_NO_MASKS */
+        "keep-caps",     /* WEAKEN_KEEP_CAPS */
+        "writable-root", /* WEAKEN_WRITABLE_ROOT */
+};
+
+int container_weaken_from_string(const char *s)
+{
+        ssize_t bit = string_table_lookup_from_string(container_weaken_table,
+                                                      ELEMENTSOF(container_weaken_table), s);
+        return bit < 0 ? (int) bit : 1 << bit;
+}
+
 void container_spec_done(struct container_spec *spec)
 {
         if (!spec)

@@ -64,6 +64,10 @@ enum container_weaken {
         WEAKEN_WRITABLE_ROOT = 1 << 3,
 };
 
+/* The flag named s ("no-seccomp", "no-masks", "keep-caps", "writable-root":
+ * --test-weaken), or -EINVAL. */
+int container_weaken_from_string(const char *s);
+
 struct container_spec {
         char *name;       /* unique, e.g. "agent-env"; also the hostname */
         char **argv;      /* the principal's argv, NULL-terminated */

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/exit-code.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/string-table.h"
@@ -558,7 +559,7 @@ static int container_reap(struct container *c, int options, int *ret_status)
                 if (si.si_pid == 0)
                         return -EAGAIN;
                 c->reaped = true;
-                c->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+                c->status = exit_status_from_siginfo(si.si_code, si.si_status);
         }
         if (ret_status)
                 *ret_status = c->status;

@@ -222,6 +222,9 @@ static int scaffold(struct setup *s, int dir_fd)
         if (r < 0)
                 return r;
 
+        /* Raw getdents64 rather than base/dir-walk.h: this runs in the
+         * clone child that shares the daemon's memory (CLONE_VM), where
+         * readdir()'s malloc is off limits; and it lists one level only. */
         char buf[4096] __attribute__((aligned(8)));
         unsigned n_entries = 0;
         for (;;) {

@@ -43,12 +43,6 @@ static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(episode_state, enum episode_state);
 
-static const char *const zone_dirs[MANIFEST_ZONE_MAX] = {
-        [MANIFEST_ZONE_AGENT] = "zones/agent",
-        [MANIFEST_ZONE_SERVICES] = "zones/services",
-        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
-};
-
 const char *episode_id(const struct episode *e)
 {
         return e->id;
@@ -86,7 +80,7 @@ uint64_t episode_actions(const struct episode *e)
 
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z)
 {
-        return xasprintf("%s/s%u", zone_dirs[z], e->slot);
+        return xasprintf("%s/s%u", unit_zone_cgroup(z), e->slot);
 }
 
 struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c)
@@ -798,8 +792,9 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                         e->members[e->n_members++] = (struct ep_member){
                                 .episode = e,
                                 .mc = c,
-                                .cgroup = xasprintf("%s/s%u/%s", zone_dirs[z], slot, c->name),
-                                .subtree = xasprintf("%s/%s", zone_dirs[z], c->name),
+                                .cgroup =
+                                        xasprintf("%s/s%u/%s", unit_zone_cgroup(z), slot, c->name),
+                                .subtree = xasprintf("%s/%s", unit_zone_cgroup(z), c->name),
                                 .activation_fd = -EBADF,
                                 .status = -1,
                         };

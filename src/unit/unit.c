@@ -63,12 +63,6 @@ struct unit {
         bool sweep_scheduled;
 };
 
-static const char *const zone_cgroups[MANIFEST_ZONE_MAX] = {
-        [MANIFEST_ZONE_AGENT] = "zones/agent",
-        [MANIFEST_ZONE_SERVICES] = "zones/services",
-        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
-};
-
 static int move(struct unit *u, enum phase_actor actor, enum phase to, const char *reason,
                 char *ret_refusal, size_t refusal_size)
 {
@@ -666,9 +660,9 @@ static int create_zones(struct unit *u)
                         .pids = res->pids,
                         .cpu = res->cpu,
                 };
-                int r = cgroup_create(u->cfg.cgroups, zone_cgroups[z], &lim);
+                int r = cgroup_create(u->cfg.cgroups, unit_zone_cgroup(z), &lim);
                 if (r < 0)
-                        return log_error_errno(r, "cgroup %s: %m", zone_cgroups[z]);
+                        return log_error_errno(r, "cgroup %s: %m", unit_zone_cgroup(z));
         }
         u->zones_created = true;
         return 0;
