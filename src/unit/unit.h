@@ -3,7 +3,7 @@
 
 /*
  * The unit: one environment split into zones, run episode after episode
- * (DESIGN sections 4 and 8). The episode's rules live here, in one place
+ * (docs/DESIGN.md §4 and §9). The episode's rules live here, in one place
  * that the daemon (control routes) and the frontend (agent traffic) call:
  *
  *   unit_reset()            any phase → provisioning → ready (or failed)
