@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * `openenvctl manifest validate FILE [--json]`: prints the effective manifest
- * (a human summary, or the full defaulted contract as JSON) or every error.
+ * (a human summary, or the full defaulted contract as JSON) or every error
+ * (one "FILE:LINE:COLUMN: PATH: MESSAGE" line each, or as JSON with --json).
  * Exit codes (docs/CLI.md, docs/MANIFEST.md): 0 valid, 2 invalid (including a
  * file over MANIFEST_MAX_BYTES) or bad usage, 1 the file cannot be read.
  */
@@ -13,6 +14,22 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "manifest/manifest.h"
+
+/* {"file", "valid": false, "errors": [{line, column, path, message}],
+ * "truncated"}: what a machine needs to point at the key. */
+static json_t *errors_to_json(const struct manifest_errors *e)
+{
+        json_t *list = json_array();
+
+        for (size_t i = 0; list && i < e->n; i++)
+                json_array_append_new(list,
+                                      json_pack("{s:I, s:I, s:s?, s:s?}", "line",
+                                                (json_int_t) e->items[i].line, "column",
+                                                (json_int_t) e->items[i].column, "path",
+                                                e->items[i].path, "message", e->items[i].message));
+        return json_pack("{s:s?, s:b, s:o?, s:b}", "file", e->file, "valid", 0, "errors", list,
+                         "truncated", e->truncated);
+}
 
 static void fmt_u(char *buf, size_t n, uint64_t v)
 {
@@ -148,8 +165,12 @@ int cli_manifest_validate(int argc, char **argv)
         r = manifest_load(file, &errors, &m);
         if (r == -EINVAL) {
                 struct strbuf out = STRBUF_INIT;
-                manifest_errors_format(&errors, &out);
-                fputs(out.buf, stderr);
+                if (json)
+                        (void) cli_print_json(errors_to_json(&errors), JSON_PRESERVE_ORDER);
+                else {
+                        manifest_errors_format(&errors, &out);
+                        fputs(out.buf, stderr);
+                }
                 fprintf(stderr, "%s: invalid (%zu error%s)\n", file, errors.n,
                         errors.n == 1 ? "" : "s");
                 strbuf_release(&out);

@@ -117,13 +117,20 @@ static int clone_at(int dir_fd, const char *path, unsigned long long attr)
         unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
                          (path[0] ? 0 : AT_EMPTY_PATH);
         /* open_tree_attr() clones and sets the attributes (recursively, with
-         * AT_RECURSIVE) in one call; older kernels take two. */
-        struct mount_attr ma = { .attr_set = attr, .propagation = MS_PRIVATE };
-        long fast = syscall(SYS_open_tree_attr, dir_fd, path, flags, &ma, sizeof(ma));
-        if (fast >= 0)
-                return (int) fast;
-        if (errno != ENOSYS)
-                return -errno;
+         * AT_RECURSIVE) in one call; older kernels take two. So do seccomp
+         * profiles older than the call (Docker's answer EPERM to a syscall
+         * they do not list): then the two calls are what was allowed, and
+         * the fast path is not tried again. */
+        static bool fast_refused = false;
+        if (!fast_refused) {
+                struct mount_attr ma = { .attr_set = attr, .propagation = MS_PRIVATE };
+                long fast = syscall(SYS_open_tree_attr, dir_fd, path, flags, &ma, sizeof(ma));
+                if (fast >= 0)
+                        return (int) fast;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+                fast_refused = true;
+        }
         int fd = open_tree(dir_fd, path, flags);
         if (fd < 0)
                 return -errno;

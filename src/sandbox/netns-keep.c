@@ -180,6 +180,10 @@ int kept_netns_new(struct kept_netns **ret)
         k->home_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
         if (k->home_fd < 0)
                 return -errno;
+        /* Rejoining our own namespace is a no-op that proves the way back
+         * exists (a seccomp profile may refuse setns()) before we leave. */
+        if (setns(k->home_fd, CLONE_NEWNET) < 0)
+                return -errno;
         if (unshare(CLONE_NEWNET) < 0)
                 return -errno;
         int r = setup_inside(k);

@@ -277,11 +277,15 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
                           mb->mc->name);
                 return *k;
         }
+        static bool warned = false;
         int r = kept_netns_new(k);
         if (r < 0) {
-                log_warning("episode %s: container %s: cannot keep a network namespace (%s), "
-                            "using a fresh one",
-                            e->id, mb->mc->name, strerror(-r));
+                /* Said once: a host that refuses it refuses it every time. */
+                log_full(warned ? LOG_DEBUG : LOG_WARNING,
+                         "episode %s: container %s: cannot keep a network namespace (%s), "
+                         "using a fresh one",
+                         e->id, mb->mc->name, strerror(-r));
+                warned = true;
                 return NULL;
         }
         return *k;
