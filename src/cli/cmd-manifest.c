@@ -2,7 +2,8 @@
 /*
  * `openenvctl manifest validate FILE [--json] [-- CMD...]`: prints the
  * effective manifest (a human summary, or the full defaulted contract as
- * JSON) or every error. CMD is the env server's command as openenvd would be
+ * JSON) or every error (one "FILE:LINE:COLUMN: PATH: MESSAGE" line each, or
+ * as JSON with --json). CMD is the env server's command as openenvd would be
  * given it (`openenvd -- CMD...`, an image's CMD): the manifest is checked
  * as the daemon would load it.
  * Exit codes (docs/CLI.md, docs/MANIFEST.md): 0 valid, 2 invalid (including a
@@ -17,9 +18,21 @@
 #include "cli/cli.h"
 #include "manifest/manifest.h"
 
-#define EXIT_VALID      0
-#define EXIT_UNREADABLE 1
-#define EXIT_INVALID    2
+/* {"file", "valid": false, "errors": [{line, column, path, message}],
+ * "truncated"}: what a machine needs to point at the key. */
+static json_t *errors_to_json(const struct manifest_errors *e)
+{
+        json_t *list = json_array();
+
+        for (size_t i = 0; list && i < e->n; i++)
+                json_array_append_new(list,
+                                      json_pack("{s:I, s:I, s:s?, s:s?}", "line",
+                                                (json_int_t) e->items[i].line, "column",
+                                                (json_int_t) e->items[i].column, "path",
+                                                e->items[i].path, "message", e->items[i].message));
+        return json_pack("{s:s?, s:b, s:o?, s:b}", "file", e->file, "valid", 0, "errors", list,
+                         "truncated", e->truncated);
+}
 
 static void fmt_u(char *buf, size_t n, uint64_t v)
 {
@@ -146,52 +159,51 @@ int cli_manifest_validate(int argc, char **argv)
                         printf("Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n"
                                "  CMD: the env server's command, as given to openenvd -- CMD...\n"
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
-                        return EXIT_VALID;
+                        return EXIT_CODE_OK;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
                         fprintf(stderr, "openenvctl manifest validate: unknown option '%s'\n",
                                 argv[i]);
-                        return EXIT_INVALID;
+                        return EXIT_CODE_INVALID;
                 } else if (!file)
                         file = argv[i];
                 else {
                         fprintf(stderr, "openenvctl manifest validate: more than one FILE given\n");
-                        return EXIT_INVALID;
+                        return EXIT_CODE_INVALID;
                 }
         }
         if (!file) {
                 fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n");
-                return EXIT_INVALID;
+                return EXIT_CODE_INVALID;
         }
 
         manifest_errors_init(&errors, file);
         r = manifest_load_with(file, &o, &errors, &m);
         if (r == -EINVAL) {
                 struct strbuf out = STRBUF_INIT;
-                manifest_errors_format(&errors, &out);
-                fputs(out.buf, stderr);
+                if (json)
+                        (void) cli_print_json(errors_to_json(&errors), JSON_PRESERVE_ORDER);
+                else {
+                        manifest_errors_format(&errors, &out);
+                        fputs(out.buf, stderr);
+                }
                 fprintf(stderr, "%s: invalid (%zu error%s)\n", file, errors.n,
                         errors.n == 1 ? "" : "s");
                 strbuf_release(&out);
-                return EXIT_INVALID;
+                return EXIT_CODE_INVALID;
         }
         if (r < 0) {
                 fprintf(stderr, "%s: cannot read: %s\n", file,
                         r == -EBADFD ? "not a regular file" : strerror(-r));
-                return EXIT_UNREADABLE;
+                return EXIT_CODE_FAILED;
         }
 
         if (json) {
-                json_t *j = manifest_to_json(m);
-                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-                json_decref(j);
-                if (!s) {
+                if (cli_print_json(manifest_to_json(m), JSON_PRESERVE_ORDER) < 0) {
                         fprintf(stderr, "%s: out of memory rendering JSON\n", file);
-                        return EXIT_UNREADABLE;
+                        return EXIT_CODE_FAILED;
                 }
-                puts(s);
-                free(s);
         } else {
                 print_summary(file, m);
         }
-        return EXIT_VALID;
+        return EXIT_CODE_OK;
 }

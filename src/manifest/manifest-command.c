@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The env server's command (DESIGN section 7: it runs the very command it
+ * The env server's command (docs/DESIGN.md §8: it runs the very command it
  * runs without openenvd). Three sources, the first that says something wins,
  * as `docker run IMAGE CMD` wins over an image's CMD:
  *

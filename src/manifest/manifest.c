@@ -859,7 +859,7 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                 break;
         }
 
-        /* A container may only narrow its zone (DESIGN section 3). */
+        /* A container may only narrow its zone (docs/DESIGN.md §3). */
         if (!ci->vals[CK_NETWORK]) {
                 c->egress = z->egress;
         } else if (c->egress > z->egress) {

@@ -16,6 +16,8 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/util.h"
+#include "sandbox/mount-api.h"
+#include "sandbox/netns-keep.h"
 
 /*
  * Everything here runs in the cloned child, which owns a private copy of the
@@ -68,94 +70,6 @@ static int fail(struct setup *s, enum container_step step, int index, int r)
         return r < 0 ? r : -r;
 }
 
-static unsigned long long attr_from_flags(unsigned long flags)
-{
-        unsigned long long a = 0;
-        if (flags & MS_RDONLY)
-                a |= MOUNT_ATTR_RDONLY;
-        if (flags & MS_NOSUID)
-                a |= MOUNT_ATTR_NOSUID;
-        if (flags & MS_NODEV)
-                a |= MOUNT_ATTR_NODEV;
-        if (flags & MS_NOEXEC)
-                a |= MOUNT_ATTR_NOEXEC;
-        if (flags & MS_NOSYMFOLLOW)
-                a |= MOUNT_ATTR_NOSYMFOLLOW;
-        return a;
-}
-
-/* Adds attributes to a mount (tree); also makes it private, so that nothing
- * mounted under it later can propagate anywhere. */
-static int mount_set(int fd, unsigned long long attr, bool recursive)
-{
-        struct mount_attr ma = {
-                .attr_set = attr,
-                .propagation = MS_PRIVATE,
-        };
-        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) <
-            0)
-                return -errno;
-        return 0;
-}
-
-static int mount_attach(int mnt_fd, int target_fd)
-{
-        if (move_mount(mnt_fd, "", target_fd, "",
-                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                return -errno;
-        return 0;
-}
-
-/* Recursive clone of whatever fd (O_PATH) points at, with attributes added. */
-static int clone_at(int dir_fd, const char *path, unsigned long long attr)
-{
-        int fd = open_tree(dir_fd, path,
-                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                   AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
-        if (fd < 0)
-                return -errno;
-        int r = mount_set(fd, attr, true);
-        if (r < 0) {
-                safe_close(fd);
-                return r;
-        }
-        return fd;
-}
-
-/* A fresh detached tmpfs (or any fs without a source) with string options. */
-static int fs_new(const char *type, const char *const *opts, size_t n_opts, unsigned long long attr)
-{
-        cleanup_close int fs = fsopen(type, FSOPEN_CLOEXEC);
-        if (fs < 0)
-                return -errno;
-        for (size_t i = 0; i + 1 < n_opts; i += 2) {
-                int r = opts[i + 1] ? fsconfig(fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0)
-                                    : fsconfig(fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
-                if (r < 0)
-                        return -errno;
-        }
-        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned) attr);
-        if (mnt < 0)
-                return -errno;
-        if (mount_set(mnt, 0, false) < 0) {
-                int r = -errno;
-                safe_close(mnt);
-                return r;
-        }
-        return mnt;
-}
-
-static int tmpfs_new(const char *size, mode_t mode, unsigned long long attr)
-{
-        char m[16], sz[32];
-        (void) snprintf(m, sizeof(m), "%o", (unsigned) (mode & 07777));
-        (void) snprintf(sz, sizeof(sz), "%s", size);
-        const char *opts[] = { "mode", m, "size", sz };
-        return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
-}
-
 static int resolve_in(int dir_fd, const char *path)
 {
         /* Targets are "absolute inside the container": strip the slashes, the
@@ -195,7 +109,8 @@ static int scaffold(struct setup *s, int dir_fd)
                 return -ENOTDIR;
         (void) snprintf(m, sizeof(m), "%o", (unsigned) (st.st_mode & 07777));
         const char *opts[] = { "mode", m, "size", SCAFFOLD_SIZE };
-        int mnt = fs_new("tmpfs", opts, ELEMENTSOF(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        int mnt =
+                mount_fs_new("tmpfs", opts, ELEMENTSOF(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return mnt;
         s->seal_fds[s->n_seal++] = mnt;
@@ -205,10 +120,13 @@ static int scaffold(struct setup *s, int dir_fd)
         cleanup_close int orig = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (orig < 0)
                 return -errno;
-        int r = mount_attach(mnt, dir_fd);
+        int r = mount_attach_fd(mnt, dir_fd);
         if (r < 0)
                 return r;
 
+        /* Raw getdents64 rather than base/dir-walk.h: this runs in the
+         * clone child that shares the daemon's memory (CLONE_VM), where
+         * readdir()'s malloc is off limits; and it lists one level only. */
         char buf[4096] __attribute__((aligned(8)));
         unsigned n_entries = 0;
         for (;;) {
@@ -251,13 +169,13 @@ static int scaffold(struct setup *s, int dir_fd)
                         } else if (mknodat(mnt, name, S_IFREG | 0600, 0) < 0) {
                                 return -errno;
                         }
-                        cleanup_close int src = clone_at(orig, name, 0);
+                        cleanup_close int src = mount_clone_at(orig, name, 0);
                         if (src < 0)
                                 return src;
                         cleanup_close int dst = openat(mnt, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                         if (dst < 0)
                                 return -errno;
-                        r = mount_attach(src, dst);
+                        r = mount_attach_fd(src, dst);
                         if (r < 0)
                                 return r;
                 }
@@ -353,7 +271,7 @@ static int attach_at(struct setup *s, int mnt_fd, const char *target, bool is_fi
         cleanup_close int t = target_open(s, target, is_file);
         if (t < 0)
                 return t;
-        return mount_attach(mnt_fd, t);
+        return mount_attach_fd(mnt_fd, t);
 }
 
 static int mask_one(struct setup *s, int dir_fd, const char *path)
@@ -371,34 +289,34 @@ static int mask_one(struct setup *s, int dir_fd, const char *path)
         if (S_ISDIR(st.st_mode)) {
                 if (s->empty_fd < 0) {
                         cleanup_close int e =
-                                tmpfs_new("4k", 0555,
-                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                  MOUNT_ATTR_NOEXEC);
+                                mount_tmpfs_new("4k", 0555,
+                                                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                        MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                         if (e < 0)
                                 return e;
-                        r = mount_attach(e, t);
+                        r = mount_attach_fd(e, t);
                         if (r < 0)
                                 return r;
                         /* Attached now, so it can be cloned for the next dirs. */
                         s->empty_fd = TAKE_FD(e);
                         return 0;
                 }
-                cleanup_close int c = clone_at(s->empty_fd, "", 0);
+                cleanup_close int c = mount_clone_at(s->empty_fd, "", 0);
                 if (c < 0)
                         return c;
-                return mount_attach(c, t);
+                return mount_attach_fd(c, t);
         }
-        cleanup_close int c =
-                clone_at(s->null_fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        cleanup_close int c = mount_clone_at(
+                s->null_fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (c < 0)
                 return c;
-        return mount_attach(c, t);
+        return mount_attach_fd(c, t);
 }
 
 static int setup_proc(struct setup *s)
 {
-        cleanup_close int proc =
-                fs_new("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int proc = mount_fs_new(
+                "proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (proc < 0)
                 return fail(s, CONTAINER_STEP_PROC, -1, proc);
         int r = attach_at(s, proc, "/proc", false);
@@ -407,10 +325,14 @@ static int setup_proc(struct setup *s)
 
         /* The principal is uid 1000 and holds no capability: let it bind low
          * ports in its own network namespace (what Docker sets too). Written
-         * while /proc/sys is still writable, before the read-only bind. */
-        r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+         * while /proc/sys is still writable, before the read-only bind; a
+         * kept namespace got it when it was made (kernel-owned, we could
+         * not write it). */
+        if (!s->spec->netns) {
+                r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+        }
 
         return 0;
 }
@@ -423,75 +345,143 @@ static int readonly_one(struct setup *s, const char *path)
                 return 0; /* not on this kernel */
         if (t < 0)
                 return t;
-        cleanup_close int c = clone_at(t, "",
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                               MOUNT_ATTR_NOEXEC);
+        cleanup_close int c = mount_clone_at(t, "",
+                                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (c < 0)
                 return c;
-        return mount_attach(c, t);
+        return mount_attach_fd(c, t);
 }
 
-static int setup_dev(struct setup *s)
+static const struct {
+        const char *name, *target;
+} dev_links[] = {
+        { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
+        { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
+        { "stderr", "/proc/self/fd/2" },
+};
+
+/* The fixed content of /dev into the tmpfs dev: host device binds (mknod is
+ * impossible in a user namespace, and a device node on a tmpfs mounted
+ * there would be unusable), symlinks, the pts and shm mount points.
+ * dev_fds: O_PATH fds of the host's nodes, in host_devices order. On failure
+ * *index is the device that failed (or -1). */
+static int dev_fill(int dev, const int *dev_fds, int *index)
 {
-        static const struct {
-                const char *name, *target;
-        } links[] = {
-                { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
-                { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
-                { "stderr", "/proc/self/fd/2" },
-        };
-        char shm_size[32];
-        int r;
-
-        int dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-        if (dev < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, dev);
-        s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
-        r = attach_at(s, dev, "/dev", false);
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, r);
-
-        /* mknod is impossible in a user namespace (and a device node on a
-         * tmpfs mounted there would be unusable): bind the host's nodes. */
         for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                *index = (int) i;
                 if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
+                        return -errno;
                 cleanup_close int c =
-                        clone_at(s->dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                        mount_clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, c);
+                        return c;
                 cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (t < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
-                r = mount_attach(c, t);
+                        return -errno;
+                int r = mount_attach_fd(c, t);
                 if (r < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, r);
+                        return r;
         }
-        for (size_t i = 0; i < ELEMENTSOF(links); i++)
-                if (symlinkat(links[i].target, dev, links[i].name) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+        *index = -1;
+        for (size_t i = 0; i < ELEMENTSOF(dev_links); i++)
+                if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
+                        return -errno;
         if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+                return -errno;
+        return 0;
+}
+
+/* O_PATH fds of the host's device nodes, for those of fds[] still < 0. */
+static int dev_nodes_open(int *fds)
+{
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                char path[32];
+                if (fds[i] >= 0)
+                        continue;
+                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
+                fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int mount_dev_template(void)
+{
+        int fds[ELEMENTSOF(host_devices)];
+        int index;
+
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                fds[i] = -EBADF;
+        int r = dev_nodes_open(fds);
+        int dev =
+                r < 0 ? r : mount_tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (dev >= 0) {
+                r = dev_fill(dev, fds, &index);
+                if (r >= 0)
+                        r = mount_set_attr(dev, MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        dev = safe_close(dev);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                safe_close(fds[i]);
+        return r < 0 ? r : dev;
+}
+
+static int setup_dev(struct setup *s, int template_fd)
+{
+        char shm_size[32];
+        int r, index;
+        int dev;
+
+        /* A private copy of the template tree (read-only already); a kernel
+         * that cannot clone a detached tree gets /dev built as below. */
+        dev = template_fd >= 0 ? mount_clone_at(template_fd, "", 0) : -EBADF;
+        if (dev >= 0) {
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0) {
+                        safe_close(dev);
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                }
+                /* dev stays open (closed by the exec): pts and shm below. */
+        } else {
+                /* The host's nodes not opened yet (a template was meant to
+                 * be used): the host's /dev is still our /dev until the pivot. */
+                r = dev_nodes_open(s->dev_fds);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEVICES, -1, r);
+                dev = mount_tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                if (dev < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, dev);
+                s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                r = dev_fill(dev, s->dev_fds, &index);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, index, r);
+        }
 
         const char *pts_opts[] = { "ptmxmode", "0666", "mode", "0620", "gid", "5" };
-        cleanup_close int pts = fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
-                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        cleanup_close int pts = mount_fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
+                                             MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (pts < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, pts);
         cleanup_close int pts_t = openat(dev, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pts_t < 0 || mount_attach(pts, pts_t) < 0)
+        if (pts_t < 0 || mount_attach_fd(pts, pts_t) < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, -errno);
 
         (void) snprintf(shm_size, sizeof(shm_size), "%llu",
                         (unsigned long long) s->spec->tmp_bytes);
-        cleanup_close int shm = tmpfs_new(shm_size, 01777,
-                                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int shm = mount_tmpfs_new(
+                shm_size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (shm < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, shm);
         cleanup_close int shm_t = openat(dev, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (shm_t < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, -errno);
-        r = mount_attach(shm, shm_t);
+        r = mount_attach_fd(shm, shm_t);
         if (r < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, r);
         return 0;
@@ -500,10 +490,14 @@ static int setup_dev(struct setup *s)
 static int setup_sys(struct setup *s)
 {
         /* Allowed in a user namespace because we own the network namespace
-         * whose /sys/class/net it shows (only lo). */
-        cleanup_close int sys = fs_new("sysfs", NULL, 0,
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                               MOUNT_ATTR_NOEXEC);
+         * whose /sys/class/net it shows (only lo). A kept namespace is not
+         * ours: its sysfs was made with it, and we clone that (a detached
+         * mount: nothing of the host's tree comes along). */
+        cleanup_close int sys =
+                s->spec->netns ? mount_clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
+                               : mount_fs_new("sysfs", NULL, 0,
+                                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (sys < 0)
                 return fail(s, CONTAINER_STEP_SYS, -1, sys);
         int r = attach_at(s, sys, "/sys", false);
@@ -519,7 +513,7 @@ static int setup_tmp_run(struct setup *s)
         char size[32];
         (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) s->spec->tmp_bytes);
 
-        cleanup_close int tmp = tmpfs_new(size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        cleanup_close int tmp = mount_tmpfs_new(size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (tmp < 0)
                 return fail(s, CONTAINER_STEP_TMP, -1, tmp);
         int r = attach_at(s, tmp, "/tmp", false);
@@ -528,8 +522,8 @@ static int setup_tmp_run(struct setup *s)
 
         /* A fresh /run hides the host's runtime sockets (a read-only mount
          * does not stop connect() on a unix socket) and holds the socket dir. */
-        int run =
-                tmpfs_new(RUN_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        int run = mount_tmpfs_new(RUN_SIZE, 0755,
+                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (run < 0)
                 return fail(s, CONTAINER_STEP_RUN, -1, run);
         s->seal_fds[s->n_seal++] = run;
@@ -542,7 +536,7 @@ static int setup_tmp_run(struct setup *s)
                 cleanup_close int t = openat(run, "openenvd", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (t < 0)
                         return fail(s, CONTAINER_STEP_RUN, -1, -errno);
-                r = mount_attach(s->socket_fd, t);
+                r = mount_attach_fd(s->socket_fd, t);
                 if (r < 0)
                         return fail(s, CONTAINER_STEP_RUN, -1, r);
         }
@@ -553,25 +547,25 @@ static int setup_tmp_run(struct setup *s)
  * host's paths are all still visible, i.e. before the new root is attached. */
 static int prepare_mount(const struct mount_entry *m, int bind_src)
 {
-        unsigned long long attr = attr_from_flags(m->flags);
+        unsigned long long attr = mount_attr_from_flags(m->flags);
         char size[32], mode[16];
 
         switch (m->kind) {
         case MOUNT_BIND:
-                return clone_at(bind_src, "", attr);
+                return mount_clone_at(bind_src, "", attr);
         case MOUNT_TMPFS: {
                 (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) m->size_bytes);
                 (void) snprintf(mode, sizeof(mode), "%o",
                                 (unsigned) ((m->mode ? m->mode : 0755) & 07777));
                 const char *opts[] = { "mode", mode, "size", size };
-                return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
+                return mount_fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
         }
         case MOUNT_OVERLAY: {
                 /* userxattr: trusted.* xattrs are out of reach in a user
                  * namespace; overlayfs keeps its metadata in user.* then. */
                 const char *opts[] = { "lowerdir", m->source, "upperdir",  m->upper,
                                        "workdir",  m->work,   "userxattr", NULL };
-                return fs_new("overlay", opts, ELEMENTSOF(opts), attr);
+                return mount_fs_new("overlay", opts, ELEMENTSOF(opts), attr);
         }
         }
         return -EINVAL;
@@ -580,7 +574,9 @@ static int prepare_mount(const struct mount_entry *m, int bind_src)
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
                        struct container_error *err)
 {
-        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF };
+        struct mount_sources src = { .rootfs = -EBADF,
+                                     .socket_dir = -EBADF,
+                                     .dev_template = -EBADF };
         struct setup s = { .spec = spec, .err = err };
 
         for (size_t i = 0; i < ELEMENTSOF(src.binds); i++)
@@ -628,7 +624,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         unsigned long long root_attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!(spec->weaken & WEAKEN_WRITABLE_ROOT))
                 root_attr |= MOUNT_ATTR_RDONLY;
-        s.root_fd = clone_at(src->rootfs, "", root_attr);
+        s.root_fd = mount_clone_at(src->rootfs, "", root_attr);
         if (s.root_fd < 0)
                 return fail(&s, CONTAINER_STEP_ROOTFS, -1, s.root_fd);
 
@@ -638,50 +634,62 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, s.mount_fds[i]);
         }
         if (src->socket_dir >= 0) {
-                s.socket_fd = clone_at(src->socket_dir, "",
+                s.socket_fd =
+                        mount_clone_at(src->socket_dir, "",
                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
         }
-        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
-                char path[32];
-                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
-                s.dev_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (s.dev_fds[i] < 0)
-                        return fail(&s, CONTAINER_STEP_DEVICES, (int) i, -errno);
+        /* With a /dev template only null is needed (file masks); setup_dev()
+         * opens the others if the template cannot be cloned after all. */
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                s.dev_fds[i] = -EBADF;
+        if (src->dev_template >= 0) {
+                s.dev_fds[0] = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                r = s.dev_fds[0] < 0 ? -errno : 0;
+        } else {
+                r = dev_nodes_open(s.dev_fds);
         }
+        if (r < 0)
+                return fail(&s, CONTAINER_STEP_DEVICES, -1, r);
         s.null_fd = s.dev_fds[0];
 
         cleanup_close int attach = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (attach < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, -errno);
-        r = mount_attach(s.root_fd, attach);
+        r = mount_attach_fd(s.root_fd, attach);
         if (r < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
 
+        container_mark(spec, CONTAINER_MARK_ROOT);
         r = setup_proc(&s);
         if (r < 0)
                 return r;
-        r = setup_dev(&s);
+        container_mark(spec, CONTAINER_MARK_PROC);
+        r = setup_dev(&s, src->dev_template);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_DEV);
         r = setup_sys(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_SYS);
         r = setup_tmp_run(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_TMP_RUN);
 
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct mount_entry *m = &spec->mounts[i];
                 cleanup_close int t = target_open(&s, m->target, m->is_file);
                 if (t < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT_TARGET, (int) i, t);
-                r = mount_attach(s.mount_fds[i], t);
+                r = mount_attach_fd(s.mount_fds[i], t);
                 if (r < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_SPEC_MOUNTS);
         /* The policy last, over everything mounted so far: paths are inside
          * ones, resolved in the new root (/proc and /sys are mounted). */
         for (size_t i = 0; policy->readonly && policy->readonly[i]; i++) {
@@ -695,10 +703,11 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_POLICY);
         /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
          * mount point in them exists. */
         for (size_t i = 0; i < s.n_seal; i++) {
-                r = mount_set(s.seal_fds[i], MOUNT_ATTR_RDONLY, false);
+                r = mount_set_attr(s.seal_fds[i], MOUNT_ATTR_RDONLY, false);
                 if (r < 0)
                         return fail(&s, CONTAINER_STEP_SEAL, (int) i, r);
         }
@@ -714,5 +723,6 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
         if (chdir("/") < 0)
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        container_mark(spec, CONTAINER_MARK_PIVOT);
         return 0;
 }
