@@ -271,6 +271,7 @@ static void conn_free(struct http_conn *c)
         strbuf_release(&c->uout);
         strbuf_release(&c->inspect);
         strbuf_release(&c->inspect_req);
+        strbuf_release(&c->ws_first);
         conn_exchange_done(c);
         exchange_reset(&c->x);
         ws_parser_done(&c->ws_c);
@@ -719,6 +720,7 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         c->uout = (struct strbuf) STRBUF_INIT;
         c->inspect = (struct strbuf) STRBUF_INIT;
         c->inspect_req = (struct strbuf) STRBUF_INIT;
+        c->ws_first = (struct strbuf) STRBUF_INIT;
         exchange_reset(&c->x);
         c->rstate = REQ_HEAD;
         c->sstate = RESP_IDLE;

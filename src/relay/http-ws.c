@@ -259,6 +259,7 @@ static void ws_attach_failed(struct http_conn *c)
         c->sstate = RESP_IDLE;
         c->ws_attaching = false;
         c->ws_awaiting = false;
+        strbuf_reset(&c->ws_first);
         ws_event(c, HTTP_WS_ATTACH_FAILED);
 }
 
@@ -278,6 +279,13 @@ int ws_process_handshake(struct http_conn *c)
                 return 1;
         }
         buf_consume(&c->uin, end);
+        /* Only now the message that asked for the episode: RFC 6455 4.1,
+         * a client sends nothing after its handshake until the answer, and
+         * servers lose what arrives before (uvicorn's websockets server
+         * drops a frame that came with the handshake). */
+        strbuf_add(&c->uout, c->ws_first.buf, c->ws_first.len);
+        c->proxy->stats.bytes_up += c->ws_first.len;
+        strbuf_reset(&c->ws_first);
         c->sstate = RESP_TUNNEL;
         c->ws_attaching = c->ws_detached = c->ws_awaiting = false;
         ws_event(c, HTTP_WS_ATTACHED);
@@ -385,9 +393,11 @@ int http_handle_ws_attach(struct http_handle *h, const char *path, const char *t
                     path, key64);
         strbuf_add(&c->uout, c->x.add_request.buf, c->x.add_request.len);
         strbuf_adds(&c->uout, "\r\n");
-        /* The message that asked for the new episode is its first. */
+        /* The message that asked for the new episode is its first, sent
+         * when the handshake is answered (ws_process_handshake()). */
+        strbuf_reset(&c->ws_first);
         if (text)
-                ws_append_frame(&c->uout, WS_OP_TEXT, text, len, mask);
+                ws_append_frame(&c->ws_first, WS_OP_TEXT, text, len, mask);
         c->sstate = RESP_WS_HANDSHAKE;
         c->ws_attaching = true;
         conn_pump_and_reap(c);
