@@ -24,6 +24,9 @@ struct ep_member {
         int status;  /* once exited */
         bool killed; /* the daemon ended it on purpose (no failure) */
         char *log;   /* owned: its output, kept after the member is freed */
+        /* Its cgroup's limit events, read once before the cgroup goes. */
+        uint64_t oom_kills, pids_limit_events;
+        bool limits_final;
 };
 
 /* The observers of one phase, one after the other, in `after` order. */
