@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Sealing, grading and inspection of one episode (DESIGN section 8), as a
+ * Sealing, grading and inspection of one episode (docs/DESIGN.md §9), as a
  * chain of event-loop steps: nothing here waits in a blocking call.
  *
  * Sealing: the agent's relays close; evidence the kill would hide is taken
@@ -17,7 +17,6 @@
  * sparse or oversized file, too many or too deep entries) is
  * agent_misbehavior with the reason.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
@@ -144,47 +144,44 @@ struct disk_walk_args {
         size_t n;
 };
 
+struct disk_walk {
+        const struct disk_walk_args *a;
+        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
+        size_t entries;
+};
+
+/* Every entry, directories too, counts toward the uid range that owns it. */
+static int disk_walk_visit(const struct dir_walk_entry *e, enum dir_walk_event event,
+                           void *userdata)
+{
+        struct disk_walk *w = userdata;
+        struct stat st;
+
+        if (event == DIR_WALK_LEAVE || (event == DIR_WALK_ERROR && e->fd >= 0))
+                return DIR_WALK_CONTINUE; /* counted when it was found */
+        if (w->entries >= UNIT_DISK_BLAME_MAX_ENTRIES)
+                return DIR_WALK_STOP;
+        w->entries++;
+        if (fstatat(e->parent_fd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return DIR_WALK_SKIP;
+        for (size_t i = 0; i < w->a->n; i++)
+                if (st.st_uid >= w->a->bases[i] && st.st_uid - w->a->bases[i] < UNIT_UID_RANGE)
+                        w->bytes[i] += (uint64_t) st.st_blocks * 512;
+        return DIR_WALK_CONTINUE;
+}
+
 /* In the child: bytes owned per uid range, as "<bytes> <bytes> ...". */
 static size_t disk_walk_run(void *arg, char *out, size_t size)
 {
-        struct disk_walk_args *a = arg;
-        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
-        DIR *stack[UNIT_DISK_BLAME_MAX_DEPTH];
-        size_t depth = 1, entries = 0, used = 0;
+        struct disk_walk w = { .a = arg };
+        size_t used = 0;
 
-        stack[0] = fdopendir(a->root_fd);
-        if (!stack[0])
+        if (dir_walk(w.a->root_fd,
+                     &(const struct dir_walk_options){ .max_depth = UNIT_DISK_BLAME_MAX_DEPTH - 1 },
+                     disk_walk_visit, &w) < 0)
                 return 0;
-        while (depth > 0) {
-                DIR *d = stack[depth - 1];
-                struct dirent *de = entries < UNIT_DISK_BLAME_MAX_ENTRIES ? readdir(d) : NULL;
-                struct stat st;
-
-                if (!de) {
-                        closedir(d);
-                        depth--;
-                        continue;
-                }
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                entries++;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                for (size_t i = 0; i < a->n; i++)
-                        if (st.st_uid >= a->bases[i] && st.st_uid - a->bases[i] < UNIT_UID_RANGE)
-                                bytes[i] += (uint64_t) st.st_blocks * 512;
-                if (S_ISDIR(st.st_mode) && depth < ELEMENTSOF(stack)) {
-                        int sub = openat(dirfd(d), de->d_name,
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
-                        if (sd)
-                                stack[depth++] = sd;
-                        else
-                                safe_close(sub);
-                }
-        }
-        for (size_t i = 0; i < a->n && used < size; i++) {
-                int n = snprintf(out + used, size - used, "%llu ", (unsigned long long) bytes[i]);
+        for (size_t i = 0; i < w.a->n && used < size; i++) {
+                int n = snprintf(out + used, size - used, "%llu ", (unsigned long long) w.bytes[i]);
                 if (n < 0)
                         break;
                 used += (size_t) n;
