@@ -90,6 +90,10 @@ async def websocket(r, w, hdrs, head):
             ws_send(w, 8, data)
             await w.drain()
             return
+        if op == 9:  # a ping is answered, as every server does (RFC 6455 5.5.2)
+            ws_send(w, 10, data)
+            await w.drain()
+            continue
         if data == b"done":
             ws_send(w, 1, json.dumps({"type": "observation", "data": {"done": True}}).encode())
         elif data == b"close":
