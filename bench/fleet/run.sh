@@ -3,7 +3,8 @@
 #
 # The fleet benchmark (bench/README.md, "bench/fleet"): tools/fleet.py with N
 # units of OpenEnv's connect4_env for each N given, one after the other, then
-# one table. As root; needs ../shared/openenv-real and python3-numpy.
+# one table. As root; needs ../shared/openenv-real (or OPENENV_REAL=DIR) and
+# python3-numpy.
 #
 #   sudo bench/fleet/run.sh [BUILD_DIR] [N...]        (default: build, 1 2 4 8)
 #
@@ -16,26 +17,34 @@ shift || true
 units=("$@")
 [ ${#units[@]} -gt 0 ] || units=(1 2 4 8)
 episodes=${BENCH_FLEET_EPISODES:-5}
-openenv_real=$(cd .. && pwd)/shared/openenv-real
+REAL=${OPENENV_REAL:-$(cd .. && pwd)/shared/openenv-real}
+
+if [ "$(id -u)" != 0 ]; then
+        echo "bench/fleet: needs root" >&2
+        exit 1
+fi
+if [ ! -f "$REAL/pylib.tar.xz" ] || [ ! -d "$REAL/envs/connect4_env" ]; then
+        echo "bench/fleet: unavailable: no OpenEnv snapshot at $REAL (set OPENENV_REAL)"
+        exit 0
+fi
 out=${BENCH_FLEET_OUT:-$(mktemp -d /var/tmp/openenvd-bench-fleet.XXXXXX)}
 mkdir -p "$out"
 
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
 ninja -C "$BUILD" src/daemon/openenvd src/sandbox/shim/openenvd-shim >/dev/null
 
-# One library tree for every run, compiled once (an image ships its
-# bytecode), readable by the containers' uids, outside /tmp.
-lib=$(mktemp -d /var/tmp/openenvd-bench-fleet-lib.XXXXXX)
-trap 'rm -rf "$lib"' EXIT
-tar -xJf "$openenv_real/pylib.tar.xz" -C "$lib"
-/usr/bin/python3 -m compileall -q -j 0 "$lib/pylib" >/dev/null || true
-chmod -R a+rX "$lib"
-chmod 755 "$lib"
+# One byte-compiled library tree for every run (an image ships its bytecode),
+# shared with bench/openenv.
+lib=$(bench/openenv/cache.sh "$REAL")
 
+# Every N runs, whatever the one before did; a check that failed (or a
+# driver that could not run) makes the whole run fail at the end.
+failed=()
 for n in "${units[@]}"; do
         echo "== $n units x $episodes episodes"
         tools/fleet.py --build "$BUILD" --units "$n" --episodes "$episodes" \
-                --pylib "$lib/pylib" --json "$out/fleet-$n.json" || true
+                --openenv-real "$REAL" --pylib "$lib/pylib" --json "$out/fleet-$n.json" ||
+                failed+=("$n")
 done
 /usr/bin/python3 - "$out" "${units[@]}" <<'PY'
 import json, os, statistics, sys
@@ -64,3 +73,7 @@ for n in ns:
         ok, len(r["checks"])))
 print("\nreports: %s" % out)
 PY
+if [ ${#failed[@]} -gt 0 ]; then
+        echo "bench/fleet: checks failed at N = ${failed[*]}"
+        exit 1
+fi
