@@ -18,10 +18,12 @@ subtree's memory, open fds, CPU per episode from the unit's GET /metrics) and
 checks that the units did not interfere: every observation is the one this
 unit's own moves produce, every verdict is graded and names this unit's
 episode, each unit's metrics count exactly its own episodes and actions, uid
-blocks are disjoint and every container runs inside its own unit's block, no
-socket and no network namespace is shared between units, every unit exits 0
-on SIGTERM leaving no cgroup behind, and every line of every daemon's log is
-a JSON object (--log-format json).
+blocks are disjoint and every container process runs inside its own unit's
+block (the daemon's own forks, running its code as root before any exec,
+are told apart by their binary), no socket and no network namespace is
+shared between units, every unit exits 0 on SIGTERM leaving no cgroup
+behind, and every line of every daemon's log is a JSON object
+(--log-format json).
 
 Exit codes: 0 every check held; 1 a check failed (each is listed); 2 bad
 usage; 3 a prerequisite is missing (root, ../shared/openenv-real,
@@ -32,6 +34,7 @@ what tests/integration/test_metrics_log.py drives its daemons with.
 """
 import argparse
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -349,57 +352,80 @@ class Drive:
         self.index = index
         self.episodes = []  # {"id", "verdict", "reset_s", "wall_s", "boards_ok"}
         self.error = None
+        self.http = None  # its control API client, and its OpenEnv client (drive_all)
+        self.env = None
 
 
-async def drive_unit(d, n_episodes, client_cls, action_cls, httpx):
+async def connect_unit(d, stack, client_cls, httpx):
+    """The unit's HTTP client (control API) and its OpenEnv client, connected."""
     unit = d.unit
-    async with httpx.AsyncClient(base_url="http://127.0.0.1:%d" % unit.port, trust_env=False,
-                                 headers={"Authorization": "Bearer " + unit.token},
-                                 timeout=300) as http:
-        async def get(path):
-            r = await http.get(path)
-            if r.status_code != 200:
-                raise RuntimeError("%s: GET %s -> %d" % (unit.name, path, r.status_code))
-            return r.json()
+    d.http = await stack.enter_async_context(httpx.AsyncClient(
+        base_url="http://127.0.0.1:%d" % unit.port, trust_env=False,
+        headers={"Authorization": "Bearer " + unit.token}, timeout=300))
+    d.env = await stack.enter_async_context(client_cls(
+        base_url=unit.base_url, message_timeout_s=300, connect_timeout_s=60))
 
-        async with client_cls(base_url=unit.base_url, message_timeout_s=300,
-                              connect_timeout_s=60) as env:
-            for k in range(n_episodes):
-                t0 = time.monotonic()
-                r = await env.reset()
-                t_reset = time.monotonic() - t0
-                empty = r.observation.board == [[0] * 7 for _ in range(6)] and not r.done
-                eid = (await get("/info"))["episode_id"]
-                cols = moves(d.index, k)
-                want = simulate(cols)
-                ok = empty
-                for i, c in enumerate(cols):
-                    r = await env.step(action_cls(column=c))
-                    ok = ok and r.observation.board == want[i] and r.done == (i == len(cols) - 1)
-                delay = 0.002
-                while True:
-                    v = await get("/verdict?episode_id=" + eid)
-                    if v.get("verdict"):
-                        break
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 0.05)
-                d.episodes.append({"id": eid, "verdict": v["verdict"],
-                                   "verdict_episode": v.get("episode_id"), "boards_ok": ok,
-                                   "reset_s": t_reset, "wall_s": time.monotonic() - t0})
+
+async def drive_unit(d, n_episodes, action_cls):
+    unit, env = d.unit, d.env
+
+    async def get(path):
+        r = await d.http.get(path)
+        if r.status_code != 200:
+            raise RuntimeError("%s: GET %s -> %d" % (unit.name, path, r.status_code))
+        return r.json()
+
+    for k in range(n_episodes):
+        t0 = time.monotonic()
+        r = await env.reset()
+        t_reset = time.monotonic() - t0
+        empty = r.observation.board == [[0] * 7 for _ in range(6)] and not r.done
+        eid = (await get("/info"))["episode_id"]
+        cols = moves(d.index, k)
+        want = simulate(cols)
+        ok = empty
+        for i, c in enumerate(cols):
+            r = await env.step(action_cls(column=c))
+            ok = ok and r.observation.board == want[i] and r.done == (i == len(cols) - 1)
+        delay = 0.002
+        while True:
+            v = await get("/verdict?episode_id=" + eid)
+            if v.get("verdict"):
+                break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        d.episodes.append({"id": eid, "verdict": v["verdict"],
+                           "verdict_episode": v.get("episode_id"), "boards_ok": ok,
+                           "reset_s": t_reset, "wall_s": time.monotonic() - t0})
 
 
 async def drive_all(drives, n_episodes, fixture):
+    """Every unit's episodes at once; the drive's wall time (s).
+
+    The clients connect first, one after the other and outside the clock: a
+    unit closes a connection whose request head has not arrived within 5 s
+    (HTTP_UNAUTH_TIMEOUT), and N clients set up at once in one busy process
+    (httpx builds an SSL context per client) can leave the first ones'
+    handshakes unsent that long."""
     sys.path[:0] = fixture.client_path()
     import httpx
     from connect4_env import Connect4Action, Connect4Env
 
     async def one(d):
         try:
-            await drive_unit(d, n_episodes, Connect4Env, Connect4Action, httpx)
+            await drive_unit(d, n_episodes, Connect4Action)
         except Exception as e:  # noqa: BLE001 - reported per unit, the others go on
             d.error = "%s: %r" % (d.unit.name, e)
 
-    await asyncio.gather(*(one(d) for d in drives))
+    async with contextlib.AsyncExitStack() as stack:
+        for d in drives:
+            try:
+                await connect_unit(d, stack, Connect4Env, httpx)
+            except Exception as e:  # noqa: BLE001 - reported per unit, the others go on
+                d.error = "%s: connecting: %r" % (d.unit.name, e)
+        t0 = time.monotonic()
+        await asyncio.gather(*(one(d) for d in drives if not d.error))
+        return time.monotonic() - t0
 
 
 # --- footprint and interference, sampled while the fleet runs ---------------------------
@@ -438,6 +464,7 @@ class Sampler(threading.Thread):
         self.violations = []
         self.probes = 0
         self.containers_seen = 0
+        self.daemon_forks = 0  # the daemons' own forks seen (not container processes)
         self.halt = threading.Event()
 
     def footprint(self, u):
@@ -445,6 +472,22 @@ class Sampler(threading.Thread):
         pids = u.subtree_pids()
         return {"rss_kb": int(rss[0]) if rss else None, "fds": len(fd_targets(u.pid)),
                 "subtree_bytes": u.subtree_memory(), "processes": len(pids)}
+
+    @staticmethod
+    def daemon_code(u, pid, uid):
+        """The daemon, or a fork of it that has not exec'd yet: its jobs (the
+        custody copy) and a container between its clone and its shim's exec,
+        before the uid map is written. They run the daemon's own code as
+        root, in the host's namespaces or in ones not yet set up."""
+        if pid == u.pid:
+            return True
+        if any(x != "0" for x in uid):
+            return False
+        try:
+            a, b = os.stat("/proc/%d/exe" % pid), os.stat("/proc/%d/exe" % u.pid)
+        except OSError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
     def probe(self):
         owners = {}  # socket inode / netns -> unit
@@ -454,7 +497,9 @@ class Sampler(threading.Thread):
                 uid = status_field(pid, "Uid")
                 if uid is None:
                     continue  # gone meanwhile
-                if pid != u.pid:
+                if self.daemon_code(u, pid, uid):
+                    self.daemon_forks += pid != u.pid
+                else:
                     self.containers_seen += 1
                     if not all(lo <= int(x) <= hi for x in uid):
                         self.violations.append("%s: pid %d runs as uid %s, outside %d-%d"
@@ -495,6 +540,18 @@ def pct(values, q):
 
 def metric(fams, name, sample=None, **labels):
     return fams[name].value(sample, **labels)
+
+
+def reset_sources(after, before):
+    """{source: {"n", "mean_s"}} of openenvd_reset_duration_seconds between two scrapes."""
+    h, out = "openenvd_reset_duration_seconds", {}
+    for source in ("standby", "standby_provisioning", "cold"):
+        n = (metric(after, h, h + "_count", source=source)
+             - metric(before, h, h + "_count", source=source))
+        total = (metric(after, h, h + "_sum", source=source)
+                 - metric(before, h, h + "_sum", source=source))
+        out[source] = {"n": int(n), "mean_s": total / n if n else None}
+    return out
 
 
 def run(args):
@@ -541,11 +598,10 @@ def run(args):
 
         drives = [Drive(u, i) for i, u in enumerate(units)]
         before = {u.name: u.metrics() for u in units}
+        t_before = time.monotonic()
         sampler = Sampler(units, blocks)
         sampler.start()
-        t1 = time.monotonic()
-        asyncio.run(drive_all(drives, args.episodes, fixture))
-        wall = time.monotonic() - t1
+        wall = asyncio.run(drive_all(drives, args.episodes, fixture))
         sampler.halt.set()
         sampler.join()
         sampler.probe()
@@ -554,6 +610,7 @@ def run(args):
         for u in units:
             poll(lambda u=u: u.call("GET", "/info")["standby"]["state"] == "ready",
                  "%s at rest" % u.name, start_timeout * 2, 0.2)
+        t_after = time.monotonic()
         after = {u.name: u.metrics() for u in units}
 
         errors = [d.error for d in drives if d.error]
@@ -584,11 +641,15 @@ def run(args):
                 bad.append("%s: %s, %d actions" % (d.unit.name, got, actions))
         check("each unit's /metrics counts exactly its own episodes and actions", not bad,
               "; ".join(bad[:5]))
+        report["interference_probe"] = {"probes": sampler.probes,
+                                        "container_processes": sampler.containers_seen,
+                                        "daemon_forks": sampler.daemon_forks}
         check("every container ran inside its own unit's uid block; no socket or network "
               "namespace shared between units",
               not sampler.violations and sampler.probes >= 2 and sampler.containers_seen > 0,
-              "%d probes, %d container processes seen; %s" % (
-                  sampler.probes, sampler.containers_seen, "; ".join(sampler.violations[:5])))
+              "%d probes, %d container processes and %d daemon forks seen; %s" % (
+                  sampler.probes, sampler.containers_seen, sampler.daemon_forks,
+                  "; ".join(sampler.violations[:5])))
 
         per_unit = {}
         for d in drives:
@@ -609,18 +670,19 @@ def run(args):
                                              - metric(b, "process_cpu_seconds_total")) / n,
                 "reset_s_p50": pct([e["reset_s"] for e in d.episodes], 0.5),
                 "episode_s_p50": pct([e["wall_s"] for e in d.episodes], 0.5),
-                "resets_from_ready_standby": metric(
-                    a, "openenvd_reset_duration_seconds", "openenvd_reset_duration_seconds_count",
-                    source="standby") - metric(b, "openenvd_reset_duration_seconds",
-                                               "openenvd_reset_duration_seconds_count",
-                                               source="standby"),
+                # The daemon's side: new episodes by where they came from,
+                # and their mean reset → ready (the first reset of a fresh
+                # session goes to the live episode's env server instead).
+                "resets": reset_sources(a, b),
             }
         report["per_unit"] = per_unit
         # The units' own CPU (daemons and containers, from their subtrees)
-        # over the drive: how many of the machine's CPUs the fleet used.
+        # between the two scrapes, which also hold the wait for the last
+        # standbys: how many of the machine's CPUs the fleet used.
         report["fleet_cpu_s"] = sum(r["cpu_per_episode_s"] * r["episodes"]
                                     for r in per_unit.values())
-        report["cores_used"] = report["fleet_cpu_s"] / wall if wall > 0 else None
+        window = t_after - t_before
+        report["cores_used"] = report["fleet_cpu_s"] / window if window > 0 else None
         report["loadavg_after"] = os.getloadavg()[0]
     except Missing:
         raise
