@@ -92,7 +92,7 @@ struct http_conn {
         struct strbuf uout;        /* rewritten request head, sent before c_fwd */
         struct strbuf inspect;     /* response body (inspect_response) */
         struct strbuf inspect_req; /* request body (inspect_request) */
-        struct strbuf ws_first;    /* re-attaching: the first client frame, sent after the 101 */
+        struct strbuf ws_first;    /* attaching: the masked frame sent once the 101 is in */
         struct http_chunked req_chunked, resp_chunked;
         struct sockaddr_storage peer;
         struct http_exchange x;

@@ -720,6 +720,7 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         c->uout = (struct strbuf) STRBUF_INIT;
         c->inspect = (struct strbuf) STRBUF_INIT;
         c->inspect_req = (struct strbuf) STRBUF_INIT;
+        c->ws_first = (struct strbuf) STRBUF_INIT;
         exchange_reset(&c->x);
         c->rstate = REQ_HEAD;
         c->sstate = RESP_IDLE;

@@ -25,6 +25,9 @@ struct ep_member {
         bool killed;       /* the daemon ended it on purpose (no failure) */
         char *log;         /* owned: its output, kept after the member is freed */
         char *start_error; /* owned: why the last start failed ("chdir: Permission denied") */
+        /* Its cgroup's limit events, read once before the cgroup goes. */
+        uint64_t oom_kills, pids_limit_events;
+        bool limits_final;
 };
 
 /* The observers of one phase, one after the other, in `after` order. */

@@ -21,6 +21,7 @@
 #include "sandbox/netns-keep.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
+#include "unit/unit-stats.h"
 
 /* A member's last output lines quoted in a failure. */
 #define LOG_TAIL_LINES 20
@@ -218,7 +219,9 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 const char *why = startswith(last, mb->mc->name) ?: last;
                 record_exit(e, mb);
                 if (*tail)
-                        log_info("episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
+                        log_info_fields(
+                                LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                "episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
                 why = startswith(why, "| ") ?: why;
                 last[strcspn(last, "\n")] = '\0';
                 fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name,
@@ -359,7 +362,9 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                          &member_ops, mb, &mb->m, &error);
         container_spec_done(&spec);
         if (r < 0) {
-                log_error("episode %s: container %s: %s", e->id, mb->mc->name, error ?: "failed");
+                log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                 "episode %s: container %s: %s", e->id, mb->mc->name,
+                                 error ?: "failed");
                 free(mb->start_error);
                 mb->start_error = xstrdup(error ?: strerror(-r));
                 verdict_add_event(&e->verdict,
@@ -371,8 +376,9 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         mb->exited = false;
         mb->killed = false;
         mb->status = -1;
-        log_debug("episode %s: container %s started as pid %d", e->id, mb->mc->name,
-                  (int) member_pid(mb->m));
+        log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                         "episode %s: container %s started as pid %d", e->id, mb->mc->name,
+                         (int) member_pid(mb->m));
         return 0;
 }
 
@@ -427,6 +433,21 @@ json_t *episode_members_json(const struct episode *e)
         return j;
 }
 
+void episode_add_limit_events(const struct episode *e, struct unit_container_stats *acc)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                struct cgroup_stats st;
+                if (mb->limits_final) {
+                        acc[i].oom_kills += mb->oom_kills;
+                        acc[i].pids_limit_events += mb->pids_limit_events;
+                } else if (e->cgroups && cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
+                        acc[i].oom_kills += st.oom_kills;
+                        acc[i].pids_limit_events += st.pids_max_events;
+                }
+        }
+}
+
 bool episode_owns_pid(struct episode *e, pid_t pid)
 {
         for (size_t i = 0; i < e->n_members; i++)
@@ -454,7 +475,8 @@ static void fail_provisioning(struct episode *e, int error, const char *blame, c
         va_start(ap, fmt);
         strbuf_vaddf(&sb, fmt, ap);
         va_end(ap);
-        log_error("episode %s: provisioning failed: %s", e->id, sb.buf);
+        log_error_fields(LOG_FIELDS({ "episode_id", e->id }), "episode %s: provisioning failed: %s",
+                         e->id, sb.buf);
         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, blame, "provisioning failed: %s",
                      sb.buf);
         strbuf_release(&sb);
@@ -700,9 +722,17 @@ static void release(struct episode *e)
         }
         if (e->cgroups) {
                 for (size_t i = 0; i < e->n_members; i++) {
-                        int r = cgroup_remove(e->cfg->cgroups, e->members[i].cgroup);
+                        struct ep_member *mb = &e->members[i];
+                        struct cgroup_stats st;
+                        /* The counters die with the cgroup: kept for /metrics. */
+                        if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
+                                mb->oom_kills = st.oom_kills;
+                                mb->pids_limit_events = st.pids_max_events;
+                        }
+                        mb->limits_final = true;
+                        int r = cgroup_remove(e->cfg->cgroups, mb->cgroup);
                         if (r < 0 && r != -ENOENT)
-                                log_warning_errno(r, "removing %s: %m", e->members[i].cgroup);
+                                log_warning_errno(r, "removing %s: %m", mb->cgroup);
                 }
                 for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                         cleanup_free char *slot = episode_zone_cgroup(e, z);
@@ -713,7 +743,8 @@ static void release(struct episode *e)
         if (e->storage) {
                 int r = episode_fs_teardown(&e->plan);
                 if (r < 0)
-                        log_warning_errno(r, "episode %s: storage teardown: %m", e->id);
+                        log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
+                                              "episode %s: storage teardown: %m", e->id);
                 /* Only the daemon's own files: activation sockets, the OCI
                  * runtime's state, the key hand-over file. */
                 (void) rm_rf_at(AT_FDCWD, e->private_dir);
@@ -724,8 +755,9 @@ static void release(struct episode *e)
 static void torn_down(struct episode *e, int result)
 {
         if (result < 0)
-                log_warning("episode %s: cgroups did not empty within %gs", e->id,
-                            (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
+                log_warning_fields(LOG_FIELDS({ "episode_id", e->id }),
+                                   "episode %s: cgroups did not empty within %gs", e->id,
+                                   (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
         release(e);
         e->state = EPISODE_GONE;
         if (e->ev->torn_down)

@@ -727,7 +727,8 @@ int grading_seal(struct episode *e)
         (void) cgroup_thaw(e->cfg->cgroups, agent);
         int r = cgroup_kill(e->cfg->cgroups, agent);
         if (r < 0)
-                log_warning_errno(r, "episode %s: killing the agent zone: %m", e->id);
+                log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
+                                      "episode %s: killing the agent zone: %m", e->id);
         r = episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY,
                           (usec_t) (m->kill_deadline_s * (double) USEC_PER_SEC), after_agent_empty);
         if (r < 0)
@@ -746,8 +747,9 @@ static void inspected(struct episode *e)
 static void after_frozen(struct episode *e, int result)
 {
         if (result < 0)
-                log_warning("episode %s: the agent zone did not freeze within %gs", e->id,
-                            (double) FREEZE_TIMEOUT / USEC_PER_SEC);
+                log_warning_fields(LOG_FIELDS({ "episode_id", e->id }),
+                                   "episode %s: the agent zone did not freeze within %gs", e->id,
+                                   (double) FREEZE_TIMEOUT / USEC_PER_SEC);
         e->workspace_copied = false;
         run_observers(e, PHASE_FROZEN, false, inspected);
 }
