@@ -76,7 +76,7 @@ static json_t *json_container(const struct manifest_container *c)
                                                 "target", json_str_or_null(c->reads[i].target)));
         }
         return json_pack(
-                "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, "
+                "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
                 "s:s}",
                 "name", c->name, "zone", manifest_zone_kind_to_string(c->zone), "argv",
                 json_strv(c->argv), "env", json_env(c->env), "resources",
@@ -88,7 +88,7 @@ static json_t *json_container(const struct manifest_container *c)
                                            (int) c->expose.port)
                                : json_null(),
                 "state", json_str_or_null(c->state), "output", json_str_or_null(c->output), "after",
-                json_strv(c->after), "rootfs", c->rootfs, "workdir", c->workdir);
+                json_strv(c->after), "rootfs", json_str_or_null(c->rootfs), "workdir", c->workdir);
 }
 
 static json_t *json_zone(const struct manifest_zone *z)

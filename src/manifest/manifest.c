@@ -910,8 +910,6 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                 ctx_error(x, ci->keys[CK_EXPOSE], p,
                           "expose needs the service's listening port (set port:)");
         }
-        if (!c->rootfs)
-                c->rootfs = xstrdup("/");
         c->workdir = xstrdup(z->kind == MANIFEST_ZONE_AGENT ? "/workspace" : "/");
         if (!c->after)
                 c->after = xcalloc(1, sizeof(char *));

@@ -94,8 +94,8 @@ struct manifest_container {
         char *state;                   /* owned absolute path or NULL (services only) */
         char *output;                  /* owned absolute path under /out or NULL (observers only) */
         char **after;                  /* owned observer names, NULL-terminated, may be empty */
-        char *rootfs;                  /* owned absolute path, default "/" */
-        char *workdir;                 /* owned: /workspace in the agent zone, else "/" */
+        char *rootfs;  /* owned absolute path; NULL: the daemon's (--rootfs, else "/") */
+        char *workdir; /* owned: /workspace in the agent zone, else "/" */
 };
 
 struct manifest_zone {

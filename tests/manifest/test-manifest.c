@@ -105,7 +105,7 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_eq(env->egress, MANIFEST_EGRESS_RELAYS_ONLY);
         cr_expect_eq(env->effective.memory_mb, 1024);
         cr_expect_str_eq(env->workdir, "/workspace");
-        cr_expect_str_eq(env->rootfs, "/");
+        cr_expect_null(env->rootfs); /* the daemon's --rootfs, else "/" */
         cr_expect_null(env->env[0]);
 }
 

@@ -261,3 +261,26 @@ Test(plan, hosts_file_names_each_exposed_service)
         cr_assert_str_eq(h, "127.0.0.1 localhost\n::1 localhost\n127.0.0.10 sim.local\n");
         free(h);
 }
+
+/* The daemon's --rootfs is every container's root unless the manifest names
+ * one for it; without either, the root is "/" (the image's own, as PID 1). */
+Test(plan, root_is_the_daemons_rootfs_unless_the_manifest_names_one)
+{
+        static const char *const names[] = { "env", "harness", "sim", "runner", "verdict" };
+        struct manifest_container *sim =
+                (struct manifest_container *) manifest_find_container(m, "sim");
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, "/", "%s", names[i]);
+                container_spec_done(&s);
+        }
+        ctx.rootfs = "/srv/image";
+        sim->rootfs = xstrdup("/srv/sim-root");
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, streq(names[i], "sim") ? "/srv/sim-root" : "/srv/image",
+                                 "%s", names[i]);
+                container_spec_done(&s);
+        }
+}
