@@ -144,11 +144,15 @@ struct disk_walk_args {
         size_t n;
 };
 
-/* In the child: bytes owned per uid range, as "<bytes> <bytes> ...". */
+/* In the child: bytes and entries owned per uid range, as
+ * "<bytes>/<entries> <bytes>/<entries> ...". Entries matter on their own:
+ * a workspace runs out of inodes with empty files and directories, whose
+ * blocks are zero. */
 static size_t disk_walk_run(void *arg, char *out, size_t size)
 {
         struct disk_walk_args *a = arg;
         uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
+        uint64_t owned[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
         DIR *stack[UNIT_DISK_BLAME_MAX_DEPTH];
         size_t depth = 1, entries = 0, used = 0;
 
@@ -171,8 +175,10 @@ static size_t disk_walk_run(void *arg, char *out, size_t size)
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 for (size_t i = 0; i < a->n; i++)
-                        if (st.st_uid >= a->bases[i] && st.st_uid - a->bases[i] < UNIT_UID_RANGE)
+                        if (st.st_uid >= a->bases[i] && st.st_uid - a->bases[i] < UNIT_UID_RANGE) {
                                 bytes[i] += (uint64_t) st.st_blocks * 512;
+                                owned[i]++;
+                        }
                 if (S_ISDIR(st.st_mode) && depth < ELEMENTSOF(stack)) {
                         int sub = openat(dirfd(d), de->d_name,
                                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -184,7 +190,8 @@ static size_t disk_walk_run(void *arg, char *out, size_t size)
                 }
         }
         for (size_t i = 0; i < a->n && used < size; i++) {
-                int n = snprintf(out + used, size - used, "%llu ", (unsigned long long) bytes[i]);
+                int n = snprintf(out + used, size - used, "%llu/%llu ",
+                                 (unsigned long long) bytes[i], (unsigned long long) owned[i]);
                 if (n < 0)
                         break;
                 used += (size_t) n;
@@ -565,6 +572,7 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
         const char *subtree = "zones/agent", *who = "the agent zone";
+        bool inodes = e->disk_full == EPISODE_FS_FULL_INODES;
         uint64_t most = 0;
         char buf[OUTCOME_MAX];
         char *p = buf;
@@ -572,27 +580,35 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
         if (result == 0 && len < sizeof(buf)) {
                 memcpy(buf, out, len);
                 buf[len] = '\0';
-                /* Byte counts, in member order (agent members only). */
+                /* "<bytes>/<entries>" in member order (agent members only):
+                 * blame whoever owns most of what ran out. */
                 for (size_t i = 0; i < e->n_members; i++) {
                         const struct ep_member *mb = &e->members[i];
-                        char *end;
-                        unsigned long long v;
+                        unsigned long long b, n;
+                        int used = 0;
                         if (mb->mc->zone != MANIFEST_ZONE_AGENT)
                                 continue;
-                        v = strtoull(p, &end, 10);
-                        if (end == p)
+                        if (sscanf(p, "%llu/%llu %n", &b, &n, &used) < 2 || used <= 0)
                                 break;
-                        p = end;
-                        if (v > most) {
-                                most = v;
+                        p += used;
+                        if ((inodes ? n : b) > most) {
+                                most = inodes ? n : b;
                                 subtree = mb->subtree;
                                 who = mb->mc->name;
                         }
                 }
         }
-        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
-                     "%s filled its disk (workspace full at %llu MB)", who,
-                     (unsigned long long) (z->resources.disk_mb ?: 256));
+        if (inodes)
+                verdict_fail(
+                        &e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                        "%s filled its disk (workspace out of inodes: %llu entries at %llu MB)",
+                        who,
+                        (unsigned long long) episode_fs_inodes_for(z->resources.disk_mb ?: 256),
+                        (unsigned long long) (z->resources.disk_mb ?: 256));
+        else
+                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                             "%s filled its disk (workspace full at %llu MB)", who,
+                             (unsigned long long) (z->resources.disk_mb ?: 256));
         sealed(e);
 }
 
@@ -614,9 +630,10 @@ static void after_agent_empty(struct episode *e, int result)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                         episode_stop_member(&e->members[i]);
 
-        /* A full workspace is the fault of whoever owns the bytes: each
-         * container writes as its own host uid range. */
-        if (episode_fs_workspace_full(&e->plan) > 0) {
+        /* A full workspace is the fault of whoever owns the bytes (or the
+         * entries): each container writes as its own host uid range. */
+        e->disk_full = episode_fs_workspace_full(&e->plan);
+        if (e->disk_full > 0) {
                 cleanup_free char *upper = xasprintf("%s/workspace/upper", e->dir);
                 struct disk_walk_args a = {
                         .root_fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
