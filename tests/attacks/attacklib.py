@@ -257,7 +257,9 @@ class Daemon:
         def limits():
             if nofile:
                 import resource
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+                # The soft limit only: containers still get their own.
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
         with open(self.out, "w") as o, open(self.log, "w") as e:
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
                                          preexec_fn=limits)

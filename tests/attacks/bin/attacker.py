@@ -91,7 +91,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         Handler.seen.append(self.requestline)
         body = self.body()
-        if self.path == "/step":
+        if self.path.split("?")[0].rstrip("/") == "/step":
             Handler.steps += 1
             msg = str((body.get("action") or {}).get("message", ""))
             self.send(200, {"observation": {"echo": msg, "steps": Handler.steps},
