@@ -68,6 +68,11 @@ struct custody_job_args {
         int src_fd, dst_fd; /* the parent closes its copies once the child runs */
         const char *dst_name;
         struct custody_options opts;
+        /* The workspace copy: its tmpfs is replaced by a fresh one first, in
+         * the child (freeing an earlier copy's pages takes the unmounting
+         * task hundreds of milliseconds), and dst_path opened after. */
+        const struct unit_plan_context *fresh_copy;
+        const char *dst_path;
 };
 
 /* In the child. Result: "<r> <reason> <message>". */
@@ -75,8 +80,23 @@ static size_t custody_job_run(void *arg, char *out, size_t size)
 {
         struct custody_job_args *a = arg;
         struct custody_error err = {};
-        int r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
-        int n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
+        int r = 0, n;
+
+        if (a->fresh_copy) {
+                r = episode_fs_reset_workspace_copy(a->fresh_copy);
+                if (r >= 0) {
+                        a->dst_fd =
+                                open(a->dst_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = a->dst_fd < 0 ? -errno : 0;
+                }
+                if (r < 0) {
+                        n = snprintf(out, size, "%d %d .: the copy's storage: %s", r,
+                                     (int) CUSTODY_ERR_IO, strerror(-r));
+                        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+                }
+        }
+        r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
+        n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
         return n < 0 ? 0 : MIN((size_t) n, size - 1);
 }
 
@@ -115,18 +135,23 @@ static struct custody_outcome custody_outcome_parse(int result, const char *out,
         return o;
 }
 
-/* Opens the two dirs, forks the copier, closes our copies of the fds. */
+/* Opens the two dirs (the destination in the child, for a fresh
+ * workspace copy), forks the copier, closes our copies of the fds. */
 static int start_custody(struct episode *e, const char *src, const char *dst_parent,
-                         const char *dst_name, uint64_t max_bytes,
+                         const char *dst_name, uint64_t max_bytes, bool fresh_copy,
                          void (*then)(struct episode *e, int result, const char *out, size_t len))
 {
         struct custody_job_args a = {
                 .src_fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-                .dst_fd = open(dst_parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+                .dst_fd = fresh_copy ? -EBADF
+                                     : open(dst_parent,
+                                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
                 .dst_name = dst_name,
                 .opts = { .limits = { .max_bytes = max_bytes } },
+                .fresh_copy = fresh_copy ? &e->plan : NULL,
+                .dst_path = dst_parent,
         };
-        int r = a.src_fd < 0 || a.dst_fd < 0 ? -errno : 0;
+        int r = a.src_fd < 0 || (!fresh_copy && a.dst_fd < 0) ? -errno : 0;
 
         /* The child gets a copy of a (fork): it need not outlive this call. */
         if (r >= 0)
@@ -384,7 +409,7 @@ static bool stage_inputs(struct episode *e)
                 if (dfd >= 0)
                         (void) rm_rf_at(dfd, rd->target);
                 uint64_t max = (c->effective.disk_mb ?: 256) * 1024 * 1024;
-                if (start_custody(e, src, dst, rd->target, max, after_input) < 0) {
+                if (start_custody(e, src, dst, rd->target, max, false, after_input) < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s inputs: cannot copy %s", c->name, rd->target);
                         e->run.stage = RUN_NEXT;
@@ -425,8 +450,8 @@ static bool run_advance(struct episode *e)
                 uint64_t mb =
                         manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT)->resources.disk_mb
                                 ?: 256;
-                if (episode_fs_reset_workspace_copy(&e->plan) < 0 ||
-                    start_custody(e, src, dst, "ws", mb * 1024 * 1024, after_workspace_copy) < 0) {
+                if (start_custody(e, src, dst, "ws", mb * 1024 * 1024, true, after_workspace_copy) <
+                    0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "workspace custody copy could not start");
                         e->run.stage = RUN_NEXT;
