@@ -69,6 +69,34 @@ def read(path, default=None):
         return default
 
 
+class Background:
+    """A call running in a thread (a control request left pending, say);
+    result() waits for it and returns its value or raises its exception."""
+
+    def __init__(self, fn, *args, **kwargs):
+        import threading
+        self.value, self.error = None, None
+
+        def body():
+            try:
+                self.value = fn(*args, **kwargs)
+            except BaseException as e:  # noqa: BLE001 - handed to result()
+                self.error = e
+        self.thread = threading.Thread(target=body, daemon=True)
+        self.thread.start()
+
+    def alive(self):
+        return self.thread.is_alive()
+
+    def result(self, timeout=120):
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise Failure("a background call did not return within %gs" % timeout)
+        if self.error:
+            raise self.error
+        return self.value
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -169,12 +197,17 @@ def descendants(pid):
 
 
 def pids_with_uid_in(lo, hi):
-    """Processes whose real, effective, saved or fs uid is in [lo, hi]."""
+    """Live processes whose real, effective, saved or fs uid is in [lo, hi].
+    Zombies are dead: a SIGKILLed daemon's are reaped by whoever adopted
+    them (this machine's PID 1 does so lazily)."""
     found = []
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
-        for line in (read("/proc/%s/status" % p) or "").splitlines():
+        status = (read("/proc/%s/status" % p) or "").splitlines()
+        if any(line.startswith("State:") and "Z" in line.split()[1] for line in status):
+            continue
+        for line in status:
             if line.startswith("Uid:"):
                 if any(lo <= int(u) <= hi for u in line.split()[1:]):
                     found.append(int(p))
@@ -231,7 +264,7 @@ class Daemon:
     """One openenvd; stop() shuts it down and asserts that nothing is left."""
 
     def __init__(self, run, manifest, args=(), rootfs=True, state=None, port=None,
-                 wait=True, nofile=None, agent_token=False):
+                 wait=True, nofile=None, agent_token=False, first_episode=True):
         self.run = run
         self.dir = tempfile.mkdtemp(prefix="d.", dir=run.dir)
         os.chmod(self.dir, 0o711)
@@ -268,9 +301,11 @@ class Daemon:
         self.cg = {}
         self.uids = None
         if wait:
-            self.wait_ready()
+            self.wait_ready(first_episode)
 
-    def wait_ready(self):
+    def wait_ready(self, first_episode=True):
+        """Until it listens (and, with first_episode, its first episode is
+        out of provisioning)."""
         try:
             poll(lambda: "openenvd ready" in (read(self.out) or "") or self.proc.poll() is not None,
                  "openenvd ready", 60)
@@ -279,7 +314,7 @@ class Daemon:
             self.kill()
             raise
         self.cg = self.cgroup_roots()
-        if "--no-initial-episode" not in self.cmd:
+        if first_episode and "--no-initial-episode" not in self.cmd:
             # "ready" means listening; the first episode provisions meanwhile.
             poll(lambda: self.phase() != "provisioning", "the first episode", 60)
         m = re.search(r"host uids (\d+)-(\d+)", read(self.log) or "")
@@ -386,6 +421,16 @@ class Daemon:
         leaf = self.info()["members"][name]["cgroup"]
         return [int(x) for x in
                 (read(os.path.join(self.cg["unified"], leaf, "cgroup.procs")) or "").split()]
+
+    def principal(self, name):
+        """Host pid of a container's principal: the shim's child."""
+        pids = self.container_pids(name)
+
+        def ppid(p):
+            return int((read("/proc/%d/stat" % p) or ") x 0").rsplit(")", 1)[1].split()[1])
+        kids = [p for p in pids if ppid(p) in pids]
+        check(kids, "%s has a principal (pids %s)" % (name, pids))
+        return min(kids)
 
     def rss_kb(self):
         for line in (read("/proc/%d/status" % self.pid) or "").splitlines():
