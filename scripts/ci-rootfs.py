@@ -14,7 +14,8 @@ and the empty mount points openenvd's containers use. Nothing is downloaded.
 
 The result is cached in $OPENENVD_CI_CACHE (default /var/cache/openenvd-ci),
 keyed by the package versions, built under a lock and renamed into place, so
-concurrent callers share one copy. It is read-only data for the tests: each
+concurrent callers share one copy; a new one replaces the roots of older
+package versions. It is read-only data for the tests: each
 run links it into a tree of its own (cp -al) before adding files.
 """
 import fcntl
@@ -28,7 +29,7 @@ import tempfile
 # What the attack suite and the example run inside: Python with the example's
 # stack, and busybox for the minimal units.
 PACKAGES = ["python3-minimal", "libpython3.11-stdlib", "python3-fastapi", "python3-uvicorn",
-            "python3-websockets", "busybox-static"]
+            "python3-websockets", "uvicorn", "busybox-static"]
 # Never needed at run time.
 SKIP_PREFIXES = ("/usr/share/doc/", "/usr/share/man/", "/usr/share/locale/",
                  "/usr/share/lintian/", "/usr/share/info/")
@@ -149,6 +150,10 @@ def main():
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
+            # Roots of other package versions are stale now: one per machine.
+            for n in os.listdir(cache):
+                if n.startswith("rootfs-") and n != os.path.basename(final):
+                    shutil.rmtree(os.path.join(cache, n), ignore_errors=True)
     print(final)
 
 

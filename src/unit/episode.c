@@ -275,6 +275,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         int r;
 
         e->plan.phase = phase;
+        e->plan.actions = e->actions;
         r = unit_plan_container(&e->plan, mb->mc, &spec);
         if (r < 0)
                 return r;

@@ -57,6 +57,7 @@ struct unit_plan_context {
         uid_t uid_base;           /* first host uid of this episode's containers */
         const char *rootfs;       /* default image root (--rootfs); NULL: "/" */
         enum phase phase;         /* phase the container starts in (observers) */
+        uint64_t actions;         /* the unit's count of actions so far (observers) */
         char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
         /* Whether an asset path is a directory (a file asset is shown as
          * /assets/<name>/<basename>); NULL means stat(). Tests inject it. */

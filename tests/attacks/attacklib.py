@@ -373,6 +373,11 @@ class Daemon:
     def wait_phase(self, phase, timeout=60):
         return poll(lambda: self.phase() == phase, "phase " + phase, timeout)
 
+    def wait_verdict(self, timeout=120):
+        """The live episode's verdict, once it is final."""
+        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict")),
+                    "a verdict", timeout)
+
     def healthz(self, timeout=5):
         """True when GET /healthz (no token) is answered 200."""
         try:
@@ -495,9 +500,10 @@ class Daemon:
 
 # --- TAP -------------------------------------------------------------------------------
 
-def main(cases, need_run=True):
+def main(cases, need_run=True, install=()):
     """Runs cases [(name, fn(run))] and prints TAP. Each case cleans up after
-    itself (its daemons' stop() asserts nothing is left)."""
+    itself (its daemons' stop() asserts nothing is left). install: more
+    (repository dir, image path) pairs for the image."""
     print("1..%d" % len(cases))
     only = os.environ.get("OPENENVD_ATTACK_ONLY")
     if os.geteuid() != 0:
@@ -506,6 +512,8 @@ def main(cases, need_run=True):
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     run = Run() if need_run else None
+    for src, image_path in install:
+        run.install(src, image_path)
     failed = 0
     try:
         for i, (name, fn) in enumerate(cases, 1):

@@ -63,8 +63,7 @@ def case_env_killed_by_agent(run):
         except OSError:
             pass  # the env died mid-answer
         A.poll(lambda: d.phase() in ("closed", "grading", "sealed"), "the episode to end")
-        v = A.poll(lambda: (lambda x: x if x["verdict"] else None)(d.ok("GET", "/verdict")),
-                   "the verdict")
+        v = d.wait_verdict()
         check(v["verdict"] == "agent_misbehavior", "verdict: %s" % v)
         check(v["blame"]["subtree"] == "zones/agent/env", "blame: %s" % v)
         check("killed by signal 9" in v["reason"], "reason: %s" % v["reason"])
@@ -117,8 +116,7 @@ def case_service_killed(run):
     try:
         d.ok("POST", "/step", {"action": {"message": "x"}})
         os.kill(d.principal("svc"), signal.SIGKILL)
-        v = A.poll(lambda: (lambda x: x if x["verdict"] else None)(d.ok("GET", "/verdict")),
-                   "the verdict")
+        v = d.wait_verdict()
         check(v["verdict"] == "infrastructure_error", "verdict: %s" % v)
         check(v["blame"]["subtree"] == "zones/services/svc", "blame: %s" % v)
         check("killed by signal 9" in v["reason"], "reason: %s" % v["reason"])

@@ -284,3 +284,21 @@ Test(plan, root_is_the_daemons_rootfs_unless_the_manifest_names_one)
                 container_spec_done(&s);
         }
 }
+
+/* Observers learn the daemon's own count of actions (the one step count no
+ * agent code can write); nobody else is told it. */
+Test(plan, observers_get_the_daemons_count_of_actions)
+{
+        static const char *const agents[] = { "env", "harness", "sim" };
+
+        ctx.actions = 7;
+        struct container_spec v = plan("verdict");
+        cr_expect(has_env(&v, "OPENENVD_ACTIONS=7"));
+        container_spec_done(&v);
+        for (size_t i = 0; i < ELEMENTSOF(agents); i++) {
+                struct container_spec s = plan(agents[i]);
+                for (char **e = s.env; e && *e; e++)
+                        cr_expect(!startswith(*e, "OPENENVD_ACTIONS="), "%s: %s", agents[i], *e);
+                container_spec_done(&s);
+        }
+}
