@@ -377,6 +377,9 @@ int main(int argc, char **argv)
                 return DAEMON_EXIT_INVALID;
         }
 
+        /* Errors name the file as it was given: /x/y.yaml:3:1: ... */
+        manifest_errors_done(&errs);
+        manifest_errors_init(&errs, opts.manifest_path);
         r = manifest_load(opts.manifest_path, &errs, &m);
         if (r < 0) {
                 struct strbuf sb = STRBUF_INIT;
