@@ -17,7 +17,6 @@
  * sparse or oversized file, too many or too deep entries) is
  * agent_misbehavior with the reason.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +30,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "unit/custody.h"
+#include "unit/disk-blame.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
 
@@ -159,69 +159,6 @@ static int start_custody(struct episode *e, const char *src, const char *dst_par
         safe_close(a.src_fd);
         safe_close(a.dst_fd);
         return r;
-}
-
-/* --- the agent's disk, walked in a child ------------------------------------------ */
-
-struct disk_walk_args {
-        int root_fd;
-        uid_t bases[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
-        size_t n;
-};
-
-/* In the child: bytes and entries owned per uid range, as
- * "<bytes>/<entries> <bytes>/<entries> ...". Entries matter on their own:
- * a workspace runs out of inodes with empty files and directories, whose
- * blocks are zero. */
-static size_t disk_walk_run(void *arg, char *out, size_t size)
-{
-        struct disk_walk_args *a = arg;
-        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
-        uint64_t owned[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX] = {};
-        DIR *stack[UNIT_DISK_BLAME_MAX_DEPTH];
-        size_t depth = 1, entries = 0, used = 0;
-
-        stack[0] = fdopendir(a->root_fd);
-        if (!stack[0])
-                return 0;
-        while (depth > 0) {
-                DIR *d = stack[depth - 1];
-                struct dirent *de = entries < UNIT_DISK_BLAME_MAX_ENTRIES ? readdir(d) : NULL;
-                struct stat st;
-
-                if (!de) {
-                        closedir(d);
-                        depth--;
-                        continue;
-                }
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                entries++;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                for (size_t i = 0; i < a->n; i++)
-                        if (st.st_uid >= a->bases[i] && st.st_uid - a->bases[i] < UNIT_UID_RANGE) {
-                                bytes[i] += (uint64_t) st.st_blocks * 512;
-                                owned[i]++;
-                        }
-                if (S_ISDIR(st.st_mode) && depth < ELEMENTSOF(stack)) {
-                        int sub = openat(dirfd(d), de->d_name,
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
-                        if (sd)
-                                stack[depth++] = sd;
-                        else
-                                safe_close(sub);
-                }
-        }
-        for (size_t i = 0; i < a->n && used < size; i++) {
-                int n = snprintf(out + used, size - used, "%llu/%llu ",
-                                 (unsigned long long) bytes[i], (unsigned long long) owned[i]);
-                if (n < 0)
-                        break;
-                used += (size_t) n;
-        }
-        return MIN(used, size);
 }
 
 /* --- observers ----------------------------------------------------------------- */
@@ -598,31 +535,26 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
         const char *subtree = "zones/agent", *who = "the agent zone";
         bool inodes = e->disk_full == EPISODE_FS_FULL_INODES;
+        struct disk_blame_owned owned[DISK_BLAME_MAX_OWNERS];
+        size_t n = 0, k = 0;
         uint64_t most = 0;
-        char buf[OUTCOME_MAX];
-        char *p = buf;
 
-        if (result == 0 && len < sizeof(buf)) {
-                memcpy(buf, out, len);
-                buf[len] = '\0';
-                /* "<bytes>/<entries>" in member order (agent members only):
-                 * blame whoever owns most of what ran out. */
+        for (size_t i = 0; i < e->n_members; i++)
+                n += e->members[i].mc->zone == MANIFEST_ZONE_AGENT;
+        /* Blame whoever owns most of what ran out (agent members, in order). */
+        if (result == 0 && n <= DISK_BLAME_MAX_OWNERS && disk_blame_parse(out, len, n, owned) >= 0)
                 for (size_t i = 0; i < e->n_members; i++) {
                         const struct ep_member *mb = &e->members[i];
-                        unsigned long long b, n;
-                        int used = 0;
                         if (mb->mc->zone != MANIFEST_ZONE_AGENT)
                                 continue;
-                        if (sscanf(p, "%llu/%llu %n", &b, &n, &used) < 2 || used <= 0)
-                                break;
-                        p += used;
-                        if ((inodes ? n : b) > most) {
-                                most = inodes ? n : b;
+                        uint64_t v = inodes ? owned[k].entries : owned[k].bytes;
+                        k++;
+                        if (v > most) {
+                                most = v;
                                 subtree = mb->subtree;
                                 who = mb->mc->name;
                         }
                 }
-        }
         if (inodes)
                 verdict_fail(
                         &e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
@@ -660,16 +592,16 @@ static void after_agent_empty(struct episode *e, int result)
         e->disk_full = episode_fs_workspace_full(&e->plan);
         if (e->disk_full > 0) {
                 cleanup_free char *upper = xasprintf("%s/workspace/upper", e->dir);
-                struct disk_walk_args a = {
+                struct disk_blame_args a = {
                         .root_fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
                 };
-                for (size_t i = 0; i < e->n_members; i++)
+                for (size_t i = 0; i < e->n_members && a.n < DISK_BLAME_MAX_OWNERS; i++)
                         if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                                 a.bases[a.n++] =
                                         unit_container_host_uid(&e->plan, e->members[i].mc) -
                                         UNIT_PRINCIPAL_UID;
                 int r = a.root_fd >= 0
-                                ? episode_job(e, disk_walk_run, &a, JOB_TIMEOUT, after_disk_walk)
+                                ? episode_job(e, disk_blame_walk, &a, JOB_TIMEOUT, after_disk_walk)
                                 : -errno;
                 safe_close(a.root_fd);
                 if (r >= 0)

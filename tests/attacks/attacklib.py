@@ -264,7 +264,7 @@ class Daemon:
     """One openenvd; stop() shuts it down and asserts that nothing is left."""
 
     def __init__(self, run, manifest, args=(), rootfs=True, state=None, port=None,
-                 wait=True, nofile=None, agent_token=False, first_episode=True):
+                 wait=True, nofile=None, agent_token=False, first_episode=True, env=None):
         self.run = run
         self.dir = tempfile.mkdtemp(prefix="d.", dir=run.dir)
         os.chmod(self.dir, 0o711)
@@ -295,7 +295,8 @@ class Daemon:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
         with open(self.out, "w") as o, open(self.log, "w") as e:
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                         preexec_fn=limits)
+                                         preexec_fn=limits,
+                                         env={**os.environ, **(env or {})})
         self.pid = self.proc.pid
         run.daemons.append(self)
         self.cg = {}
