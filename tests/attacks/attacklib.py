@@ -10,7 +10,7 @@ It builds its cases with attacklib.Run (a private work dir and a copy of the
 attack image: scripts/ci-rootfs.py's Debian root plus tests/attacks/bin at
 /opt/attack), starts daemons with attacklib.Daemon, and hands its cases to
 attacklib.main(), which prints TAP. After every case each daemon it started
-must have left nothing behind: no cgroup of its subtree, no process in its
+(stopped, SIGKILLed or failed at start) must have left nothing behind: no cgroup of its subtree, no process in its
 host uid range, no mount of its state dir in any mount namespace, nothing in
 its state dir (Daemon.stop() asserts it).
 
@@ -524,8 +524,13 @@ def main(cases, need_run=True, install=()):
             t0 = time.monotonic()
             try:
                 fn(run)
+                started = list(run.daemons) if run else []
                 left = run.reap_daemons() if run else []
                 check(not left, "the case left %d daemon(s) running" % len(left))
+                # Every daemon of the case, also one that was SIGKILLed or
+                # failed to start and was never stop()ped: nothing of it left.
+                for d in started:
+                    d.assert_nothing_left()
                 print("ok %d - %s" % (i, name))
             except Exception as e:  # noqa: BLE001 - one case's failure is reported, not fatal
                 failed += 1
