@@ -3,33 +3,50 @@
 #
 # One command for the benchmark suites (bench/README.md):
 #
-#   sudo bench/run.sh [relay|unit|attacks|all] [BUILD_DIR]      (default: all build)
+#   sudo bench/run.sh [relay|unit|launch|openenv|attacks|all] [BUILD_DIR]   (default: all build)
 #
-# relay: bench-relay (no root needed); unit: bench/unit/run.sh (root);
-# attacks: bench/attacks/liveness.py (root).
-# bench/launch/ has its own runner (bench/launch/run.sh).
+# relay: bench-relay (no root needed); unit: bench/unit/run.sh; launch:
+# bench/launch/run.sh; openenv: bench/openenv/run.sh (needs
+# ../shared/openenv-real and python3-numpy; says "unavailable" without);
+# attacks: bench/attacks/liveness.py (answers while attacked).
+# Every suite prints its rows with the target and met/MISSED. The machine's
+# load is printed before and after each suite: wall-clock numbers from a
+# loaded machine are not comparable (bench/README.md, "Method").
+# Extra arguments: BENCH_RELAY_ARGS, BENCH_UNIT_REPS (50), BENCH_LAUNCH_RUNS
+# (100), BENCH_OPENENV_REPS (20), BENCH_ATTACK_SECONDS (15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${2:-build}
-case "$what" in relay | unit | attacks | all) ;; *)
-        echo "usage: bench/run.sh [relay|unit|attacks|all] [BUILD_DIR]" >&2
+case "$what" in relay | unit | launch | openenv | attacks | all) ;; *)
+        echo "usage: bench/run.sh [relay|unit|launch|openenv|attacks|all] [BUILD_DIR]" >&2
         exit 2
         ;;
 esac
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
 ninja -C "$BUILD" bench/relay/bench-relay bench/relay/bench-upstream bench/unit/bench-observer \
+        bench/launch/bench-launch bench/launch/bench-launch-client \
         src/daemon/openenvd src/sandbox/shim/openenvd-shim src/cli/openenvctl >/dev/null
-if [ "$what" = relay ] || [ "$what" = all ]; then
-        echo "== bench/relay: $BUILD/bench/relay/bench-relay ${BENCH_RELAY_ARGS:-}"
-        # shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
-        "$BUILD/bench/relay/bench-relay" ${BENCH_RELAY_ARGS:-}
-fi
-if [ "$what" = unit ] || [ "$what" = all ]; then
-        echo "== bench/unit: bench/unit/run.sh $BUILD ${BENCH_UNIT_REPS:-50}"
-        bench/unit/run.sh "$BUILD" "${BENCH_UNIT_REPS:-50}"
-fi
-if [ "$what" = attacks ] || [ "$what" = all ]; then
-        echo "== bench/attacks: bench/attacks/liveness.py $BUILD ${BENCH_ATTACK_SECONDS:-15}"
-        /usr/bin/python3 bench/attacks/liveness.py "$BUILD" "${BENCH_ATTACK_SECONDS:-15}"
+load() { echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"; }
+want() { [ "$what" = "$1" ] || [ "$what" = all ]; }
+failed=()
+# One suite; a failing one is reported and the others still run.
+suite() { # NAME COMMAND...
+        local name=$1
+        shift
+        load
+        echo "== bench/$name: $*"
+        "$@" || { echo "== bench/$name: FAILED (exit $?)"; failed+=("$name"); }
+}
+# shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
+want relay && suite relay "$BUILD/bench/relay/bench-relay" ${BENCH_RELAY_ARGS:-}
+want unit && suite unit bench/unit/run.sh "$BUILD" "${BENCH_UNIT_REPS:-50}"
+want launch && suite launch bench/launch/run.sh "$BUILD" "${BENCH_LAUNCH_RUNS:-100}"
+want openenv && suite openenv bench/openenv/run.sh "$BUILD" "${BENCH_OPENENV_REPS:-20}"
+want attacks && suite attacks /usr/bin/python3 bench/attacks/liveness.py "$BUILD" \
+        "${BENCH_ATTACK_SECONDS:-15}"
+load
+if [ ${#failed[@]} -gt 0 ]; then
+        echo "failed: ${failed[*]}"
+        exit 1
 fi

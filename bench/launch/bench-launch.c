@@ -5,7 +5,15 @@
  * does that N times in-process and prints the median, min and p90 of
  * spawn-to-reaped in microseconds.
  *
- *   bench-launch [-n N] [--shim PATH] [--cgroup] [--serve SOCKET]
+ *   bench-launch [-n N] [--shim PATH] [--cgroup] [--fresh-netns] [--steps]
+ *                [--serve SOCKET]
+ *
+ * By default every container runs in one kept network namespace, checked
+ * clean (kept_netns_check()) before each spawn, as the daemon does for the
+ * containers of a slot; --fresh-netns makes a new namespace per container
+ * (the path before kept namespaces, and the one an OCI runtime takes).
+ * --steps (with -n) prints the median time of each spawn step
+ * (struct container_timing) and of the namespace check.
  *
  * --serve: one container per connection on SOCKET, its exit status written
  * back as one byte (bench-launch-client is the other end); runs until killed.
@@ -19,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,6 +39,7 @@
 #include "base/util.h"
 #include "cgroup/cgroup.h"
 #include "sandbox/launcher-native.h"
+#include "sandbox/netns-keep.h"
 #include "sandbox/syscall-filter.h"
 
 #ifndef SHIM_PATH
@@ -43,6 +53,28 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 static int spawn_once(struct container_spec *spec);
+
+static struct kept_netns *kept;
+
+/* What the daemon does before it hands a kept namespace to the next
+ * container of its slot: prove that nothing of the last one is left. */
+static int netns_take(void)
+{
+        char what[128];
+        int r;
+
+        if (!kept)
+                return 0;
+        r = kept_netns_check(kept, what, sizeof(what));
+        if (r == -EBUSY) {
+                fprintf(stderr, "bench-launch: kept namespace not clean (%s): replaced\n", what);
+                kept = kept_netns_free(kept);
+                r = kept_netns_new(&kept);
+        }
+        if (r < 0)
+                fprintf(stderr, "bench-launch: kept namespace: %s\n", strerror(-r));
+        return r;
+}
 
 /* One spawn per client; the status byte is 0 or 1 (failed). */
 static int serve(struct container_spec *spec, const char *path)
@@ -64,11 +96,16 @@ static int serve(struct container_spec *spec, const char *path)
                 }
                 unsigned char status = spawn_once(spec) < 0;
                 (void) send(c, &status, 1, MSG_NOSIGNAL);
+                /* After the answer, as the daemon checks a slot's namespace
+                 * at the member's reap, off the next spawn's path. */
+                if (netns_take() < 0)
+                        return -EIO;
         }
 }
 
 static int spawn_once(struct container_spec *spec)
 {
+        spec->netns = kept;
         struct container_error e = {};
         struct container *c = NULL;
         int status = -1;
@@ -87,11 +124,82 @@ static int spawn_once(struct container_spec *spec)
         return 0;
 }
 
+/* CPU time of this process and of every reaped descendant (the CLONE_VM
+ * child, the shim, the principal): what a spawn costs whatever the load. */
+static usec_t cpu_usec(void)
+{
+        struct rusage self, kids;
+        (void) getrusage(RUSAGE_SELF, &self);
+        (void) getrusage(RUSAGE_CHILDREN, &kids);
+        usec_t t = 0;
+        const struct timeval *tv[] = { &self.ru_utime, &self.ru_stime, &kids.ru_utime,
+                                       &kids.ru_stime };
+        for (size_t i = 0; i < ELEMENTSOF(tv); i++)
+                t += (usec_t) tv[i]->tv_sec * USEC_PER_SEC + (usec_t) tv[i]->tv_usec;
+        return t;
+}
+
+static usec_t median(usec_t *v, unsigned n)
+{
+        qsort(v, n, sizeof(*v), cmp_u64);
+        return v[n / 2];
+}
+
+/* n spawns in-process: spawn to reaped, then the kept namespace's check;
+ * with steps the median of each step of struct container_timing as well. */
+static int measure(struct container_spec *spec, unsigned n, bool steps)
+{
+        cleanup_free usec_t *t = xcalloc(n, sizeof(*t));
+        cleanup_free usec_t *check = xcalloc(n, sizeof(*check));
+        cleanup_free usec_t *exit_t = xcalloc(n, sizeof(*exit_t));
+        cleanup_free usec_t *step = xcalloc((size_t) n * _CONTAINER_MARK_MAX, sizeof(*step));
+        struct container_timing timing;
+        int r = 0;
+
+        spec->timing = steps ? &timing : NULL;
+        usec_t cpu0 = cpu_usec();
+        for (unsigned i = 0; i < n && r >= 0; i++) {
+                timing = (struct container_timing){};
+                usec_t t0 = now_usec(CLOCK_MONOTONIC);
+                r = spawn_once(spec);
+                usec_t t1 = now_usec(CLOCK_MONOTONIC);
+                t[i] = t1 - t0;
+                /* The daemon checks at the reap, off the spawn path: timed
+                 * on its own, and in the CPU per spawn. */
+                if (r >= 0)
+                        r = netns_take();
+                check[i] = now_usec(CLOCK_MONOTONIC) - t1;
+                if (timing.ns[CONTAINER_MARK_EXECED])
+                        exit_t[i] = t1 - timing.ns[CONTAINER_MARK_EXECED] / 1000;
+                for (int m = 1; m < _CONTAINER_MARK_MAX; m++)
+                        if (timing.ns[m] && timing.ns[m - 1])
+                                step[(size_t) m * n + i] = (timing.ns[m] - timing.ns[m - 1]) / 1000;
+        }
+        usec_t cpu = cpu_usec() - cpu0;
+        spec->timing = NULL;
+        if (r < 0)
+                return r;
+        printf("native launcher, in-process, %s netns, n=%u: median %llu us, CPU %llu us per "
+               "spawn\n",
+               kept ? "kept" : "fresh", n, (unsigned long long) median(t, n),
+               (unsigned long long) (cpu / n));
+        if (!steps)
+                return 0;
+        printf("  step medians (us):");
+        if (kept)
+                printf(" netns-check %llu", (unsigned long long) median(check, n));
+        for (int m = 1; m < _CONTAINER_MARK_MAX; m++)
+                printf(" %s %llu", container_mark_to_string(m),
+                       (unsigned long long) median(step + (size_t) m * n, n));
+        printf(" shim+true+reap %llu\n", (unsigned long long) median(exit_t, n));
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         unsigned n = 0;
         const char *shim = SHIM_PATH;
-        bool use_cgroup = false;
+        bool use_cgroup = false, fresh_netns = false, steps = false;
         const char *serve_path = NULL;
 
         for (int i = 1; i < argc; i++) {
@@ -104,9 +212,13 @@ int main(int argc, char **argv)
                         serve_path = argv[++i];
                 } else if (streq(argv[i], "--cgroup")) {
                         use_cgroup = true;
+                } else if (streq(argv[i], "--fresh-netns")) {
+                        fresh_netns = true;
+                } else if (streq(argv[i], "--steps")) {
+                        steps = true;
                 } else {
                         fprintf(stderr, "usage: bench-launch [-n N] [--shim PATH] [--cgroup] "
-                                        "[--serve SOCKET]\n");
+                                        "[--fresh-netns] [--steps] [--serve SOCKET]\n");
                         return 2;
                 }
         }
@@ -146,6 +258,14 @@ int main(int argc, char **argv)
         }
         spec.filter = filter;
 
+        if (!fresh_netns) {
+                fr = kept_netns_new(&kept);
+                if (fr < 0) {
+                        fprintf(stderr, "bench-launch: kept namespace: %s\n", strerror(-fr));
+                        return 1;
+                }
+        }
+
         struct cgroup_layout layout = {};
         enum cgroup_mode mode;
         struct cgroup_tree *tree = NULL;
@@ -176,20 +296,7 @@ int main(int argc, char **argv)
         } else if (n == 0) {
                 r = spawn_once(&spec);
         } else {
-                usec_t *t = xcalloc(n, sizeof(*t));
-                for (unsigned i = 0; i < n && r >= 0; i++) {
-                        usec_t t0 = now_usec(CLOCK_MONOTONIC);
-                        r = spawn_once(&spec);
-                        t[i] = now_usec(CLOCK_MONOTONIC) - t0;
-                }
-                if (r >= 0) {
-                        qsort(t, n, sizeof(*t), cmp_u64);
-                        printf("native launcher, in-process, n=%u: min %llu us, median %llu us, "
-                               "p90 %llu us\n",
-                               n, (unsigned long long) t[0], (unsigned long long) t[n / 2],
-                               (unsigned long long) t[n * 9 / 10]);
-                }
-                free(t);
+                r = measure(&spec, n, steps);
         }
 out:
         if (tree) {
@@ -197,6 +304,7 @@ out:
                 (void) cgroup_tree_destroy(tree);
                 cgroup_tree_free(tree);
         }
+        kept = kept_netns_free(kept);
         (void) rmdir(sockdir);
         return r < 0 ? 1 : 0;
 }

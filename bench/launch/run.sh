@@ -13,13 +13,20 @@
 #              /tmp, /run, socket dir, no capabilities, no_new_privs,
 #              seccomp allowlist, shim as PID 1. Three rows:
 #              "(daemon)": hyperfine runs bench-launch-client, which asks a
-#                long-lived `bench-launch --serve` (filter compiled once, as
+#                long-lived `bench-launch --serve` (filter compiled once, one
+#                kept network namespace checked clean before every spawn, as
 #                in the daemon) to start one container and waits for its
 #                status -- the daemon's path as a CLI sees it, like docker;
+#              "(daemon, fresh netns)": the same server with --fresh-netns
+#                (a new network namespace per container: the path before
+#                kept namespaces);
 #              "(one-shot)": a new bench-launch process per run, which also
 #                compiles the seccomp filter (~2 ms, once per daemon);
-#              "(in-process)": bench-launch -n N, the daemon's own cost per
-#                spawn, measured in the same run after hyperfine.
+#              "(in-process)": bench-launch -n N --steps, the daemon's own
+#                cost per spawn (kept and fresh), measured in the same run
+#                after hyperfine, with the median of every step
+#                (struct container_timing) and the CPU time per spawn of all
+#                processes involved (getrusage: stable under load).
 #   runc/crun  OCI bundle from `crun spec`, rootfs = ro bind of /, namespaces
 #              pid, network, ipc, uts, mount, cgroup (no user namespace, no
 #              seccomp: less work than native), cgroupfs v1.
@@ -89,9 +96,12 @@ add() { names+=("$1"); cmds+=("$2"); }
 
 TMPDIR="$WORK" "$BENCH_LAUNCH" --serve "$WORK/serve.sock" &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do [ -S "$WORK/serve.sock" ] && break; sleep 0.05; done
+TMPDIR="$WORK" "$BENCH_LAUNCH" --fresh-netns --serve "$WORK/serve-fresh.sock" &
+SERVER_FRESH=$!
+trap 'kill $SERVER $SERVER_FRESH 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -S "$WORK/serve.sock" ] && [ -S "$WORK/serve-fresh.sock" ] && break; sleep 0.05; done
 add "native (daemon)" "$BENCH_CLIENT $WORK/serve.sock"
+add "native (daemon, fresh netns)" "$BENCH_CLIENT $WORK/serve-fresh.sock"
 add "native (one-shot)" "$BENCH_LAUNCH"
 add "fork/exec /bin/true" "/bin/true"
 add "unshare" "unshare --fork --pid --mount --net --ipc --uts --cgroup --user --map-root-user /bin/true"
@@ -125,18 +135,39 @@ done
 hyperfine -N --warmup 5 --min-runs "$MIN_RUNS" --export-json "$WORK/h.json" \
         --style basic "${args[@]}" >/dev/null
 
-# The daemon's per-spawn cost, measured in the same run.
-inproc=$("$BENCH_LAUNCH" -n "$MIN_RUNS" | sed -n 's/.*median \([0-9]*\) us.*/\1/p')
+# The daemon's per-spawn cost and its steps, measured in the same run.
+"$BENCH_LAUNCH" -n "$MIN_RUNS" --steps > "$WORK/inproc.txt"
+"$BENCH_LAUNCH" -n "$MIN_RUNS" --steps --fresh-netns > "$WORK/inproc-fresh.txt"
 
-"$PY" - "$WORK/h.json" "$inproc" <<'EOF'
-import json, sys
+"$PY" - "$WORK/h.json" "$WORK/inproc.txt" "$WORK/inproc-fresh.txt" <<'EOF'
+import json, os, re, sys
 res = json.load(open(sys.argv[1]))["results"]
-inproc_ms = int(sys.argv[2]) / 1000.0
+def inproc(path):
+    text = open(path).read()
+    med = int(re.search(r"median (\d+) us", text).group(1)) / 1000.0
+    cpu = int(re.search(r"CPU (\d+) us", text).group(1)) / 1000.0
+    steps = re.search(r"step medians \(us\):(.*)", text).group(1).split()
+    return med, cpu, list(zip(steps[::2], steps[1::2]))
+kept, fresh = inproc(sys.argv[2]), inproc(sys.argv[3])
 rows = [(r["command"], r["median"] * 1000, r["min"] * 1000) for r in res]
-rows.insert(2, ("native (in-process)", inproc_ms, None))
-print(f"{'launcher':<22} {'median ms':>10} {'min ms':>8} {'x native daemon':>16} {'x native in-proc':>17}")
-daemon = rows[0][1]
-for name, med, mn in rows:
+rows.insert(2, ("native (in-process)", kept[0], None))
+rows.insert(3, ("native (in-proc, fresh)", fresh[0], None))
+print(f"bench/launch: /bin/true start to exit, hyperfine -N, load {os.getloadavg()[0]:.1f}")
+print(f"{'launcher':<28} {'median ms':>10} {'min ms':>8} {'x native daemon':>16} {'x native in-proc':>17}")
+med = {name: m for name, m, _ in rows}
+daemon, inp = med["native (daemon)"], kept[0]
+for name, m, mn in rows:
     mns = f"{mn:8.2f}" if mn is not None else f"{'-':>8}"
-    print(f"{name:<22} {med:10.2f} {mns} {med / daemon:16.2f} {med / inproc_ms:17.2f}")
+    print(f"{name:<28} {m:10.2f} {mns} {m / daemon:16.2f} {m / inp:17.2f}")
+print(f"CPU per spawn, all processes (getrusage): kept netns {kept[1]:.2f} ms, fresh netns {fresh[1]:.2f} ms")
+print("step medians, kept netns (us): " + " ".join(f"{k} {v}" for k, v in kept[2]))
+print("step medians, fresh netns (us): " + " ".join(f"{k} {v}" for k, v in fresh[2]))
+ok = lambda c: "met" if c else "MISSED"
+print(f"target: native (daemon) <= 1.5 ms median: {daemon:.2f} ms: {ok(daemon <= 1.5)}")
+for other, want in (("bwrap", 3), ("crun", 6)):
+    if other in med:
+        x = med[other] / daemon
+        print(f"target: >= {want}x {other} (daemon path): {x:.2f}x: {ok(x >= want)}")
+    else:
+        print(f"target: >= {want}x {other}: {other} unavailable")
 EOF

@@ -4,7 +4,10 @@ through reset -> step(done) -> verdict, REPS times, alternating between the
 daemons every iteration (so load from other processes on a shared machine
 hits every runtime alike), and prints medians/p90 as JSON lines.
 
-    bench-unit.py REPS TOKEN NAME=PORT [NAME=PORT...]
+    bench-unit.py [--idle S] REPS TOKEN NAME=PORT [NAME=PORT...]
+
+--idle S: the client waits S seconds before each reset (a unit with a
+standby episode has built it by then; without, the wait changes nothing).
 
 Per iteration and daemon, client-side, CLOCK_MONOTONIC (time.perf_counter):
   reset   POST /reset_unit sent -> its 200 received (the unit is ready)
@@ -50,7 +53,8 @@ class Daemon:
             raise SystemExit("%s: %s %s -> %d %s" % (self.name, method, path, r.status, data[:200]))
         return json.loads(data)
 
-    def iteration(self):
+    def iteration(self, idle=0.0):
+        time.sleep(idle)
         t0 = time.perf_counter()
         info = self.call(self.ctl, "POST", "/reset_unit", body=b"")
         t1 = time.perf_counter()
@@ -81,9 +85,14 @@ class Daemon:
 
 
 def main():
-    reps, token = int(sys.argv[1]), sys.argv[2]
+    args = sys.argv[1:]
+    idle = 0.0
+    if args[0] == "--idle":
+        idle = float(args[1])
+        args = args[2:]
+    reps, token = int(args[0]), args[1]
     daemons = []
-    for arg in sys.argv[3:]:
+    for arg in args[2:]:
         name, port = arg.split("=")
         daemons.append(Daemon(name, int(port), token))
     for d in daemons:  # warm-up: first reset copies assets, pages in binaries
@@ -91,7 +100,7 @@ def main():
         d.reset.clear(), d.verdict.clear(), d.polls.clear()
     for _ in range(reps):
         for d in daemons:
-            d.iteration()
+            d.iteration(idle)
     for d in daemons:
         print(json.dumps({
             "name": d.name, "n": len(d.reset),

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/exit-code.h"
 #include "base/util.h"
 
 struct child_job {
@@ -56,7 +57,7 @@ static void reap(struct child_job *j)
         if (waitid(P_PIDFD, (id_t) j->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return;
         j->exited = true;
-        j->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        j->status = exit_status_from_siginfo(si.si_code, si.si_status);
         j->pid_src = loop_source_free(j->pid_src);
 }
 

@@ -22,8 +22,6 @@
 #include "base/macro.h"
 #include "base/time-util.h"
 
-#define USEC_INFINITY ((usec_t) UINT64_MAX)
-
 struct loop;
 struct loop_source;
 

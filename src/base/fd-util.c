@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/fd-util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -11,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/macro.h"
 #include "base/util.h"
 
@@ -98,45 +98,35 @@ int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned 
         return fd < 0 ? -errno : (int) fd;
 }
 
-/* Recursion depth is bounded by the depth of trees the daemon created itself. */
-/* NOLINTNEXTLINE(misc-no-recursion) */
-static int rm_rf_children(int dfd)
+/* Post-order removal: files as they come, each directory once it is empty.
+ * The first error is kept; the walk goes on to remove what it can. */
+static int rm_rf_visit(const struct dir_walk_entry *e, enum dir_walk_event event, void *userdata)
 {
-        DIR *d = fdopendir(dfd);
-        struct dirent *de;
-        int r = 0;
+        int *r = userdata;
+        int k = 0;
 
-        if (!d) {
-                safe_close(dfd);
-                return -errno;
+        switch (event) {
+        case DIR_WALK_ENTRY:
+                k = unlinkat(e->parent_fd, e->name, 0) < 0 ? -errno : 0;
+                break;
+        case DIR_WALK_LEAVE:
+                k = unlinkat(e->parent_fd, e->name, AT_REMOVEDIR) < 0 ? -errno : 0;
+                break;
+        case DIR_WALK_ERROR:
+                k = e->error;
+                break;
+        case DIR_WALK_ENTER:
+                break;
         }
-        while ((errno = 0, de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-                        int cfd = openat(dirfd(d), de->d_name,
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (cfd >= 0) {
-                                /* Depth is bounded by PATH_MAX-ish trees we created. */
-                                int k = rm_rf_children(cfd); /* NOLINT(misc-no-recursion) */
-                                if (k < 0 && r == 0)
-                                        r = k;
-                                if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && r == 0)
-                                        r = -errno;
-                                continue;
-                        }
-                }
-                if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && r == 0)
-                        r = -errno;
-        }
-        closedir(d);
-        return r;
+        if (k < 0 && k != -ENOENT && *r == 0)
+                *r = k;
+        return DIR_WALK_CONTINUE;
 }
 
 int rm_rf_at(int dirfd, const char *name)
 {
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int r;
+        cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = 0, k;
 
         if (fd < 0) {
                 if (errno == ENOENT)
@@ -145,7 +135,11 @@ int rm_rf_at(int dirfd, const char *name)
                         return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
                 return -errno;
         }
-        r = rm_rf_children(fd);
+        /* No depth bound: the tree may be an agent's workspace, and all of
+         * it must go. The walk is iterative; a level costs one fd. */
+        k = dir_walk(fd, NULL, rm_rf_visit, &r);
+        if (k < 0 && r == 0)
+                r = k;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
                 r = -errno;
         return r;

@@ -63,20 +63,22 @@
 #define UNIT_DISK_BLAME_MAX_DEPTH   64
 #define UNIT_PROCS_MAX_BYTES        (1024UL * 1024)
 
+/* --- mount tables (base/mountinfo.h: a hostile namespace may shape them) --- */
+#define MOUNTINFO_MAX_LINES 4096
+#define MOUNTINFO_MAX_LINE  8192
+#define MOUNTINFO_MAX_BYTES (4UL * 1024 * 1024) /* one mountinfo read */
+
 /* --- probe / validate (measured inside hostile containers) --- */
-#define MOUNTINFO_MAX_LINES       4096
-#define MOUNTINFO_MAX_LINE        8192
-#define PROC_STATUS_MAX_BYTES     (64UL * 1024)
-#define PROC_STATUS_MAX_GROUPS    64                  /* supplementary groups kept per process */
-#define PROBE_MAX_PROCESSES       512                 /* subject processes inventoried */
-#define PROBE_MOUNTINFO_MAX_BYTES (4UL * 1024 * 1024) /* one mountinfo read */
-#define PROBE_WALK_MAX_DEPTH      8                   /* directories below a walked mount */
-#define PROBE_WALK_MAX_ENTRIES    4096                /* entries examined per walked mount */
-#define PROBE_WALK_MAX_FINDINGS   16 /* writable/inconclusive paths kept per walk */
-#define PROBE_EVIDENCE_MAX_BYTES  (8UL * 1024 * 1024) /* the helper's JSON document */
-#define DOCKER_OUTPUT_MAX_BYTES   (4UL * 1024 * 1024) /* one docker CLI stdout/stderr capture */
-#define DOCKER_ERROR_MAX_BYTES    2048                /* docker's error text kept in a report */
-#define IMAGE_REF_MAX_BYTES       1024                /* an image reference (name, tag, digest) */
+#define PROC_STATUS_MAX_BYTES    (64UL * 1024)
+#define PROC_STATUS_MAX_GROUPS   64                  /* supplementary groups kept per process */
+#define PROBE_MAX_PROCESSES      512                 /* subject processes inventoried */
+#define PROBE_WALK_MAX_DEPTH     8                   /* directories below a walked mount */
+#define PROBE_WALK_MAX_ENTRIES   4096                /* entries examined per walked mount */
+#define PROBE_WALK_MAX_FINDINGS  16                  /* writable/inconclusive paths kept per walk */
+#define PROBE_EVIDENCE_MAX_BYTES (8UL * 1024 * 1024) /* the helper's JSON document */
+#define DOCKER_OUTPUT_MAX_BYTES  (4UL * 1024 * 1024) /* one docker CLI stdout/stderr capture */
+#define DOCKER_ERROR_MAX_BYTES   2048                /* docker's error text kept in a report */
+#define IMAGE_REF_MAX_BYTES      1024                /* an image reference (name, tag, digest) */
 
 /* --- cgroup (paths come from manifest zone/container names; files from the kernel) --- */
 #define CGROUP_PATH_MAX        512                 /* a relative path inside our subtree */

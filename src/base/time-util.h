@@ -8,6 +8,7 @@ typedef uint64_t usec_t;
 #define USEC_PER_SEC  ((usec_t) 1000000ULL)
 #define USEC_PER_MSEC ((usec_t) 1000ULL)
 #define NSEC_PER_USEC ((uint64_t) 1000ULL)
+#define USEC_INFINITY ((usec_t) UINT64_MAX)
 
 static inline usec_t now_usec(clockid_t clock)
 {

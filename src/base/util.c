@@ -75,6 +75,21 @@ bool endswith(const char *s, const char *suffix)
         return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+bool strn_list_has(const char *list, size_t len, char sep, const char *word)
+{
+        size_t wl = strlen(word);
+
+        for (size_t i = 0; i < len;) {
+                size_t n = 0;
+                while (i + n < len && list[i + n] != sep)
+                        n++;
+                if (n == wl && strncmp(list + i, word, n) == 0)
+                        return true;
+                i += n + 1;
+        }
+        return false;
+}
+
 size_t strv_length(char *const *v)
 {
         size_t n = 0;

@@ -35,6 +35,9 @@ static inline const char *startswith(const char *s, const char *prefix)
         return strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
 bool endswith(const char *s, const char *suffix);
+/* True if the first len bytes of list, split at sep ("rw,nosuid" at ','),
+ * hold exactly word: mount options, cgroup controller lists. */
+bool strn_list_has(const char *list, size_t len, char sep, const char *word);
 
 /* NULL-terminated string vectors (owned strings). */
 size_t strv_length(char *const *v);

@@ -2,9 +2,15 @@
 #pragma once
 
 /*
- * Shared between cgroup-tree.c (layout, paths, waits, kill, placement),
- * cgroup-v2.c (controller delegation and limits on the unified hierarchy)
- * and cgroup-hybrid.c (the v1 memory/pids/cpu/freezer hierarchies).
+ * Shared by the parts of the cgroup module, in dependency order:
+ *   cgroup-util.c      path validation, interface-file I/O, mkdir/rmdir trees
+ *   cgroup-v2.c        controller delegation and limits on the unified hierarchy
+ *   cgroup-hybrid.c    the v1 memory/pids/cpu/freezer hierarchies
+ *   cgroup-layout.c    where the hierarchies are mounted, our own cgroup in each
+ *   cgroup-kill.c      freeze, kill, pid lists and the bounded waits
+ *   cgroup-placement.c a new child's cgroup.procs, opened before the clone
+ *   cgroup-tree.c      the subtree: open, adopt, create, remove, destroy, sweep
+ *   cgroup-watch.c     cgroup.events notifications on the event loop
  *
  * Every directory is reached fd-relative from the subtree root with
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, after cgroup_rel_valid() has refused

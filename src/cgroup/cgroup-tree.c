@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's cgroup subtree: layout detection, opening the subtree root in
- * every hierarchy, creation, placement, freeze/kill and the bounded waits.
- * Mode-specific work is in cgroup-v2.c and cgroup-hybrid.c.
+ * The daemon's cgroup subtree as a whole: opening the subtree root in every
+ * hierarchy, adopting ourselves into control/, creating groups with their
+ * limits, statistics, removal, the blame lookup, destroying the subtree and
+ * sweeping the stale ones of daemons that died. Mode-specific work is in
+ * cgroup-v2.c and cgroup-hybrid.c; freezing, killing and the waits in
+ * cgroup-kill.c; placing a child in cgroup-placement.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
-#include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
@@ -24,129 +24,6 @@
 #include "base/string-table.h"
 #include "base/util.h"
 #include "cgroup/cgroup-internal.h"
-
-static const char *const cgroup_mode_table[] = {
-        [CGROUP_MODE_V2] = "v2",
-        [CGROUP_MODE_HYBRID] = "hybrid",
-};
-
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(cgroup_mode, enum cgroup_mode, "unknown");
-
-/* ---- layout ---------------------------------------------------------------- */
-
-void cgroup_layout_done(struct cgroup_layout *l)
-{
-        if (!l)
-                return;
-        free(l->storage);
-        *l = (struct cgroup_layout){ 0 };
-}
-
-static bool list_has(const char *list, size_t len, const char *word)
-{
-        size_t wl = strlen(word);
-
-        for (size_t i = 0; i < len;) {
-                size_t n = 0;
-                while (i + n < len && list[i + n] != ',')
-                        n++;
-                if (n == wl && strncmp(list + i, word, n) == 0)
-                        return true;
-                i += n + 1;
-        }
-        return false;
-}
-
-int cgroup_self_path_parse(const char *text, const char *controller, char **ret)
-{
-        /* Lines are "hierarchy-id:controller-list:path"; the cgroup2 entry is
-         * "0::path". The path may contain ':' so split on the first two only. */
-        for (const char *p = text; p && *p;) {
-                const char *eol = strchr(p, '\n');
-                size_t n = eol ? (size_t) (eol - p) : strlen(p);
-                const char *c1 = memchr(p, ':', n);
-                const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t) (c1 + 1 - p)) : NULL;
-
-                if (c2) {
-                        const char *list = c1 + 1;
-                        size_t llen = (size_t) (c2 - list);
-                        const char *path = c2 + 1;
-                        size_t plen = n - (size_t) (path - p);
-                        bool match = controller ? list_has(list, llen, controller)
-                                                : (llen == 0 && c1 - p == 1 && p[0] == '0');
-                        if (match) {
-                                if (plen == 0 || path[0] != '/' || plen > PATH_MAX)
-                                        return -EINVAL;
-                                *ret = xstrndup(path, plen);
-                                return 0;
-                        }
-                }
-                p = eol ? eol + 1 : NULL;
-        }
-        return -ENOENT;
-}
-
-int cgroup_layout_detect(struct cgroup_layout *ret, enum cgroup_mode *ret_mode)
-{
-        cleanup_free char *mi = NULL, *v2 = NULL, *v1 = NULL;
-        int r;
-
-        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo",
-                              (size_t) MOUNTINFO_MAX_LINES * MOUNTINFO_MAX_LINE, &mi, NULL);
-        if (r < 0)
-                return r;
-        for (char *line = mi, *eol; line && *line; line = eol ? eol + 1 : NULL) {
-                char *sep, *fields[5], *fstype, *super, *save = NULL;
-                size_t i = 0;
-
-                eol = strchr(line, '\n');
-                if (eol)
-                        *eol = '\0';
-                /* "id parent maj:min root mountpoint opts [optional...] - fstype source super" */
-                sep = strstr(line, " - ");
-                if (!sep)
-                        continue;
-                *sep = '\0';
-                for (char *tok = strtok_r(line, " ", &save); tok && i < ELEMENTSOF(fields);
-                     tok = strtok_r(NULL, " ", &save))
-                        fields[i++] = tok;
-                if (i < 5 || strchr(fields[4], '\\')) /* escaped mount points: not ours */
-                        continue;
-                save = NULL;
-                fstype = strtok_r(sep + 3, " ", &save);
-                (void) strtok_r(NULL, " ", &save);
-                super = strtok_r(NULL, " ", &save);
-                if (!fstype)
-                        continue;
-                if (streq(fstype, "cgroup2") && !v2)
-                        v2 = xstrdup(fields[4]);
-                else if (streq(fstype, "cgroup") && super && !v1 &&
-                         (list_has(super, strlen(super), "memory") ||
-                          list_has(super, strlen(super), "pids"))) {
-                        char *slash = strrchr(fields[4], '/');
-                        if (slash && slash != fields[4])
-                                v1 = xstrndup(fields[4], (size_t) (slash - fields[4]));
-                }
-        }
-        if (!v2)
-                return -ENOMEDIUM;
-
-        size_t l2 = strlen(v2), l1 = v1 ? strlen(v1) : 0;
-        char *storage = xmalloc(l2 + l1 + 2);
-        memcpy(storage, v2, l2 + 1);
-        if (v1)
-                memcpy(storage + l2 + 1, v1, l1 + 1);
-        *ret = (struct cgroup_layout){
-                .v2_mount = storage,
-                .v1_mount = v1 ? storage + l2 + 1 : NULL,
-                .storage = storage,
-        };
-        if (ret_mode)
-                *ret_mode = v1 ? CGROUP_MODE_HYBRID : CGROUP_MODE_V2;
-        return 0;
-}
-
-/* ---- tree ------------------------------------------------------------------ */
 
 static void hier_done(struct cgroup_hier *h)
 {
@@ -267,10 +144,9 @@ int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **re
 int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix)
 {
         cleanup_free char *self = NULL, *v2_path = NULL, *dir = NULL;
+        cleanup_strv char **names = NULL, **stale = NULL;
+        cleanup_close int dfd = -EBADF;
         const char *text = layout->self_cgroup;
-        char **stale = NULL;
-        DIR *d;
-        struct dirent *de;
         int r, n = 0;
 
         if (!text) {
@@ -284,21 +160,22 @@ int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix)
         if (r < 0)
                 return r;
         dir = xasprintf("%s%s", layout->v2_mount, v2_path);
-        d = opendir(dir);
-        if (!d)
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
                 return -errno;
-        while ((de = readdir(d))) {
-                const char *digits = startswith(de->d_name, prefix);
+        r = dir_list_names(dfd, true, &names);
+        if (r < 0)
+                return r;
+        for (char **name = names; name && *name; name++) {
+                const char *digits = startswith(*name, prefix);
                 int pid;
-                if (de->d_type != DT_DIR || !digits || parse_int(digits, 1, INT_MAX, &pid) < 0 ||
-                    pid == getpid())
+                if (!digits || parse_int(digits, 1, INT_MAX, &pid) < 0 || pid == getpid())
                         continue;
                 /* Alive (or ours to not know about): left alone. */
                 if (kill(pid, 0) == 0 || errno == EPERM)
                         continue;
-                strv_push(&stale, xstrdup(de->d_name));
+                strv_push(&stale, xstrdup(*name));
         }
-        closedir(d);
         for (char **name = stale; name && *name; name++) {
                 struct cgroup_layout l = *layout;
                 cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
@@ -308,7 +185,6 @@ int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix)
                         continue;
                 n++;
         }
-        strv_free(stale);
         return n;
 }
 
@@ -324,12 +200,12 @@ bool cgroup_tree_has_freeze(const struct cgroup_tree *t)
 
 const char *cgroup_tree_path(const struct cgroup_tree *t, const char *controller)
 {
+        ssize_t i;
+
         if (!controller)
                 return t->v2.root_abs;
-        for (size_t i = 0; i < CG_V1_MAX; i++)
-                if (streq(controller, cgroup_v1_names[i]))
-                        return t->v1[i].root_abs;
-        return NULL;
+        i = string_table_lookup_from_string(cgroup_v1_names, CG_V1_MAX, controller);
+        return i < 0 ? NULL : t->v1[i].root_abs;
 }
 
 int cgroup_tree_missing_controllers(const struct cgroup_tree *t, char **ret)
@@ -493,423 +369,6 @@ int cgroup_set_limits(struct cgroup_tree *t, const char *rel, const struct cgrou
         return cgroup_v1_set_limits(t, rel, limits);
 }
 
-/* ---- placement ------------------------------------------------------------- */
-
-void cgroup_placement_done(struct cgroup_placement *p)
-{
-        if (!p)
-                return;
-        p->v2_fd = safe_close(p->v2_fd);
-        for (size_t i = 0; i < p->n_v1 && i < ELEMENTSOF(p->v1_procs); i++)
-                p->v1_procs[i] = safe_close(p->v1_procs[i]);
-        p->n_v1 = 0;
-}
-
-int cgroup_placement_open(struct cgroup_tree *t, const char *rel, struct cgroup_placement *ret)
-{
-        struct cgroup_placement p = { .v2_fd = -EBADF };
-
-        if (!cgroup_rel_valid(rel, false))
-                return -EINVAL;
-        for (size_t i = 0; i < ELEMENTSOF(p.v1_procs); i++)
-                p.v1_procs[i] = -EBADF;
-        p.v2_fd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (p.v2_fd < 0)
-                return p.v2_fd;
-        for (size_t i = 0; i < CG_V1_MAX && i < ELEMENTSOF(p.v1_procs); i++) {
-                cleanup_close int dfd = -EBADF;
-                int fd;
-
-                if (t->v1[i].root_fd < 0)
-                        continue;
-                dfd = cgroup_open_dir(t->v1[i].root_fd, rel);
-                if (dfd < 0) {
-                        cgroup_placement_done(&p);
-                        return dfd;
-                }
-                fd = openat(dfd, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0) {
-                        int r = -errno;
-                        cgroup_placement_done(&p);
-                        return r;
-                }
-                p.v1_procs[p.n_v1++] = fd;
-        }
-        *ret = p;
-        return 0;
-}
-
-static int write_pid(int fd, pid_t pid)
-{
-        char buf[32];
-        int n = snprintf(buf, sizeof(buf), "%d", (int) pid);
-        ssize_t w = write(fd, buf, (size_t) n);
-        if (w < 0)
-                return -errno;
-        return w == n ? 0 : -EIO;
-}
-
-int cgroup_placement_attach(const struct cgroup_placement *p, pid_t child)
-{
-        if (child <= 0 || child == getpid())
-                return -EINVAL;
-        for (size_t i = 0; i < p->n_v1; i++) {
-                int r = write_pid(p->v1_procs[i], child);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child)
-{
-        cleanup_close int fd = -EBADF;
-
-        if (child <= 0 || child == getpid())
-                return -EINVAL;
-        fd = openat(p->v2_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        return write_pid(fd, child);
-}
-
-/* ---- waits ----------------------------------------------------------------- */
-
-/*
- * Waits until check() returns > 0. The kernel changes cgroup.events within
- * ~0.1-0.4 ms but rate-limits its notifications to one per 10 ms per file
- * (CGROUP_FILE_NOTIFY_MIN_INTV), so waiting on poll() alone costs up to
- * 10 ms per event. Re-read instead: sched_yield() for the first 200 µs (the
- * common case finishes there), then sleep in ppoll() on POLLPRI of the
- * events file (woken early by a notification that does arrive) with an
- * exponential back-off capped at 1 ms. Bounded by timeout.
- */
-static int wait_until(int (*check)(void *userdata), void *userdata, int events_fd, usec_t timeout)
-{
-        usec_t start = now_usec(CLOCK_MONOTONIC), delay = 25;
-
-        for (;;) {
-                int r = check(userdata);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-                usec_t now = now_usec(CLOCK_MONOTONIC);
-                if (now - start >= timeout)
-                        return -ETIMEDOUT;
-                if (now - start < 200) {
-                        (void) sched_yield();
-                        continue;
-                }
-                usec_t d = MIN(delay, timeout - (now - start));
-                struct timespec ts = { .tv_sec = 0, .tv_nsec = (long) (d * 1000) };
-                struct pollfd pfd = { .fd = events_fd, .events = POLLPRI };
-                (void) ppoll(&pfd, events_fd >= 0 ? 1 : 0, &ts, NULL);
-                delay = MIN(delay * 2, (usec_t) 1000);
-        }
-}
-
-struct events_check {
-        int fd;
-        const char *key;
-        uint64_t want;
-};
-
-static int events_check(void *userdata)
-{
-        struct events_check *c = userdata;
-        char buf[512];
-        uint64_t v;
-        /* pread at 0 re-generates the seq_file: always the current state. */
-        ssize_t n = pread(c->fd, buf, sizeof(buf) - 1, 0);
-        int r;
-
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        r = cgroup_keyed_get(buf, c->key, &v);
-        if (r < 0)
-                return r;
-        return v == c->want;
-}
-
-/* 0 reached, -ETIMEDOUT, -ENOENT if rel does not exist. */
-static int wait_events(struct cgroup_tree *t, const char *rel, const char *key, uint64_t want,
-                       usec_t timeout)
-{
-        cleanup_close int dfd = -EBADF, fd = -EBADF;
-        struct events_check c = { .key = key, .want = want };
-
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd;
-        fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        c.fd = fd;
-        return wait_until(events_check, &c, fd, timeout);
-}
-
-int cgroup_is_populated(struct cgroup_tree *t, const char *rel)
-{
-        cleanup_close int dfd = -EBADF;
-        uint64_t v;
-        int r;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd == -ENOENT ? 0 : dfd;
-        r = cgroup_read_keyed_at(dfd, "cgroup.events", "populated", &v);
-        if (r < 0)
-                return r;
-        return v != 0;
-}
-
-int cgroup_is_frozen(struct cgroup_tree *t, const char *rel)
-{
-        cleanup_close int dfd = -EBADF;
-        uint64_t v;
-        int r;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        if (!t->has_freeze)
-                return t->v1[CG_V1_FREEZER].root_fd >= 0 ? cgroup_v1_freezer_state(t, rel)
-                                                         : -EOPNOTSUPP;
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd;
-        r = cgroup_read_keyed_at(dfd, "cgroup.events", "frozen", &v);
-        if (r < 0)
-                return r;
-        return v != 0;
-}
-
-int cgroup_events_open(struct cgroup_tree *t, const char *rel)
-{
-        cleanup_close int dfd = -EBADF;
-        int fd;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd;
-        fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        return fd < 0 ? -errno : fd;
-}
-
-int cgroup_wait_empty(struct cgroup_tree *t, const char *rel, usec_t timeout)
-{
-        int r;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        r = wait_events(t, rel, "populated", 0, timeout);
-        /* A cgroup that is gone is empty. */
-        return r == -ENOENT ? 0 : r;
-}
-
-struct freezer_check {
-        struct cgroup_tree *t;
-        const char *rel;
-};
-
-static int freezer_check(void *userdata)
-{
-        struct freezer_check *c = userdata;
-        return cgroup_v1_freezer_state(c->t, c->rel);
-}
-
-int cgroup_wait_frozen(struct cgroup_tree *t, const char *rel, usec_t timeout)
-{
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        if (t->has_freeze)
-                return wait_events(t, rel, "frozen", 1, timeout);
-        if (t->v1[CG_V1_FREEZER].root_fd >= 0) {
-                /* v1 freezer.state has no notifications: re-read only. */
-                struct freezer_check c = { .t = t, .rel = rel };
-                return wait_until(freezer_check, &c, -EBADF, timeout);
-        }
-        return -EOPNOTSUPP;
-}
-
-/* ---- freeze / kill --------------------------------------------------------- */
-
-static int freeze_set(struct cgroup_tree *t, const char *rel, bool frozen)
-{
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        if (t->has_freeze) {
-                cleanup_close int dfd = cgroup_open_dir(t->v2.root_fd, rel);
-                if (dfd < 0)
-                        return dfd;
-                return cgroup_write_at(dfd, "cgroup.freeze", frozen ? "1" : "0");
-        }
-        if (t->v1[CG_V1_FREEZER].root_fd >= 0)
-                return cgroup_v1_freezer_set(t, rel, frozen);
-        return -EOPNOTSUPP;
-}
-
-int cgroup_freeze(struct cgroup_tree *t, const char *rel)
-{
-        return freeze_set(t, rel, true);
-}
-
-int cgroup_thaw(struct cgroup_tree *t, const char *rel)
-{
-        return freeze_set(t, rel, false);
-}
-
-int cgroup_list_pids(struct cgroup_tree *t, const char *rel, pid_t **ret_pids, size_t *ret_n)
-{
-        cleanup_close int dfd = -EBADF, fd = -EBADF;
-        cleanup_free char *procs = NULL;
-        pid_t *pids = NULL;
-        size_t n = 0, len;
-        int r;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd;
-        fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        r = read_full_fd(fd, CGROUP_PROCS_MAX_BYTES, &procs, &len);
-        if (r < 0)
-                return r;
-        /* At most one pid per two bytes ("1\n"). */
-        pids = xcalloc(len / 2 + 1, sizeof(*pids));
-        for (char *p = procs, *eol; p && *p; p = eol ? eol + 1 : NULL) {
-                int pid;
-                eol = strchr(p, '\n');
-                if (eol)
-                        *eol = '\0';
-                if (parse_int(p, 1, INT_MAX, &pid) >= 0)
-                        pids[n++] = pid;
-        }
-        *ret_pids = pids;
-        *ret_n = n;
-        return 0;
-}
-
-/* Sends SIGKILL to every pid in cgroup.procs of dfd and below; counts them. */
-static int sweep_dir(int dfd, unsigned depth, size_t *count) /* NOLINT(misc-no-recursion) */
-{
-        cleanup_free char *procs = NULL;
-        cleanup_close int dup_fd = -EBADF;
-        DIR *d;
-        struct dirent *de;
-        int r;
-
-        if (depth > CGROUP_PATH_MAX / 2)
-                return -ELOOP;
-        {
-                cleanup_close int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-                r = read_full_fd(fd, CGROUP_PROCS_MAX_BYTES, &procs, NULL);
-                if (r < 0)
-                        return r;
-        }
-        for (char *p = procs, *eol; p && *p; p = eol ? eol + 1 : NULL) {
-                int pid;
-                eol = strchr(p, '\n');
-                if (eol)
-                        *eol = '\0';
-                /* Never ourselves, whatever a confused caller asked for. */
-                if (parse_int(p, 1, INT_MAX, &pid) < 0 || pid == getpid())
-                        continue;
-                (void) kill(pid, SIGKILL);
-                (*count)++;
-        }
-        dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (dup_fd < 0)
-                return -errno;
-        d = fdopendir(dup_fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(dup_fd);
-        r = 0;
-        while ((de = readdir(d))) {
-                cleanup_close int cfd = -EBADF;
-                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (cfd < 0)
-                        continue;
-                int k = sweep_dir(cfd, depth + 1, count);
-                if (k < 0 && k != -ENOENT && r == 0)
-                        r = k;
-        }
-        closedir(d);
-        return r;
-}
-
-/*
- * Without cgroup.kill: bounded passes of SIGKILL over cgroup.procs. The group
- * is frozen first so a fork bomb cannot outrun the sweep, and so the pids we
- * read cannot exit and be reused before the signal lands (frozen tasks do not
- * exit on their own; v1-frozen tasks die of SIGKILL only once thawed).
- */
-static int kill_sweep(struct cgroup_tree *t, const char *rel)
-{
-        for (unsigned pass = 0; pass < CGROUP_KILL_PASSES; pass++) {
-                size_t count = 0;
-                bool frozen = freeze_set(t, rel, true) >= 0;
-                int r;
-
-                if (frozen)
-                        (void) cgroup_wait_frozen(t, rel, 100 * USEC_PER_MSEC);
-                {
-                        cleanup_close int dfd = cgroup_open_dir(t->v2.root_fd, rel);
-                        if (dfd < 0)
-                                return dfd == -ENOENT ? 0 : dfd;
-                        r = sweep_dir(dfd, 0, &count);
-                }
-                /* On hybrid hosts a task might be in a v1 leaf only. */
-                if (r >= 0 && t->v1[CG_V1_PIDS].root_fd >= 0) {
-                        cleanup_close int dfd = cgroup_open_dir(t->v1[CG_V1_PIDS].root_fd, rel);
-                        if (dfd >= 0)
-                                r = sweep_dir(dfd, 0, &count);
-                }
-                if (frozen)
-                        (void) freeze_set(t, rel, false);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-                if (count == 0)
-                        return 0;
-                /* The next pass finds nothing once they are gone. */
-                (void) cgroup_wait_empty(t, rel, 10 * USEC_PER_MSEC);
-        }
-        return -EBUSY;
-}
-
-int cgroup_kill(struct cgroup_tree *t, const char *rel)
-{
-        cleanup_close int dfd = -EBADF;
-
-        if (!cgroup_rel_valid(rel, true))
-                return -EINVAL;
-        /* Never a group we sit in: cgroup.kill would include us. Without a
-         * subtree name the root is our own cgroup. */
-        if ((t->adopted || !t->subtree_name) && streq(rel, ""))
-                return -EBUSY;
-        if (t->adopted && streq(rel, "control"))
-                return -EBUSY;
-        dfd = cgroup_open_dir(t->v2.root_fd, rel);
-        if (dfd < 0)
-                return dfd == -ENOENT ? 0 : dfd;
-        if (t->has_kill)
-                /* Atomic against forks: the kernel kills the whole subtree
-                 * while holding the cgroup lock (Linux 5.14). */
-                return cgroup_write_at(dfd, "cgroup.kill", "1");
-        return kill_sweep(t, rel);
-}
-
 /* ---- stats, removal, blame ------------------------------------------------- */
 
 int cgroup_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *ret)
@@ -973,10 +432,7 @@ static int destroy_child(struct cgroup_tree *t, const char *name)
 
 int cgroup_tree_destroy(struct cgroup_tree *t)
 {
-        cleanup_close int dup_fd = -EBADF;
-        char **names = NULL;
-        DIR *d;
-        struct dirent *de;
+        cleanup_strv char **names = NULL;
         int r = 0, k;
 
         /* Without a subtree of our own the "subtree" is the cgroup we were
@@ -986,24 +442,16 @@ int cgroup_tree_destroy(struct cgroup_tree *t)
 
         /* 1. Everything but control/: children first, so the controllers
          *    they use can be handed back afterwards. */
-        dup_fd = fcntl(t->v2.root_fd, F_DUPFD_CLOEXEC, 3);
-        if (dup_fd < 0)
-                return -errno;
-        d = fdopendir(dup_fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(dup_fd);
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, "..") &&
-                    !streq(de->d_name, "control"))
-                        strv_push(&names, xstrdup(de->d_name));
-        closedir(d);
+        r = dir_list_names(t->v2.root_fd, true, &names);
+        if (r < 0)
+                return r;
         for (char **n = names; n && *n; n++) {
+                if (streq(*n, "control"))
+                        continue;
                 k = destroy_child(t, *n);
                 if (k < 0 && r == 0)
                         r = k;
         }
-        strv_free(names);
 
         /* 2. v2: undo the delegation so own may hold a process again. */
         if (t->mode == CGROUP_MODE_V2) {

@@ -2,7 +2,6 @@
 /*
  * Path validation and interface-file I/O shared by both backends.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
@@ -149,42 +149,20 @@ int cgroup_mkdir_p(int root_fd, const char *rel)
         return 0;
 }
 
-/* Depth is bounded by CGROUP_PATH_MAX (every level costs at least 2 bytes). */
-static int rmdir_children(int dfd, unsigned depth) /* NOLINT(misc-no-recursion) */
+/* Children first: a cgroup can only be removed once it has none. The first
+ * error is kept; the rest of the tree is still removed where possible. */
+static int rmdir_visit(const struct dir_walk_entry *e, enum dir_walk_event event, void *userdata)
 {
-        cleanup_close int dup_fd = -EBADF;
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
+        int *r = userdata;
+        int k = 0;
 
-        if (depth > CGROUP_PATH_MAX / 2)
-                return -ELOOP;
-        dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (dup_fd < 0)
-                return -errno;
-        d = fdopendir(dup_fd);
-        if (!d)
-                return -errno;
-        TAKE_FD(dup_fd);
-        while ((errno = 0, de = readdir(d))) {
-                cleanup_close int cfd = -EBADF;
-
-                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (cfd < 0) {
-                        if (errno != ENOENT && r == 0)
-                                r = -errno;
-                        continue;
-                }
-                int k = rmdir_children(cfd, depth + 1);
-                if (k < 0 && r == 0)
-                        r = k;
-                if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
-                        r = -errno;
-        }
-        closedir(d);
-        return r;
+        if (event == DIR_WALK_LEAVE)
+                k = unlinkat(e->parent_fd, e->name, AT_REMOVEDIR) < 0 ? -errno : 0;
+        else if (event == DIR_WALK_ERROR && e->fd < 0)
+                k = e->error;
+        if (k < 0 && k != -ENOENT && *r == 0)
+                *r = k;
+        return DIR_WALK_CONTINUE;
 }
 
 int cgroup_rmdir_tree(int root_fd, const char *rel)
@@ -193,14 +171,20 @@ int cgroup_rmdir_tree(int root_fd, const char *rel)
         cleanup_free char *dir = xstrdup(rel);
         char *slash = strrchr(dir, '/');
         const char *base = slash ? slash + 1 : dir;
-        int r;
+        int r = 0, k;
 
         if (slash)
                 *slash = '\0';
         dfd = cgroup_open_dir(root_fd, rel);
         if (dfd < 0)
                 return dfd == -ENOENT ? 0 : dfd;
-        r = rmdir_children(dfd, 0);
+        /* Depth is bounded by CGROUP_PATH_MAX (a level costs at least 2 bytes). */
+        k = dir_walk(dfd,
+                     &(const struct dir_walk_options){ .max_depth = CGROUP_PATH_MAX / 2,
+                                                       .dirs_only = true },
+                     rmdir_visit, &r);
+        if (r == 0 && k < 0)
+                r = k;
         if (r < 0)
                 return r;
         parent = cgroup_open_dir(root_fd, slash ? dir : "");

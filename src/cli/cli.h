@@ -3,15 +3,25 @@
 
 /*
  * Sub-commands of `openenvctl`. Each takes the arguments after its own name
- * (argv[0] is the sub-command) and returns the process exit code.
- *
- * Exit codes shared by every command (documented in docs/CLI.md):
- *   0 success / valid / all held / pass
- *   1 failure of what was checked (or: cannot read the input, for manifest validate)
- *   2 invalid input (bad manifest, bad usage)
- *   3 isolation unavailable / internal error (per command, see docs/CLI.md)
+ * (argv[0] is the sub-command) and returns the process exit code, one of
+ * base/exit-code.h (documented per command in docs/CLI.md):
+ *   EXIT_CODE_OK          success / valid / all held / pass
+ *   EXIT_CODE_FAILED      failure of what was checked (manifest validate: the
+ *                         input cannot be read)
+ *   EXIT_CODE_INVALID     invalid input (bad manifest, bad usage)
+ *   EXIT_CODE_UNAVAILABLE isolation unavailable / internal error
  */
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "base/exit-code.h"
+
 int cli_manifest_validate(int argc, char **argv);
 int cli_check_preflight(int argc, char **argv);
 int cli_check_enforcement(int argc, char **argv);
 int cli_validate(int argc, char **argv);
+
+/* Prints j (taken, may be NULL) on stdout as indented JSON with the given
+ * json_dumps() flags, and flushes. -ENOMEM if it could not be rendered. */
+int cli_print_json(json_t *j, size_t flags);

@@ -19,18 +19,15 @@
 
 #include "base/log.h"
 #include "base/parse-util.h"
+#include "base/sibling-binary.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "enforce/enforce.h"
 #include "manifest/manifest.h"
 #include "preflight/preflight.h"
+#include "probe/attack.h"
 #include "sandbox/container-spec.h"
-
-#define EXIT_HELD        0
-#define EXIT_FAILED      1
-#define EXIT_USAGE       2
-#define EXIT_UNAVAILABLE 3
 
 static void help(FILE *f)
 {
@@ -51,34 +48,6 @@ static void help(FILE *f)
               f);
 }
 
-/* Next to our own binary (build tree: src/cli/ next to src/<dir>/), then
- * the install location, then the given default. */
-static char *find_helper(const char *env, const char *build_rel, const char *install_rel,
-                         const char *fallback)
-{
-        char self[PATH_MAX];
-        const char *e = getenv(env);
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-        if (e && *e)
-                return xstrdup(e);
-        if (n > 0) {
-                char *slash;
-                self[n] = '\0';
-                slash = strrchr(self, '/');
-                if (slash) {
-                        *slash = '\0';
-                        cleanup_free char *a = xasprintf("%s/%s", self, build_rel);
-                        cleanup_free char *b = xasprintf("%s/%s", self, install_rel);
-                        if (access(a, X_OK) == 0)
-                                return TAKE_PTR(a);
-                        if (access(b, X_OK) == 0)
-                                return TAKE_PTR(b);
-                }
-        }
-        return xstrdup(fallback);
-}
-
 /* Test-only: weaken every probe container on purpose, so the tests can
  * prove the check fails (issue 6 item 6). */
 static int parse_weaken(const char *s, unsigned *ret)
@@ -88,16 +57,10 @@ static int parse_weaken(const char *s, unsigned *ret)
         char *save = NULL;
 
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (streq(t, "no-seccomp"))
-                        w |= WEAKEN_NO_SECCOMP;
-                else if (streq(t, "no-masks"))
-                        w |= WEAKEN_NO_MASKS;
-                else if (streq(t, "keep-caps"))
-                        w |= WEAKEN_KEEP_CAPS;
-                else if (streq(t, "writable-root"))
-                        w |= WEAKEN_WRITABLE_ROOT;
-                else
-                        return -EINVAL;
+                int flag = container_weaken_from_string(t);
+                if (flag < 0)
+                        return flag;
+                w |= (unsigned) flag;
         }
         *ret = w;
         return 0;
@@ -135,7 +98,7 @@ int cli_check_enforcement(int argc, char **argv)
                 switch (c) {
                 case 'h':
                         help(stdout);
-                        return EXIT_HELD;
+                        return EXIT_CODE_OK;
                 case 'j':
                         json = true;
                         break;
@@ -156,7 +119,7 @@ int cli_check_enforcement(int argc, char **argv)
                                 fprintf(stderr,
                                         "openenvctl check enforcement: bad --timeout '%s'\n",
                                         optarg);
-                                return EXIT_USAGE;
+                                return EXIT_CODE_INVALID;
                         }
                         break;
                 case ARG_WEAKEN:
@@ -164,29 +127,28 @@ int cli_check_enforcement(int argc, char **argv)
                                 fprintf(stderr,
                                         "openenvctl check enforcement: unknown weakening in '%s'\n",
                                         optarg);
-                                return EXIT_USAGE;
+                                return EXIT_CODE_INVALID;
                         }
                         break;
                 case ARG_FAULT:
-                        if (!streq(optarg, "silent") && !streq(optarg, "partial") &&
-                            !streq(optarg, "garble") && !streq(optarg, "crash")) {
+                        if (probe_fault_from_string(optarg) < 0) {
                                 fprintf(stderr,
                                         "openenvctl check enforcement: unknown fault '%s'\n",
                                         optarg);
-                                return EXIT_USAGE;
+                                return EXIT_CODE_INVALID;
                         }
                         o.probe_fault = optarg;
                         break;
                 default:
                         fprintf(stderr, "openenvctl check enforcement: bad argument '%s'\n",
                                 argv[optind - 1]);
-                        return EXIT_USAGE;
+                        return EXIT_CODE_INVALID;
                 }
         }
         if (optind < argc) {
                 fprintf(stderr, "openenvctl check enforcement: unexpected argument '%s'\n",
                         argv[optind]);
-                return EXIT_USAGE;
+                return EXIT_CODE_INVALID;
         }
         o.probe_timeout = (usec_t) timeout_s * USEC_PER_SEC;
 
@@ -204,7 +166,7 @@ int cli_check_enforcement(int argc, char **argv)
                                         manifest_path, strerror(-r));
                         strbuf_release(&sb);
                         manifest_errors_done(&errors);
-                        return EXIT_USAGE;
+                        return EXIT_CODE_INVALID;
                 }
                 manifest_errors_done(&errors);
         }
@@ -214,30 +176,26 @@ int cli_check_enforcement(int argc, char **argv)
         if (geteuid() != 0) {
                 fputs("openenvctl check enforcement: isolation unavailable: must run as root\n",
                       stderr);
-                return EXIT_UNAVAILABLE;
+                return EXIT_CODE_UNAVAILABLE;
         }
         r = preflight_run(NULL, &pre);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
-                return EXIT_UNAVAILABLE;
+                return EXIT_CODE_UNAVAILABLE;
         }
         if (!pre->isolation) {
                 cleanup_free char *reasons = preflight_report_reasons(pre);
                 fprintf(stderr, "openenvctl check enforcement: isolation unavailable: %s\n",
                         reasons);
-                return EXIT_UNAVAILABLE;
+                return EXIT_CODE_UNAVAILABLE;
         }
 
         if (!o.shim_path) {
-                shim = find_helper("OPENENVD_SHIM", "../sandbox/shim/openenvd-shim",
-                                   "../libexec/openenvd/openenvd-shim",
-                                   "/usr/libexec/openenvd/openenvd-shim");
+                shim = sibling_binary_find("openenvd-shim", "OPENENVD_SHIM");
                 o.shim_path = shim;
         }
         if (!o.probe_path) {
-                probe = find_helper("OPENENVD_PROBE", "../probe/openenvd-probe",
-                                    "../libexec/openenvd/openenvd-probe",
-                                    "/usr/libexec/openenvd/openenvd-probe");
+                probe = sibling_binary_find("openenvd-probe", "OPENENVD_PROBE");
                 o.probe_path = probe;
         }
         o.manifest = m;
@@ -251,19 +209,15 @@ int cli_check_enforcement(int argc, char **argv)
         else if (r < 0)
                 log_error_errno(r, "check enforcement: setting up the probes: %m");
         if (r < 0)
-                return EXIT_UNAVAILABLE;
+                return EXIT_CODE_UNAVAILABLE;
         if (json) {
                 json_t *j = enforce_report_to_json(report);
                 json_object_set_new(j, "manifest", json_string(manifest_path));
-                char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                json_decref(j);
-                if (!s)
+                if (cli_print_json(j, JSON_PRESERVE_ORDER) < 0)
                         oom();
-                puts(s);
-                free(s);
         } else {
                 enforce_report_format(report, stdout);
         }
         fflush(stdout);
-        return enforce_report_held(report) ? EXIT_HELD : EXIT_FAILED;
+        return enforce_report_held(report) ? EXIT_CODE_OK : EXIT_CODE_FAILED;
 }

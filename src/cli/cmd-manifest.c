@@ -14,10 +14,6 @@
 #include "cli/cli.h"
 #include "manifest/manifest.h"
 
-#define EXIT_VALID      0
-#define EXIT_UNREADABLE 1
-#define EXIT_INVALID    2
-
 static void fmt_u(char *buf, size_t n, uint64_t v)
 {
         if (v)
@@ -131,21 +127,21 @@ int cli_manifest_validate(int argc, char **argv)
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
                         printf("Usage: openenvctl manifest validate FILE [--json]\n"
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
-                        return EXIT_VALID;
+                        return EXIT_CODE_OK;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
                         fprintf(stderr, "openenvctl manifest validate: unknown option '%s'\n",
                                 argv[i]);
-                        return EXIT_INVALID;
+                        return EXIT_CODE_INVALID;
                 } else if (!file)
                         file = argv[i];
                 else {
                         fprintf(stderr, "openenvctl manifest validate: more than one FILE given\n");
-                        return EXIT_INVALID;
+                        return EXIT_CODE_INVALID;
                 }
         }
         if (!file) {
                 fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json]\n");
-                return EXIT_INVALID;
+                return EXIT_CODE_INVALID;
         }
 
         manifest_errors_init(&errors, file);
@@ -157,26 +153,21 @@ int cli_manifest_validate(int argc, char **argv)
                 fprintf(stderr, "%s: invalid (%zu error%s)\n", file, errors.n,
                         errors.n == 1 ? "" : "s");
                 strbuf_release(&out);
-                return EXIT_INVALID;
+                return EXIT_CODE_INVALID;
         }
         if (r < 0) {
                 fprintf(stderr, "%s: cannot read: %s\n", file,
                         r == -EBADFD ? "not a regular file" : strerror(-r));
-                return EXIT_UNREADABLE;
+                return EXIT_CODE_FAILED;
         }
 
         if (json) {
-                json_t *j = manifest_to_json(m);
-                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-                json_decref(j);
-                if (!s) {
+                if (cli_print_json(manifest_to_json(m), JSON_PRESERVE_ORDER) < 0) {
                         fprintf(stderr, "%s: out of memory rendering JSON\n", file);
-                        return EXIT_UNREADABLE;
+                        return EXIT_CODE_FAILED;
                 }
-                puts(s);
-                free(s);
         } else {
                 print_summary(file, m);
         }
-        return EXIT_VALID;
+        return EXIT_CODE_OK;
 }

@@ -15,10 +15,6 @@
 #include "cli/cli.h"
 #include "preflight/preflight.h"
 
-#define EXIT_ON    0
-#define EXIT_USAGE 2
-#define EXIT_OFF   3
-
 int cli_check_preflight(int argc, char **argv)
 {
         cleanup(preflight_report_freep) struct preflight_report *report = NULL;
@@ -35,30 +31,25 @@ int cli_check_preflight(int argc, char **argv)
                         fputs("Usage: openenvctl check preflight [--json] [--rootfs DIR]\n"
                               "Exit: 0 isolation on, 3 isolation off, 2 bad usage.\n",
                               stdout);
-                        return EXIT_ON;
+                        return EXIT_CODE_OK;
                 } else {
                         fprintf(stderr, "openenvctl check preflight: unknown argument '%s'\n",
                                 argv[i]);
-                        return EXIT_USAGE;
+                        return EXIT_CODE_INVALID;
                 }
         }
 
         r = preflight_run(&opts, &report);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
-                return EXIT_OFF;
+                return EXIT_CODE_UNAVAILABLE;
         }
         if (json) {
-                json_t *j = preflight_report_to_json(report);
-                char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                json_decref(j);
-                if (!s)
+                if (cli_print_json(preflight_report_to_json(report), JSON_PRESERVE_ORDER) < 0)
                         oom();
-                puts(s);
-                free(s);
         } else {
                 cleanup_free char *s = preflight_report_format(report);
                 fputs(s, stdout);
         }
-        return report->isolation ? EXIT_ON : EXIT_OFF;
+        return report->isolation ? EXIT_CODE_OK : EXIT_CODE_UNAVAILABLE;
 }

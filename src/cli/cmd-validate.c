@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "base/parse-util.h"
+#include "base/sibling-binary.h"
 #include "base/time-util.h"
 #include "base/util.h"
 #include "cli/cli.h"
@@ -55,49 +56,12 @@ static void help(FILE *f)
               f);
 }
 
-/* Next to our own binary (build tree: src/cli/ and src/probe/), then the
- * install location. */
-static char *find_probe(void)
-{
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        const char *env = getenv("OPENENVD_PROBE");
-
-        if (env && *env)
-                return xstrdup(env);
-        if (n > 0) {
-                char *slash;
-                self[n] = '\0';
-                slash = strrchr(self, '/');
-                if (slash) {
-                        *slash = '\0';
-                        cleanup_free char *a = xasprintf("%s/openenvd-probe", self);
-                        cleanup_free char *b = xasprintf("%s/../probe/openenvd-probe", self);
-                        cleanup_free char *c =
-                                xasprintf("%s/../libexec/openenvd/openenvd-probe", self);
-                        if (access(a, X_OK) == 0)
-                                return TAKE_PTR(a);
-                        if (access(b, X_OK) == 0)
-                                return TAKE_PTR(b);
-                        if (access(c, X_OK) == 0)
-                                return TAKE_PTR(c);
-                }
-        }
-        return xstrdup("/usr/libexec/openenvd/openenvd-probe");
-}
-
 /* Prints the report and returns its exit code. */
 static int emit(const struct validate_report *rep, bool json)
 {
-        if (json) {
-                json_t *o = validate_report_to_json(rep);
-                char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
-                if (s) {
-                        puts(s);
-                        free(s);
-                }
-                json_decref(o);
-        } else
+        if (json)
+                (void) cli_print_json(validate_report_to_json(rep), JSON_SORT_KEYS);
+        else
                 validate_report_print_table(rep, stdout);
         fflush(stdout);
         return validate_report_exit_code(rep);
@@ -169,7 +133,7 @@ int cli_validate(int argc, char **argv)
                 switch (c) {
                 case 'h':
                         help(stdout);
-                        return 0;
+                        return EXIT_CODE_OK;
                 case 'j':
                         json = true;
                         break;
@@ -227,7 +191,7 @@ int cli_validate(int argc, char **argv)
         }
         o.image = argv[optind];
         if (!probe)
-                probe = find_probe();
+                probe = sibling_binary_find("openenvd-probe", "OPENENVD_PROBE");
         o.probe_path = probe;
 
         /* SIGINT/SIGTERM become a readable fd the provider polls; on it the

@@ -9,8 +9,6 @@
 #include "base/util.h"
 #include "cli/cli.h"
 
-#define EXIT_USAGE 2
-
 static void usage(FILE *f)
 {
         fputs("Usage:\n"
@@ -28,7 +26,7 @@ int main(int argc, char **argv)
         log_set_program("openenvctl");
         if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
                 usage(stdout);
-                return 0;
+                return EXIT_CODE_OK;
         }
         if (argc >= 3 && streq(argv[1], "manifest") && streq(argv[2], "validate"))
                 return cli_manifest_validate(argc - 2, argv + 2);
@@ -39,5 +37,5 @@ int main(int argc, char **argv)
         if (argc >= 2 && streq(argv[1], "validate"))
                 return cli_validate(argc - 1, argv + 1);
         usage(stderr);
-        return EXIT_USAGE;
+        return EXIT_CODE_INVALID;
 }

@@ -279,19 +279,10 @@ static void on_action(void *userdata, unsigned n)
                 unit_note_action(d->unit);
 }
 
-static void finish_episode(void *userdata)
-{
-        struct daemon *d = userdata;
-        unit_note_done(d->unit);
-}
-
 static void on_done(void *userdata)
 {
         struct daemon *d = userdata;
-
-        /* After this dispatch round, so the final observation that carried
-         * "done" is delivered before the env is killed. */
-        loop_defer(d->loop, finish_episode, d);
+        unit_note_done(d->unit);
 }
 
 static const struct frontend_ops frontend_ops = {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/exit-code.h"
 #include "manifest/manifest.h"
 
 struct model_upstream;
@@ -38,12 +39,12 @@ struct daemon_options {
         double start_timeout_s;
 };
 
-/* Exit codes (docs/DAEMON.md). */
+/* Exit codes (docs/DAEMON.md): the project's one table, base/exit-code.h. */
 enum {
-        DAEMON_EXIT_OK = 0,
-        DAEMON_EXIT_FAILURE = 1,
-        DAEMON_EXIT_INVALID = 2,      /* bad usage or invalid manifest */
-        DAEMON_EXIT_NO_ISOLATION = 3, /* preflight off under --require-isolation */
+        DAEMON_EXIT_OK = EXIT_CODE_OK,
+        DAEMON_EXIT_FAILURE = EXIT_CODE_FAILED,
+        DAEMON_EXIT_INVALID = EXIT_CODE_INVALID,          /* bad usage or invalid manifest */
+        DAEMON_EXIT_NO_ISOLATION = EXIT_CODE_UNAVAILABLE, /* preflight off, --require-isolation */
 };
 
 /* Runs the isolated unit until SIGTERM/SIGINT; returns an exit code. */

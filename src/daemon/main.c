@@ -19,7 +19,9 @@
 
 #include "base/fd-util.h"
 #include "base/log.h"
+#include "base/mountinfo.h"
 #include "base/parse-util.h"
+#include "base/sibling-binary.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "daemon/daemon.h"
@@ -82,33 +84,6 @@ enum {
         ARG_UID_LOCK_DIR,
 };
 
-/* The shim next to openenvd, in the install's libexec dir, or in the build tree. */
-static char *default_shim(void)
-{
-        static const char *const candidates[] = {
-                "openenvd-shim",
-                "../libexec/openenvd/openenvd-shim",
-                "../sandbox/shim/openenvd-shim",
-        };
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        char *slash;
-
-        if (n <= 0)
-                return xstrdup("/usr/libexec/openenvd/openenvd-shim");
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash)
-                *slash = '\0';
-        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
-                char *p = xasprintf("%s/%s", self, candidates[i]);
-                if (access(p, X_OK) == 0)
-                        return p;
-                free(p);
-        }
-        return xasprintf("%s/openenvd-shim", self);
-}
-
 /*
  * As PID 1 of a privileged container on a hybrid host, openenvd may find
  * only the v1 hierarchies mounted (runc 1.1 mounts no cgroup2 there) while
@@ -118,14 +93,16 @@ static char *default_shim(void)
  */
 static void pid1_mount_cgroup2(void)
 {
-        cleanup_free char *mounts = NULL, *self = NULL;
+        cleanup(mountinfo_freep) struct mountinfo *mounts = NULL;
+        cleanup_free char *self = NULL;
 
         if (getpid() != 1)
                 return;
-        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) 1024 * 1024, &mounts,
-                              NULL) < 0 ||
-            strstr(mounts, " - cgroup2 "))
+        if (mountinfo_load_at(AT_FDCWD, "/proc/self/mountinfo", &mounts) < 0)
                 return;
+        for (size_t i = 0; i < mounts->n_entries; i++)
+                if (streq(mounts->entries[i].fstype, "cgroup2"))
+                        return;
         if (read_full_file_at(AT_FDCWD, "/proc/self/cgroup", (size_t) 64 * 1024, &self, NULL) < 0 ||
             !(startswith(self, "0::") || strstr(self, "\n0::")))
                 return;
@@ -149,32 +126,24 @@ static void pid1_mount_cgroup2(void)
  */
 static void pid1_remount_cgroups_writable(void)
 {
-        cleanup_free char *mounts = NULL;
+        cleanup(mountinfo_freep) struct mountinfo *mounts = NULL;
         unsigned n = 0;
 
         if (getpid() != 1)
                 return;
-        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", (size_t) 1024 * 1024, &mounts,
-                              NULL) < 0)
+        if (mountinfo_load_at(AT_FDCWD, "/proc/self/mountinfo", &mounts) < 0)
                 return;
-        for (char *line = mounts, *eol; line && *line; line = eol ? eol + 1 : NULL) {
-                char root[PATH_MAX], target[PATH_MAX], opts[256];
-                const char *sep;
+        for (size_t i = 0; i < mounts->n_entries; i++) {
+                const struct mountinfo_entry *e = &mounts->entries[i];
 
-                eol = strchr(line, '\n');
-                if (eol)
-                        *eol = '\0';
-                sep = strstr(line, " - ");
-                if (!sep || !(startswith(sep, " - cgroup ") || startswith(sep, " - cgroup2 ")))
-                        continue;
-                if (sscanf(line, "%*d %*d %*s %4095s %4095s %255s", root, target, opts) != 3 ||
-                    !streq(root, "/") || !startswith(target, "/sys/fs/cgroup/") ||
-                    !(streq(opts, "ro") || startswith(opts, "ro,")))
+                if (!(streq(e->fstype, "cgroup") || streq(e->fstype, "cgroup2")) ||
+                    !streq(e->root, "/") || !startswith(e->mount_point, "/sys/fs/cgroup/") ||
+                    !mount_options_has(e->mount_options, "ro"))
                         continue;
                 /* MS_BIND: the mount's own flags only, not the superblock. */
-                if (mount(NULL, target, NULL,
+                if (mount(NULL, e->mount_point, NULL,
                           MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                        log_debug_errno(-errno, "cgroup: remount %s writable: %m", target);
+                        log_debug_errno(-errno, "cgroup: remount %s writable: %m", e->mount_point);
                 else
                         n++;
         }
@@ -298,15 +267,14 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         log_set_level(r);
                         break;
                 case ARG_WEAKEN:
-                        /* Test-only: proves the enforcement check can fail. */
-                        if (streq(optarg, "no-seccomp"))
-                                o->weaken |= WEAKEN_NO_SECCOMP;
-                        else if (streq(optarg, "no-masks"))
-                                o->weaken |= WEAKEN_NO_MASKS;
-                        else {
+                        /* Test-only: proves the enforcement check can fail. The
+                         * daemon takes two of the knobs. */
+                        r = container_weaken_from_string(optarg);
+                        if (r < 0 || !(r & (WEAKEN_NO_SECCOMP | WEAKEN_NO_MASKS))) {
                                 log_error("--test-weaken: unknown knob '%s'", optarg);
                                 return -EINVAL;
                         }
+                        o->weaken |= (unsigned) r;
                         break;
                 case ARG_ROOTFS: {
                         struct stat st;
@@ -419,7 +387,7 @@ int main(int argc, char **argv)
                 log_warning("WARNING: %s", root->detail);
 
         if (!opts.shim_path) {
-                shim = default_shim(); /* freed on return */
+                shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */
                 opts.shim_path = shim;
         }
         if (access(opts.shim_path, X_OK) < 0) {

@@ -6,41 +6,62 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json-util.h"
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
 #include "base/util.h"
 
-static const struct {
-        const char *id;
-        const char *description;
-} guarantees[_G_MAX] = {
-        [G_MASKED_PATHS] = { "masked-paths", "state dir, secrets, asset sources and masked "
-                                             "kernel files are unreadable" },
-        [G_READ_ONLY_ROOT] = { "read-only-root", "/, /usr and /etc cannot be written" },
-        [G_NETWORK] = { "network", "no listener outside the zone is reachable" },
-        [G_SOCKETS] = { "sockets", "the daemon's and other containers' sockets, hidden "
-                                   "services included, are unreachable by host path" },
-        [G_PROCESSES] = { "processes", "foreign processes can be neither seen nor signalled" },
-        [G_NON_ROOT] = { "non-root", "the principal is not root" },
-        [G_CAPABILITIES] = { "capabilities", "no capability in any set" },
-        [G_PIDS_LIMIT] = { "pids-limit", "forking past pids.max is refused" },
-        [G_MEMORY_LIMIT] = { "memory-limit", "allocating past memory.max is stopped" },
-        [G_MOUNT] = { "mount", "mount, fsopen and umount are refused" },
-        [G_NAMESPACES] = { "namespaces", "unshare and setns are refused" },
-        [G_PTRACE] = { "ptrace", "ptrace is refused" },
-        [G_BPF] = { "bpf", "BPF programs cannot be loaded" },
-        [G_KERNEL_INTERFACES] = { "kernel-interfaces", "perf_event_open, keyctl and io_uring "
-                                                       "are refused" },
-        [G_DEVICES] = { "devices", "no device node can be created" },
-        [G_KERNEL_TUNABLES] = { "kernel-tunables", "/proc/sys and /sys/fs/cgroup cannot be "
-                                                   "written" },
-        [G_MODEL_KEY] = { "model-key", "the real model key is nowhere in reach" },
-        [G_FD_ESCAPE] = { "fd-escape", "no inherited fd or /proc magic link leads out" },
-        [G_SYMLINK_SOURCES] = { "symlink-sources", "symlinked mount sources are refused or "
-                                                   "lead nowhere" },
-        [G_PROBE_REPORT] = { "probe-report", "the probe ran and reported every attempt" },
+static const char *const enforce_guarantee_table[_G_MAX] = {
+        [G_MASKED_PATHS] = "masked-paths",
+        [G_READ_ONLY_ROOT] = "read-only-root",
+        [G_NETWORK] = "network",
+        [G_SOCKETS] = "sockets",
+        [G_PROCESSES] = "processes",
+        [G_NON_ROOT] = "non-root",
+        [G_CAPABILITIES] = "capabilities",
+        [G_PIDS_LIMIT] = "pids-limit",
+        [G_MEMORY_LIMIT] = "memory-limit",
+        [G_MOUNT] = "mount",
+        [G_NAMESPACES] = "namespaces",
+        [G_PTRACE] = "ptrace",
+        [G_BPF] = "bpf",
+        [G_KERNEL_INTERFACES] = "kernel-interfaces",
+        [G_DEVICES] = "devices",
+        [G_KERNEL_TUNABLES] = "kernel-tunables",
+        [G_MODEL_KEY] = "model-key",
+        [G_FD_ESCAPE] = "fd-escape",
+        [G_SYMLINK_SOURCES] = "symlink-sources",
+        [G_PROBE_REPORT] = "probe-report",
 };
+
+/* Long descriptions are split over two literals (no comma is missing). */
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma) */
+static const char *const guarantee_descriptions[_G_MAX] = {
+        [G_MASKED_PATHS] =
+                "state dir, secrets, asset sources and masked kernel files are unreadable",
+        [G_READ_ONLY_ROOT] = "/, /usr and /etc cannot be written",
+        [G_NETWORK] = "no listener outside the zone is reachable",
+        [G_SOCKETS] = "the daemon's and other containers' sockets, hidden services included, are "
+                      "unreachable by host path",
+        [G_PROCESSES] = "foreign processes can be neither seen nor signalled",
+        [G_NON_ROOT] = "the principal is not root",
+        [G_CAPABILITIES] = "no capability in any set",
+        [G_PIDS_LIMIT] = "forking past pids.max is refused",
+        [G_MEMORY_LIMIT] = "allocating past memory.max is stopped",
+        [G_MOUNT] = "mount, fsopen and umount are refused",
+        [G_NAMESPACES] = "unshare and setns are refused",
+        [G_PTRACE] = "ptrace is refused",
+        [G_BPF] = "BPF programs cannot be loaded",
+        [G_KERNEL_INTERFACES] = "perf_event_open, keyctl and io_uring are refused",
+        [G_DEVICES] = "no device node can be created",
+        [G_KERNEL_TUNABLES] = "/proc/sys and /sys/fs/cgroup cannot be written",
+        [G_MODEL_KEY] = "the real model key is nowhere in reach",
+        [G_FD_ESCAPE] = "no inherited fd or /proc magic link leads out",
+        [G_SYMLINK_SOURCES] = "symlinked mount sources are refused or lead nowhere",
+        [G_PROBE_REPORT] = "the probe ran and reported every attempt",
+};
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 static const char *const enforce_result_table[_ENFORCE_RESULT_MAX] = {
         [ENFORCE_PENDING] = "pending", [ENFORCE_DENIED] = "denied",
@@ -48,22 +69,12 @@ static const char *const enforce_result_table[_ENFORCE_RESULT_MAX] = {
         [ENFORCE_MISSING] = "missing", [ENFORCE_COMPLETE] = "complete",
 };
 
-const char *enforce_guarantee_to_string(enum enforce_guarantee g)
-{
-        return (unsigned) g < _G_MAX ? guarantees[g].id : "unknown";
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(enforce_guarantee, enum enforce_guarantee, "unknown");
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(enforce_guarantee);
 
 const char *enforce_guarantee_description(enum enforce_guarantee g)
 {
-        return (unsigned) g < _G_MAX ? guarantees[g].description : "";
-}
-
-int enforce_guarantee_from_string(const char *s)
-{
-        for (int g = 0; g < _G_MAX; g++)
-                if (streq(s, guarantees[g].id))
-                        return g;
-        return -EINVAL;
+        return (unsigned) g < _G_MAX ? guarantee_descriptions[g] : "";
 }
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(enforce_result, enum enforce_result, "error");
@@ -284,12 +295,6 @@ char **enforce_plan_probe_argv(const struct enforce_plan *p, const char *probe, 
 
 /* --- evaluation ------------------------------------------------------------ */
 
-static const char *json_str(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-        return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 /* One report line; returns NULL if it is acceptable, else why not. */
 static const char *ingest_line(struct enforce_plan *p, const char *line, size_t len, bool *ret_end,
                                uint64_t *ret_end_count)
@@ -320,9 +325,11 @@ static const char *ingest_line(struct enforce_plan *p, const char *line, size_t 
                 return why;
         }
 
-        const char *name = json_str(o, "name"), *g = json_str(o, "guarantee");
-        const char *kind = json_str(o, "kind"), *expected = json_str(o, "expected");
-        const char *result = json_str(o, "result"), *detail = json_str(o, "detail");
+        const char *name = object_string(o, "name", NULL), *g = object_string(o, "guarantee", NULL);
+        const char *kind = object_string(o, "kind", NULL),
+                   *expected = object_string(o, "expected", NULL);
+        const char *result = object_string(o, "result", NULL),
+                   *detail = object_string(o, "detail", NULL);
         struct enforce_attempt *a = name ? enforce_plan_find(p, name) : NULL;
 
         if (!name || !g || !kind || !expected || !result || !detail)

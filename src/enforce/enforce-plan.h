@@ -112,7 +112,7 @@ struct enforce_attempt *enforce_plan_find(struct enforce_plan *p, const char *na
 void enforce_plan_set(struct enforce_plan *p, const char *name, enum enforce_result r,
                       const char *fmt, ...) printf_fmt(4, 5);
 
-/* The full attack plan of one container (DESIGN section 9 and more). */
+/* The full attack plan of one container (docs/DESIGN.md §10 and more). */
 void enforce_plan_build(struct enforce_plan *p, const struct enforce_targets *t);
 
 /* argv of the probe inside the container: probe attack --out OUT [--test-fault F]

@@ -6,22 +6,9 @@
  */
 #include <string.h>
 
+#include "base/json-util.h"
 #include "base/util.h"
 #include "manifest/manifest.h"
-
-static json_t *json_strv(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (; v && *v; v++)
-                json_array_append_new(a, json_string(*v));
-        return a;
-}
-
-static json_t *json_str_or_null(const char *s)
-{
-        return s ? json_string(s) : json_null();
-}
 
 static json_t *json_uint_or_null(uint64_t v)
 {
@@ -73,13 +60,13 @@ static json_t *json_container(const struct manifest_container *c)
                 json_array_append_new(reads,
                                       json_pack("{s:s, s:s, s:o}", "read", s, "kind",
                                                 manifest_read_kind_to_string(c->reads[i].kind),
-                                                "target", json_str_or_null(c->reads[i].target)));
+                                                "target", str_or_null_to_json(c->reads[i].target)));
         }
         return json_pack(
                 "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
                 "s:s}",
                 "name", c->name, "zone", manifest_zone_kind_to_string(c->zone), "argv",
-                json_strv(c->argv), "env", json_env(c->env), "resources",
+                strv_to_json(c->argv), "env", json_env(c->env), "resources",
                 json_resources(&c->resources), "effective_resources", json_resources(&c->effective),
                 "network", "egress", manifest_egress_to_string(c->egress), "port",
                 c->port ? json_integer(c->port) : json_null(), "phases", json_phases(c->phases),
@@ -87,8 +74,9 @@ static json_t *json_container(const struct manifest_container *c)
                 c->expose.host ? json_pack("{s:s, s:i}", "host", c->expose.host, "port",
                                            (int) c->expose.port)
                                : json_null(),
-                "state", json_str_or_null(c->state), "output", json_str_or_null(c->output), "after",
-                json_strv(c->after), "rootfs", json_str_or_null(c->rootfs), "workdir", c->workdir);
+                "state", str_or_null_to_json(c->state), "output", str_or_null_to_json(c->output),
+                "after", strv_to_json(c->after), "rootfs", str_or_null_to_json(c->rootfs),
+                "workdir", c->workdir);
 }
 
 static json_t *json_zone(const struct manifest_zone *z)
@@ -122,9 +110,9 @@ json_t *manifest_to_json(const struct manifest *m)
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
         return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:{s:o}, s:o}", "app",
-                         json_str_or_null(m->app), "port", (int) m->port, "kill_deadline_s",
+                         str_or_null_to_json(m->app), "port", (int) m->port, "kill_deadline_s",
                          m->kill_deadline_s, "standby", m->standby, "base_dir", m->base_dir,
-                         "workspace_seed", json_str_or_null(m->workspace_seed), "privileged_assets",
-                         assets, "zones", zones, "model", "budget",
+                         "workspace_seed", str_or_null_to_json(m->workspace_seed),
+                         "privileged_assets", assets, "zones", zones, "model", "budget",
                          json_model_budget(&m->model.budget), "observer_order", order);
 }

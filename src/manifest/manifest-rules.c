@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The cross-container rules of DESIGN section 3, run over the typed
+ * The cross-container rules of docs/DESIGN.md §3, run over the typed
  * containers with the positions the parser recorded. Everything here works on
  * what parsed successfully, so structural errors elsewhere do not hide rule
  * violations.
@@ -274,7 +274,7 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                                   "output");
                 }
                 /* Agent code runs in ready/running/sealed: an asset reader
-                 * alive then could leak answers (DESIGN section 3). */
+                 * alive then could leak answers (docs/DESIGN.md §3). */
                 if (assets) {
                         for (size_t k = 0; k < ci->n_phase_nodes; k++) {
                                 const struct mnode *pn = ci->phase_nodes[k];

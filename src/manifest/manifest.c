@@ -840,7 +840,7 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
 
         if (z->kind == MANIFEST_ZONE_AGENT && streq(c->name, "env")) {
                 /* The env server runs the very command it runs without
-                 * openenvd (DESIGN section 7), on the unit's port. */
+                 * openenvd (docs/DESIGN.md §8), on the unit's port. */
                 if (!c->port)
                         c->port = m->port;
                 if (!c->argv && !ci->vals[CK_ARGV]) {
@@ -876,7 +876,7 @@ static void finalize_container(struct manifest_ctx *x, const struct manifest_zon
                 break;
         }
 
-        /* A container may only narrow its zone (DESIGN section 3). */
+        /* A container may only narrow its zone (docs/DESIGN.md §3). */
         if (!ci->vals[CK_NETWORK]) {
                 c->egress = z->egress;
         } else if (c->egress > z->egress) {

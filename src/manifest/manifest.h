@@ -11,7 +11,7 @@
  * `const struct manifest *` and free it once with manifest_free().
  *
  * Invariants of a loaded manifest (checked at load, so users need not
- * re-check): every rule of DESIGN section 3 holds; the agent zone has an
+ * re-check): every rule of docs/DESIGN.md §3 holds; the agent zone has an
  * `env` container; container names are unique across zones and DNS labels;
  * every container has a non-empty argv; `effective` resources are the
  * container's own narrowed by its zone; every read names an existing asset,

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The unit's phase machine (DESIGN section 4), as data.
+ * The unit's phase machine (docs/DESIGN.md §4), as data.
  *
  *   provisioning → ready → running ⇄ frozen → sealed → grading → closed, plus failed.
  *

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/mountinfo.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "preflight/preflight.h"
@@ -183,20 +184,17 @@ char *preflight_fix(const char *check, int step, int err, const struct preflight
  */
 static void scan_mountinfo(bool *ret_docker, bool *ret_proc_masked)
 {
-        cleanup_free char *mi = NULL;
+        cleanup(mountinfo_freep) struct mountinfo *mi = NULL;
 
         *ret_docker = *ret_proc_masked = false;
-        if (read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", ENV_FILE_MAX, &mi, NULL) < 0)
+        if (mountinfo_load_at(AT_FDCWD, "/proc/self/mountinfo", &mi) < 0)
                 return;
-        for (char *line = mi, *eol; line && *line; line = eol ? eol + 1 : NULL) {
-                char target[256];
-                eol = strchr(line, '\n');
-                if (eol)
-                        *eol = '\0';
-                if (strstr(line, "/containers/") && strstr(line, "/hostname /etc/hostname "))
+        for (size_t i = 0; i < mi->n_entries; i++) {
+                const struct mountinfo_entry *e = &mi->entries[i];
+                if (streq(e->mount_point, "/etc/hostname") && endswith(e->root, "/hostname") &&
+                    strstr(e->root, "/containers/"))
                         *ret_docker = true;
-                if (sscanf(line, "%*d %*d %*s %*s %255s", target) == 1 &&
-                    startswith(target, "/proc/"))
+                if (startswith(e->mount_point, "/proc/"))
                         *ret_proc_masked = true;
         }
 }

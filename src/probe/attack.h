@@ -51,6 +51,21 @@ struct attack_context {
 const char *attack_result_to_string(enum attack_result r);
 int attack_result_from_string(const char *s); /* -EINVAL if unknown */
 
+/* Test-only ways for the probe to misbehave (`openenvd-probe attack
+ * --test-fault`, `openenvctl check enforcement --test-probe-fault`), so the
+ * tests can prove the check fails closed (docs/ENFORCEMENT.md "Test knobs"). */
+enum probe_fault {
+        PROBE_FAULT_NONE,
+        PROBE_FAULT_SILENT,  /* exit 0 without reporting anything */
+        PROBE_FAULT_PARTIAL, /* report the first half only, no end line */
+        PROBE_FAULT_GARBLE,  /* every line cut in half */
+        PROBE_FAULT_CRASH,   /* SIGSEGV after the first report */
+        _PROBE_FAULT_MAX,
+};
+
+/* The fault named s ("silent", ...); -EINVAL if unknown ("none" is not a name). */
+int probe_fault_from_string(const char *s);
+
 /* True if kind names an attack this library implements. */
 bool attack_kind_known(const char *kind);
 

@@ -14,7 +14,7 @@
 #include "base/parse-util.h"
 #include "base/util.h"
 #include "probe/containment-probe.h"
-#include "probe/mountinfo.h"
+#include "base/mountinfo.h"
 #include "probe/namespace-ids.h"
 #include "probe/proc-status.h"
 
@@ -253,7 +253,7 @@ static void probe_processes(const struct containment_probe_options *o, int proc_
         (void) o;
 }
 
-static void write_mount(struct jwriter *w, const struct mount_entry *e)
+static void write_mount(struct jwriter *w, const struct mountinfo_entry *e)
 {
         char dev[32];
 
@@ -291,7 +291,7 @@ static void write_check_common(struct jwriter *w, const char *path, const char *
 
 /* One mount not proven read-only by its flags: walk a directory, probe a file. */
 static void probe_mount(const struct containment_probe_options *o, int root_fd,
-                        const struct mount_entry *e, struct jwriter *w)
+                        const struct mountinfo_entry *e, struct jwriter *w)
 {
         cleanup_close int fd = -EBADF;
         uint64_t reached = 0;
@@ -500,8 +500,7 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         jwriter_array_begin(w);
         r = -EBADF;
         if (anchor_fd >= 0 && anchor.has[NS_MNT] && anchor.ino[NS_MNT] != self.ino[NS_MNT])
-                r = read_bounded_at(anchor_fd, "mountinfo", PROBE_MOUNTINFO_MAX_BYTES, &buf, &len,
-                                    &cut);
+                r = read_bounded_at(anchor_fd, "mountinfo", MOUNTINFO_MAX_BYTES, &buf, &len, &cut);
         if (r >= 0) {
                 (void) mountinfo_parse(buf, len, &mi);
                 for (size_t i = 0; i < mi->n_entries; i++)
@@ -524,10 +523,10 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         jwriter_key(w, "write_checks");
         jwriter_array_begin(w);
         for (size_t i = 0; root_fd >= 0 && i < mi->n_entries; i++) {
-                const struct mount_entry *e = &mi->entries[i];
+                const struct mountinfo_entry *e = &mi->entries[i];
                 /* Proven read-only by flags, or an allotted root (the
                  * controls cover those): nothing to attempt. */
-                if (mount_entry_is_read_only(e) || strv_has(o->allotted, e->mount_point))
+                if (mountinfo_entry_is_read_only(e) || strv_has(o->allotted, e->mount_point))
                         continue;
                 /* Kernel interfaces the grader exempts by type: probing
                  * them says nothing about storage. */

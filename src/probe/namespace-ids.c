@@ -6,26 +6,16 @@
 #include <unistd.h>
 
 #include "base/parse-util.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "probe/namespace-ids.h"
 
-static const char *const kinds[_NS_KIND_MAX] = {
+static const char *const ns_kind_table[_NS_KIND_MAX] = {
         [NS_CGROUP] = "cgroup", [NS_IPC] = "ipc",   [NS_MNT] = "mnt",   [NS_NET] = "net",
         [NS_PID] = "pid",       [NS_TIME] = "time", [NS_USER] = "user", [NS_UTS] = "uts",
 };
 
-const char *ns_kind_to_string(enum ns_kind k)
-{
-        return k >= 0 && k < _NS_KIND_MAX ? kinds[k] : NULL;
-}
-
-int ns_kind_from_string(const char *s)
-{
-        for (int i = 0; i < _NS_KIND_MAX; i++)
-                if (streq(s, kinds[i]))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(ns_kind, enum ns_kind);
 
 int ns_link_parse(const char *kind, const char *target, uint64_t *ret)
 {
@@ -52,14 +42,14 @@ void ns_ids_read_at(int pid_dirfd, struct ns_ids *ret)
                 ssize_t n;
                 uint64_t ino;
 
-                (void) snprintf(path, sizeof(path), "ns/%s", kinds[i]);
+                (void) snprintf(path, sizeof(path), "ns/%s", ns_kind_table[i]);
                 n = readlinkat(pid_dirfd, path, target, sizeof(target) - 1);
                 if (n < 0) {
                         ids.err[i] = errno;
                         continue;
                 }
                 target[n] = '\0';
-                if (ns_link_parse(kinds[i], target, &ino) < 0) {
+                if (ns_link_parse(ns_kind_table[i], target, &ino) < 0) {
                         ids.err[i] = EBADMSG;
                         continue;
                 }

@@ -40,16 +40,6 @@
 #include "probe/containment-probe.h"
 #include "probe/json-writer.h"
 
-/* Test-only ways for the probe to misbehave, so the tests can prove the
- * check fails closed (docs/ENFORCEMENT.md "Test knobs"). */
-enum probe_fault {
-        FAULT_NONE,
-        FAULT_SILENT,  /* exit 0 without reporting anything */
-        FAULT_PARTIAL, /* report the first half only, no end line */
-        FAULT_GARBLE,  /* every line cut in half */
-        FAULT_CRASH,   /* SIGSEGV after the first report */
-};
-
 static int write_line(int fd, struct jwriter *w, enum probe_fault fault)
 {
         size_t len;
@@ -57,14 +47,14 @@ static int write_line(int fd, struct jwriter *w, enum probe_fault fault)
         if (w->failed || w->depth != 0)
                 return -EINVAL;
         strbuf_addch(&w->out, '\n');
-        len = fault == FAULT_GARBLE ? w->out.len / 2 : w->out.len;
+        len = fault == PROBE_FAULT_GARBLE ? w->out.len / 2 : w->out.len;
         return write_all(fd, w->out.buf, len);
 }
 
 static int attack_main(int argc, char **argv)
 {
         struct attack_context ctx;
-        enum probe_fault fault = FAULT_NONE;
+        enum probe_fault fault = PROBE_FAULT_NONE;
         const char *out = NULL;
         cleanup_close int fd = -EBADF;
         int i, n_attempts, r;
@@ -77,15 +67,12 @@ static int attack_main(int argc, char **argv)
                         out = argv[++i];
                 else if (streq(argv[i], "--test-fault") && i + 1 < argc) {
                         const char *k = argv[++i];
-                        fault = streq(k, "silent")    ? FAULT_SILENT
-                                : streq(k, "partial") ? FAULT_PARTIAL
-                                : streq(k, "garble")  ? FAULT_GARBLE
-                                : streq(k, "crash")   ? FAULT_CRASH
-                                                      : FAULT_NONE;
-                        if (fault == FAULT_NONE) {
+                        int f = probe_fault_from_string(k);
+                        if (f < 0) {
                                 fprintf(stderr, "openenvd-probe: unknown fault '%s'\n", k);
                                 return 2;
                         }
+                        fault = (enum probe_fault) f;
                 } else {
                         fprintf(stderr, "openenvd-probe: unknown argument '%s'\n", argv[i]);
                         return 2;
@@ -97,7 +84,7 @@ static int attack_main(int argc, char **argv)
                 return 2;
         }
         n_attempts = (argc - i - 1) / 4;
-        if (fault == FAULT_SILENT)
+        if (fault == PROBE_FAULT_SILENT)
                 return 0;
 
         fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -110,7 +97,7 @@ static int attack_main(int argc, char **argv)
                 struct attack_outcome o;
                 struct jwriter w;
 
-                if (fault == FAULT_PARTIAL && k >= n_attempts / 2)
+                if (fault == PROBE_FAULT_PARTIAL && k >= n_attempts / 2)
                         return 0;
                 (void) attack_run(a[2], a[3], &ctx, &o);
                 jwriter_init(&w);
@@ -128,7 +115,7 @@ static int attack_main(int argc, char **argv)
                         fprintf(stderr, "openenvd-probe: %s: %s\n", out, strerror(-r));
                         return 1;
                 }
-                if (fault == FAULT_CRASH)
+                if (fault == PROBE_FAULT_CRASH)
                         (void) raise(SIGSEGV);
         }
 

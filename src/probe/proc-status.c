@@ -3,18 +3,16 @@
 #include <string.h>
 
 #include "base/parse-util.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "probe/proc-status.h"
 
-static const char *const cap_names[_PROC_CAP_MAX] = {
+static const char *const proc_cap_set_table[_PROC_CAP_MAX] = {
         [PROC_CAP_INH] = "CapInh", [PROC_CAP_PRM] = "CapPrm", [PROC_CAP_EFF] = "CapEff",
         [PROC_CAP_BND] = "CapBnd", [PROC_CAP_AMB] = "CapAmb",
 };
 
-const char *proc_cap_set_to_string(enum proc_cap_set s)
-{
-        return s >= 0 && s < _PROC_CAP_MAX ? cap_names[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(proc_cap_set, enum proc_cap_set);
 
 /* Splits a value on tabs/spaces into at most max uint32 fields; returns the
  * count, or -EINVAL if a token is not a number or there are more than max. */
@@ -141,7 +139,7 @@ static void parse_field(struct proc_status *s, const char *key, const char *v)
                 }
         } else {
                 for (size_t i = 0; i < _PROC_CAP_MAX; i++)
-                        if (streq(key, cap_names[i]) && !s->has_caps[i]) {
+                        if (streq(key, proc_cap_set_table[i]) && !s->has_caps[i]) {
                                 uint64_t c;
                                 if (parse_hex64(v, &c) >= 0) {
                                         s->caps[i] = c;

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -7,42 +6,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/strbuf.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "probe/write-check.h"
 
-static const char *const result_names[_WRITE_RESULT_MAX] = {
+static const char *const write_result_table[_WRITE_RESULT_MAX] = {
         [WRITE_DENIED] = "denied",
         [WRITE_WRITABLE] = "writable",
         [WRITE_INCONCLUSIVE] = "inconclusive",
         [WRITE_NOT_STORAGE] = "not-storage",
 };
 
-static const char *const bound_names[_WALK_BOUND_MAX] = {
+static const char *const write_walk_bound_table[_WALK_BOUND_MAX] = {
         [WALK_BOUND_NONE] = "none",
         [WALK_BOUND_DEPTH] = "max_depth",
         [WALK_BOUND_ENTRIES] = "max_entries",
         [WALK_BOUND_FINDINGS] = "max_findings",
 };
 
-const char *write_walk_bound_to_string(enum write_walk_bound b)
-{
-        return b >= 0 && b < _WALK_BOUND_MAX ? bound_names[b] : NULL;
-}
-
-const char *write_result_to_string(enum write_result r)
-{
-        return r >= 0 && r < _WRITE_RESULT_MAX ? result_names[r] : NULL;
-}
-
-int write_result_from_string(const char *s)
-{
-        for (int i = 0; i < _WRITE_RESULT_MAX; i++)
-                if (streq(s, result_names[i]))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(write_walk_bound, enum write_walk_bound);
+DEFINE_STRING_TABLE_LOOKUP(write_result, enum write_result);
 
 enum write_result write_result_from_errno(int err)
 {
@@ -261,11 +247,6 @@ static void walk_truncated(struct write_walk *w, enum write_walk_bound b)
         w->truncated = true;
 }
 
-struct walk_level {
-        DIR *dir;
-        size_t path_len; /* length of the display path of this directory */
-};
-
 static bool same_mount(int fd, bool have_root_mnt, uint64_t root_mnt, dev_t root_dev)
 {
         uint64_t id = 0;
@@ -280,136 +261,153 @@ static bool same_mount(int fd, bool have_root_mnt, uint64_t root_mnt, dev_t root
         return fstat(fd, &st) >= 0 && st.st_dev == root_dev;
 }
 
+struct walker {
+        struct write_walk w;
+        const struct write_walk_bounds *b;
+        const char *prefix;    /* borrowed: names the walk root in findings */
+        unsigned max_depth;    /* b->max_depth, capped */
+        struct strbuf display; /* prefix + "/" + the entry's relative path */
+        uint64_t root_mnt;
+        bool have_root_mnt;
+        dev_t root_dev;
+        bool stopped; /* a bound ended the walk */
+};
+
+static const char *walker_display(struct walker *k, const char *rel)
+{
+        strbuf_reset(&k->display);
+        strbuf_adds(&k->display, k->prefix);
+        if (rel && *rel) {
+                if (k->display.len == 0 || k->display.buf[k->display.len - 1] != '/')
+                        strbuf_addch(&k->display, '/');
+                strbuf_adds(&k->display, rel);
+        }
+        return k->display.buf;
+}
+
+/* Proven writable and out of room for findings: nothing more to learn. */
+static bool walker_findings_full(const struct walker *k)
+{
+        return k->w.n_findings >= k->b->max_findings && k->b->max_findings > 0 &&
+               k->w.result == WRITE_WRITABLE;
+}
+
+/* A directory that cannot be listed: creation may still be possible. */
+static void walker_unlistable(struct walker *k, const struct dir_walk_entry *e, const char *path)
+{
+        int pfd = openat(e->parent_fd, e->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        enum write_result r;
+        int err;
+
+        if (pfd >= 0) {
+                r = write_check_dir(pfd, &err);
+                safe_close(pfd);
+                walk_note(&k->w, k->b, path, 'd', r, err);
+        }
+        walk_note(&k->w, k->b, path, 'd', WRITE_INCONCLUSIVE, -e->error);
+}
+
+static int walker_visit(const struct dir_walk_entry *e, enum dir_walk_event event, void *userdata)
+{
+        struct walker *k = userdata;
+        const char *path = walker_display(k, e->path);
+        enum write_result r;
+        char type;
+        int err;
+
+        if (event == DIR_WALK_LEAVE)
+                return DIR_WALK_CONTINUE;
+        if (event == DIR_WALK_ERROR && e->fd >= 0) {
+                /* Listing stopped early: whatever lies below is unproven. */
+                walk_note(&k->w, k->b, path, 'd', WRITE_INCONCLUSIVE, -e->error);
+                return DIR_WALK_CONTINUE;
+        }
+        if (walker_findings_full(k)) {
+                walk_truncated(&k->w, WALK_BOUND_FINDINGS);
+                k->stopped = true;
+                return DIR_WALK_STOP;
+        }
+        if (k->w.visited >= k->b->max_entries) {
+                walk_truncated(&k->w, WALK_BOUND_ENTRIES);
+                k->stopped = true;
+                return DIR_WALK_STOP;
+        }
+        k->w.visited++;
+
+        switch (event) {
+        case DIR_WALK_ENTRY:
+                r = write_check_file_at(e->parent_fd, e->name, &type, &err);
+                walk_note(&k->w, k->b, path, type, r, err);
+                return DIR_WALK_CONTINUE;
+        case DIR_WALK_ERROR:
+                walker_unlistable(k, e, path);
+                return DIR_WALK_CONTINUE;
+        default:
+                break;
+        }
+        if (!same_mount(e->fd, k->have_root_mnt, k->root_mnt, k->root_dev)) {
+                /* Another mount: judged on its own, not here. */
+                k->w.nested_mounts++;
+                return DIR_WALK_SKIP;
+        }
+        r = write_check_dir(e->fd, &err);
+        walk_note(&k->w, k->b, path, 'd', r, err);
+        if (e->depth > k->max_depth) {
+                walk_truncated(&k->w, WALK_BOUND_DEPTH);
+                return DIR_WALK_SKIP;
+        }
+        return DIR_WALK_CONTINUE;
+}
+
 int write_walk_run(int dir_fd, const char *display_prefix, const struct write_walk_bounds *b,
                    struct write_walk *ret)
 {
-        struct write_walk w = { .result = WRITE_DENIED };
-        struct walk_level stack[64];
-        unsigned depth = 0, max_depth = MIN(b->max_depth, (unsigned) ELEMENTSOF(stack) - 1);
-        cleanup_strbuf struct strbuf path = STRBUF_INIT;
-        uint64_t root_mnt = 0;
-        bool have_root_mnt;
+        struct walker k = {
+                .w = { .result = WRITE_DENIED },
+                .b = b,
+                .prefix = display_prefix,
+                /* Each level holds a directory fd open: 63 below the root at most. */
+                .max_depth = MIN(b->max_depth, 63U),
+                .display = STRBUF_INIT,
+        };
+        cleanup_close int fd = -EBADF;
         struct stat root_st;
         enum write_result r;
-        int err, fd;
+        int err;
 
         if (fstat(dir_fd, &root_st) < 0)
                 return negative_errno();
         if (!S_ISDIR(root_st.st_mode))
                 return -ENOTDIR;
-        have_root_mnt = fd_mount_id(dir_fd, &root_mnt) >= 0;
+        k.root_dev = root_st.st_dev;
+        k.have_root_mnt = fd_mount_id(dir_fd, &k.root_mnt) >= 0;
 
-        strbuf_adds(&path, display_prefix);
         r = write_check_dir(dir_fd, &err);
-        w.visited = 1;
+        k.w.visited = 1;
         if (r == WRITE_DENIED)
-                w.denied_err = err;
-        walk_note(&w, b, path.buf, 'd', r, err);
+                k.w.denied_err = err;
+        walk_note(&k.w, b, display_prefix, 'd', r, err);
 
         /* Reopen for reading: dir_fd may be O_PATH. */
         fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 /* Cannot list: whatever lies below is unproven. */
-                walk_note(&w, b, path.buf, 'd', WRITE_INCONCLUSIVE, errno);
-                *ret = w;
+                walk_note(&k.w, b, display_prefix, 'd', WRITE_INCONCLUSIVE, errno);
+                *ret = k.w;
+                strbuf_release(&k.display);
                 return 0;
         }
-        stack[0] = (struct walk_level){ .dir = fdopendir(fd), .path_len = path.len };
-        if (!stack[0].dir) {
-                safe_close(fd);
-                return negative_errno();
+        err = dir_walk(fd, &(const struct dir_walk_options){ .paths = true }, walker_visit, &k);
+        if (err < 0) {
+                write_walk_done(&k.w);
+                strbuf_release(&k.display);
+                return err;
         }
-
-        for (;;) {
-                struct walk_level *top = &stack[depth];
-                struct dirent *de;
-                char type;
-
-                if (w.n_findings >= b->max_findings && b->max_findings > 0 &&
-                    w.result == WRITE_WRITABLE) {
-                        /* Proven writable and out of room: stop early. */
-                        walk_truncated(&w, WALK_BOUND_FINDINGS);
-                        break;
-                }
-                errno = 0;
-                de = readdir(top->dir);
-                if (!de) {
-                        if (errno != 0)
-                                walk_note(&w, b, path.buf, 'd', WRITE_INCONCLUSIVE, errno);
-                        closedir(top->dir);
-                        top->dir = NULL;
-                        if (depth == 0)
-                                break;
-                        depth--;
-                        path.len = stack[depth].path_len;
-                        path.buf[path.len] = '\0';
-                        continue;
-                }
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (w.visited >= b->max_entries) {
-                        walk_truncated(&w, WALK_BOUND_ENTRIES);
-                        break;
-                }
-                w.visited++;
-                path.len = top->path_len;
-                path.buf[path.len] = '\0';
-                if (path.len == 0 || path.buf[path.len - 1] != '/')
-                        strbuf_addch(&path, '/');
-                strbuf_adds(&path, de->d_name);
-
-                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) {
-                        r = write_check_file_at(dirfd(top->dir), de->d_name, &type, &err);
-                        walk_note(&w, b, path.buf, type, r, err);
-                        continue;
-                }
-                fd = openat(dirfd(top->dir), de->d_name,
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
-                        r = write_check_file_at(dirfd(top->dir), de->d_name, &type, &err);
-                        walk_note(&w, b, path.buf, type, r, err);
-                        continue;
-                }
-                if (fd < 0) {
-                        int e = errno;
-                        /* Unlistable, but creation may still be possible. */
-                        int pfd = openat(dirfd(top->dir), de->d_name,
-                                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (pfd >= 0) {
-                                r = write_check_dir(pfd, &err);
-                                safe_close(pfd);
-                                walk_note(&w, b, path.buf, 'd', r, err);
-                        }
-                        walk_note(&w, b, path.buf, 'd', WRITE_INCONCLUSIVE, e);
-                        continue;
-                }
-                if (!same_mount(fd, have_root_mnt, root_mnt, root_st.st_dev)) {
-                        /* Another mount: judged on its own, not here. */
-                        w.nested_mounts++;
-                        safe_close(fd);
-                        continue;
-                }
-                r = write_check_dir(fd, &err);
-                walk_note(&w, b, path.buf, 'd', r, err);
-                if (depth + 1 > max_depth) {
-                        walk_truncated(&w, WALK_BOUND_DEPTH);
-                        safe_close(fd);
-                        continue;
-                }
-                DIR *d = fdopendir(fd);
-                if (!d) {
-                        safe_close(fd);
-                        walk_note(&w, b, path.buf, 'd', WRITE_INCONCLUSIVE, errno);
-                        continue;
-                }
-                depth++;
-                stack[depth] = (struct walk_level){ .dir = d, .path_len = path.len };
-        }
-        /* Unwind after an early exit; the normal exit closed everything. */
-        for (unsigned i = depth + 1; i-- > 0;)
-                if (stack[i].dir)
-                        closedir(stack[i].dir);
-        *ret = w;
+        /* The bound on findings is also checked once the walk ran out. */
+        if (!k.stopped && walker_findings_full(&k))
+                walk_truncated(&k.w, WALK_BOUND_FINDINGS);
+        strbuf_release(&k.display);
+        *ret = k.w;
         return 0;
 }
 

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Who a request on the unit's port comes from (DESIGN section 7):
+ * Who a request on the unit's port comes from (docs/DESIGN.md §8):
  *
  *   orchestrator  the unit's token: every route
  *   agent         the optional agent token: the agent-facing env paths only

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The unit's port (DESIGN section 7): control routes answered by the unit
+ * The unit's port (docs/DESIGN.md §8): control routes answered by the unit
  * through struct frontend_ops, everything else relayed to the live env
  * server's unix socket by an http_proxy.
  *

@@ -10,6 +10,7 @@
 
 #include "base/fd-util.h"
 #include "base/limits.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "relay/http-proxy.h"
 #include "relay/model-upstream.h"
@@ -48,7 +49,8 @@ static const struct model_provider providers[] = {
         { "openai", "Authorization", "Bearer ", openai_targets },
 };
 
-static const char *const budget_dim_names[MODEL_BUDGET_DIM_MAX] = { "requests", "bytes", "tokens" };
+static const char *const model_budget_dim_table[MODEL_BUDGET_DIM_MAX] = { "requests", "bytes",
+                                                                          "tokens" };
 
 /* The harness's credentials, Host and encoding are replaced; OpenAI's
  * organization and project headers would let it bill another project the
@@ -79,10 +81,7 @@ struct model_exchange {
         uint64_t in, out; /* what is already added to the totals */
 };
 
-const char *model_budget_dim_to_string(enum model_budget_dim d)
-{
-        return d < MODEL_BUDGET_DIM_MAX ? budget_dim_names[d] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(model_budget_dim, enum model_budget_dim);
 
 static const struct model_provider *provider_find(const char *name)
 {

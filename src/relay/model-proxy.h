@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The model proxy (DESIGN.md section 7): one per harness per episode, on a
+ * The model proxy (docs/DESIGN.md §8): one per harness per episode, on a
  * unix socket in the harness's socket dir. The harness speaks plain HTTP/1.1
  * with a placeholder key; the proxy decides per request, in this order:
  *

@@ -4,10 +4,27 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/limits.h"
+#include "base/string-table.h"
 #include "base/util.h"
+
+/* Indexed by the flag's bit number. */
+static const char *const container_weaken_table[] = {
+        "no-seccomp",    /* WEAKEN_NO_SECCOMP */
+        "no-masks",      /* WEAKEN_NO_MASKS */
+        "keep-caps",     /* WEAKEN_KEEP_CAPS */
+        "writable-root", /* WEAKEN_WRITABLE_ROOT */
+};
+
+int container_weaken_from_string(const char *s)
+{
+        ssize_t bit = string_table_lookup_from_string(container_weaken_table,
+                                                      ELEMENTSOF(container_weaken_table), s);
+        return bit < 0 ? (int) bit : 1 << bit;
+}
 
 void container_spec_done(struct container_spec *spec)
 {
@@ -208,4 +225,26 @@ void container_spec_add_bind(struct container_spec *spec, const char *source, co
                 .flags = flags,
                 .is_file = is_file,
         };
+}
+
+static const char *const container_mark_table[_CONTAINER_MARK_MAX] = {
+        [CONTAINER_MARK_START] = "start",       [CONTAINER_MARK_CLONED] = "clone3",
+        [CONTAINER_MARK_GO] = "maps+cgroups",   [CONTAINER_MARK_CHILD_GO] = "child-wakeup",
+        [CONTAINER_MARK_ROOT] = "root+sources", [CONTAINER_MARK_PROC] = "proc",
+        [CONTAINER_MARK_DEV] = "dev",           [CONTAINER_MARK_SYS] = "sys",
+        [CONTAINER_MARK_TMP_RUN] = "tmp+run",   [CONTAINER_MARK_SPEC_MOUNTS] = "spec-mounts",
+        [CONTAINER_MARK_POLICY] = "masks",      [CONTAINER_MARK_PIVOT] = "seal+pivot",
+        [CONTAINER_MARK_CREDS] = "creds+stdio", [CONTAINER_MARK_FILTER] = "seccomp",
+        [CONTAINER_MARK_EXECED] = "exec",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(container_mark, enum container_mark, "unknown");
+
+void container_mark(const struct container_spec *spec, enum container_mark m)
+{
+        struct timespec ts;
+
+        if (!spec->timing || clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                return;
+        spec->timing->ns[m] = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
 }

@@ -21,6 +21,7 @@
 #include "cgroup/cgroup.h"
 
 struct syscall_filter; /* sandbox/syscall-filter.h */
+struct kept_netns;     /* sandbox/netns-keep.h */
 
 enum mount_kind {
         MOUNT_BIND,    /* source -> target, private, flags applied by remount */
@@ -63,6 +64,10 @@ enum container_weaken {
         WEAKEN_WRITABLE_ROOT = 1 << 3,
 };
 
+/* The flag named s ("no-seccomp", "no-masks", "keep-caps", "writable-root":
+ * --test-weaken), or -EINVAL. */
+int container_weaken_from_string(const char *s);
+
 struct container_spec {
         char *name;       /* unique, e.g. "agent-env"; also the hostname */
         char **argv;      /* the principal's argv, NULL-terminated */
@@ -104,7 +109,46 @@ struct container_spec {
         unsigned notify_pass_index;
 
         unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
+
+        /* borrowed: the network namespace to run in (netns-keep.h), kept
+         * across the containers of one slot; NULL: a fresh one. Native
+         * launcher only (an OCI runtime always makes its own). */
+        const struct kept_netns *netns;
+        /* borrowed, NULL: not measured. The native launcher stamps each step
+         * of the spawn (CLOCK_MONOTONIC) for bench/launch; the child writes
+         * into it through the memory it shares with the caller (x86_64,
+         * non-sanitizer builds; elsewhere the child's marks stay 0). */
+        struct container_timing *timing;
 };
+
+/* Steps of a native spawn, in order (bench/launch prints the differences). */
+enum container_mark {
+        CONTAINER_MARK_START,       /* container_spawn() entered */
+        CONTAINER_MARK_CLONED,      /* parent: clone3() returned */
+        CONTAINER_MARK_GO,          /* parent: maps written, v1 cgroups joined, go sent */
+        CONTAINER_MARK_CHILD_GO,    /* child: go received */
+        CONTAINER_MARK_ROOT,        /* child: sources opened, root and spec mounts prepared */
+        CONTAINER_MARK_PROC,        /* child: /proc */
+        CONTAINER_MARK_DEV,         /* child: /dev */
+        CONTAINER_MARK_SYS,         /* child: /sys */
+        CONTAINER_MARK_TMP_RUN,     /* child: /tmp, /run */
+        CONTAINER_MARK_SPEC_MOUNTS, /* child: spec mounts attached */
+        CONTAINER_MARK_POLICY,      /* child: masks and read-only paths */
+        CONTAINER_MARK_PIVOT,       /* child: sealed, pivot_root, old root detached */
+        CONTAINER_MARK_CREDS,       /* child: hostname, rlimits, ids, caps, stdio */
+        CONTAINER_MARK_FILTER,      /* child: seccomp attached, exec next */
+        CONTAINER_MARK_EXECED,      /* parent: the exec happened (error pipe EOF) */
+        _CONTAINER_MARK_MAX,
+};
+
+struct container_timing {
+        uint64_t ns[_CONTAINER_MARK_MAX]; /* CLOCK_MONOTONIC, 0: not reached */
+};
+
+const char *container_mark_to_string(enum container_mark m);
+
+/* Stamps a step when the spec asks for timing (a vDSO call, no syscall). */
+void container_mark(const struct container_spec *spec, enum container_mark m);
 
 void container_spec_done(struct container_spec *spec);
 

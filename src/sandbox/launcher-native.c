@@ -21,11 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/exit-code.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/string-table.h"
 #include "base/util.h"
 #include "sandbox/mount-setup.h"
+#include "sandbox/netns-keep.h"
 #include "sandbox/syscall-filter.h"
 
 #define CHILD_FAILED_EXIT 127
@@ -84,10 +86,11 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(container_step, enum container_ste
 struct child_args {
         const struct container_spec *spec;
         const struct container_policy *policy;
-        int shim_fd; /* O_PATH of the shim binary: it need not be visible inside */
-        int go_fd;   /* read end: one byte means "maps written, cgroups joined" */
-        int err_fd;  /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
-        int null_fd; /* host /dev/null, for stdin (and stdout/stderr by default) */
+        int shim_fd;      /* O_PATH of the shim binary: it need not be visible inside */
+        int go_fd;        /* read end: one byte means "maps written, cgroups joined" */
+        int err_fd;       /* write end, CLOEXEC: {step, errno, index} or EOF at exec */
+        int null_fd;      /* host /dev/null, for stdin (and stdout/stderr by default) */
+        int dev_template; /* mount_dev_template(), or -EBADF */
         int pass_fds[CONTAINER_MAX_PASS_FDS]; /* copies of spec->pass_fds, all above 3 + n */
 };
 
@@ -102,22 +105,6 @@ static noreturn_fn void child_fail(const struct child_args *a, struct container_
                 if ((expr) < 0)                                                       \
                         child_fail(a, (struct container_error){ (step), errno, -1 }); \
         } while (0)
-
-static int loopback_up(void)
-{
-        /* Only the kernel's lo exists in a new network namespace; it starts
-         * down. Needs CAP_NET_ADMIN over the namespace, so it is done here
-         * rather than by the (unprivileged) shim. */
-        cleanup_close int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        struct ifreq ifr = { .ifr_name = "lo" };
-
-        if (fd < 0)
-                return -1;
-        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-                return -1;
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        return ioctl(fd, SIOCSIFFLAGS, &ifr);
-}
 
 static int caps_drop_all(void)
 {
@@ -226,6 +213,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         if (n != 1)
                 child_fail(a, (struct container_error){ CONTAINER_STEP_WAIT_GO,
                                                         n < 0 ? errno : EPIPE, -1 });
+        container_mark(spec, CONTAINER_MARK_CHILD_GO);
 
         /* Still the daemon's host uid here: open the host paths to bind now
          * (O_PATH only), so their parents need not be traversable by the
@@ -233,6 +221,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         struct mount_sources src;
         if (mount_sources_open(spec, &src, &e) < 0)
                 child_fail(a, e);
+        src.dev_template = a->dev_template;
 
         /* clone3() keeps our host credentials (kuid 0, unmapped in the new
          * namespace, so files we create would be -EOVERFLOW); become the
@@ -244,7 +233,13 @@ static noreturn_fn void child_main(const struct child_args *a)
                 child_fail(a, e);
 
         CHILD_CHECK(a, CONTAINER_STEP_HOSTNAME, sethostname(spec->name, strlen(spec->name)));
-        CHILD_CHECK(a, CONTAINER_STEP_LOOPBACK, loopback_up());
+        /* A kept namespace has lo up already (and we hold no capability
+         * over it: it belongs to the daemon's user namespace). */
+        if (!spec->netns) {
+                int r = netns_loopback_up();
+                if (r < 0)
+                        child_fail(a, (struct container_error){ CONTAINER_STEP_LOOPBACK, -r, -1 });
+        }
 
         struct rlimit core = { 0, 0 };
         CHILD_CHECK(a, CONTAINER_STEP_RLIMIT, setrlimit(RLIMIT_CORE, &core));
@@ -291,6 +286,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         /* Whatever the caller leaked into us (its listeners, other
          * containers' pidfds) must not reach the container. */
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3 + n_pass, ~0U, CLOSE_RANGE_CLOEXEC));
+        container_mark(spec, CONTAINER_MARK_CREDS);
 
         if (!(spec->weaken & WEAKEN_NO_SECCOMP)) {
                 int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
@@ -298,6 +294,7 @@ static noreturn_fn void child_main(const struct child_args *a)
                 if (r < 0)
                         child_fail(a, (struct container_error){ CONTAINER_STEP_SECCOMP, -r, -1 });
         }
+        container_mark(spec, CONTAINER_MARK_FILTER);
 
         /* execveat of the O_PATH fd: the shim binary is not inside the
          * container's view, and nothing in the container can replace it. */
@@ -345,11 +342,31 @@ static int spawn_fail(struct container_error *ret_err, enum container_step step,
         return r < 0 ? r : -r;
 }
 
+/* The /dev template, built at the first spawn and kept for the life of the
+ * process (mount-setup.h); -EBADF if it could not be built (each container
+ * then builds its /dev itself). Above every fd number a spawn passes on. */
+static int dev_template(void)
+{
+        static int fd = -EBADF;
+        static bool tried;
+
+        if (!tried) {
+                tried = true;
+                int t = mount_dev_template();
+                if (t >= 0) {
+                        fd = fcntl(t, F_DUPFD_CLOEXEC, 3 + CONTAINER_MAX_PASS_FDS);
+                        safe_close(t);
+                }
+        }
+        return fd;
+}
+
 int container_spawn(const struct container_spec *spec, struct container **ret,
                     struct container_error *ret_err)
 {
         int go[2], errp[2], r;
 
+        container_mark(spec, CONTAINER_MARK_START);
         r = container_spec_validate(spec);
         if (r < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_VALIDATE, r);
@@ -403,12 +420,13 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 .go_fd = go_r,
                 .err_fd = err_w,
                 .null_fd = null_fd,
+                .dev_template = dev_template(),
         };
         memcpy(args.pass_fds, pass, spec->n_pass_fds * sizeof(int));
         int pidfd = -EBADF;
         struct clone_args ca = {
-                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                         CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+                .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                         CLONE_NEWCGROUP | CLONE_PIDFD | (spec->netns ? 0 : CLONE_NEWNET),
                 .pidfd = (uint64_t) (uintptr_t) &pidfd,
                 .exit_signal = SIGCHLD,
         };
@@ -428,12 +446,25 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (stack == MAP_FAILED) {
+                r = -errno;
                 stack = NULL;
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, -errno);
+                safe_close(go_r);
+                safe_close(err_w);
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
         }
         ca.flags |= CLONE_VM;
         ca.stack = (uint64_t) (uintptr_t) stack;
         ca.stack_size = CHILD_STACK_SIZE;
+#endif
+        /* A kept network namespace is inherited: this thread steps into it
+         * for the clone3() only and does nothing else meanwhile. */
+        r = spec->netns ? kept_netns_enter(spec->netns) : 0;
+        if (r < 0) {
+                safe_close(go_r);
+                safe_close(err_w);
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
+        }
+#if LAUNCHER_SHARED_VM
         long pid = clone3_run(&ca, child_entry, &args);
         int clone_err = pid < 0 ? (int) pid : 0;
 #else
@@ -442,6 +473,9 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         if (pid == 0)
                 child_main(&args); /* never returns */
 #endif
+        if (spec->netns && kept_netns_leave(spec->netns) < 0)
+                abort(); /* we came from there: see kept_netns_leave() */
+        container_mark(spec, CONTAINER_MARK_CLONED);
         safe_close(go_r);
         safe_close(err_w);
         if (pid < 0)
@@ -470,6 +504,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         safe_close(TAKE_FD(go_w));
         if (r < 0)
                 return spawn_fail(ret_err, step, r); /* container_free() kills and reaps */
+        container_mark(spec, CONTAINER_MARK_GO);
 
         struct container_error e;
         ssize_t n;
@@ -486,6 +521,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                         *ret_err = e;
                 return -e.error;
         }
+        container_mark(spec, CONTAINER_MARK_EXECED);
         *ret = TAKE_PTR(owned);
         return 0;
 }
@@ -523,7 +559,7 @@ static int container_reap(struct container *c, int options, int *ret_status)
                 if (si.si_pid == 0)
                         return -EAGAIN;
                 c->reaped = true;
-                c->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+                c->status = exit_status_from_siginfo(si.si_code, si.si_status);
         }
         if (ret_status)
                 *ret_status = c->status;

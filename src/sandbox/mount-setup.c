@@ -16,6 +16,7 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/util.h"
+#include "sandbox/netns-keep.h"
 
 /*
  * Everything here runs in the cloned child, which owns a private copy of the
@@ -106,12 +107,24 @@ static int mount_attach(int mnt_fd, int target_fd)
         return 0;
 }
 
+#ifndef SYS_open_tree_attr
+#define SYS_open_tree_attr 467 /* Linux 6.15, the same number on every architecture */
+#endif
+
 /* Recursive clone of whatever fd (O_PATH) points at, with attributes added. */
 static int clone_at(int dir_fd, const char *path, unsigned long long attr)
 {
-        int fd = open_tree(dir_fd, path,
-                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                   AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
+        unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+                         (path[0] ? 0 : AT_EMPTY_PATH);
+        /* open_tree_attr() clones and sets the attributes (recursively, with
+         * AT_RECURSIVE) in one call; older kernels take two. */
+        struct mount_attr ma = { .attr_set = attr, .propagation = MS_PRIVATE };
+        long fast = syscall(SYS_open_tree_attr, dir_fd, path, flags, &ma, sizeof(ma));
+        if (fast >= 0)
+                return (int) fast;
+        if (errno != ENOSYS)
+                return -errno;
+        int fd = open_tree(dir_fd, path, flags);
         if (fd < 0)
                 return -errno;
         int r = mount_set(fd, attr, true);
@@ -209,6 +222,9 @@ static int scaffold(struct setup *s, int dir_fd)
         if (r < 0)
                 return r;
 
+        /* Raw getdents64 rather than base/dir-walk.h: this runs in the
+         * clone child that shares the daemon's memory (CLONE_VM), where
+         * readdir()'s malloc is off limits; and it lists one level only. */
         char buf[4096] __attribute__((aligned(8)));
         unsigned n_entries = 0;
         for (;;) {
@@ -407,10 +423,14 @@ static int setup_proc(struct setup *s)
 
         /* The principal is uid 1000 and holds no capability: let it bind low
          * ports in its own network namespace (what Docker sets too). Written
-         * while /proc/sys is still writable, before the read-only bind. */
-        r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+         * while /proc/sys is still writable, before the read-only bind; a
+         * kept namespace got it when it was made (kernel-owned, we could
+         * not write it). */
+        if (!s->spec->netns) {
+                r = write_string_file_at(proc, "sys/net/ipv4/ip_unprivileged_port_start", "0");
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_SYSCTL, -1, r);
+        }
 
         return 0;
 }
@@ -431,47 +451,114 @@ static int readonly_one(struct setup *s, const char *path)
         return mount_attach(c, t);
 }
 
-static int setup_dev(struct setup *s)
+static const struct {
+        const char *name, *target;
+} dev_links[] = {
+        { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
+        { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
+        { "stderr", "/proc/self/fd/2" },
+};
+
+/* The fixed content of /dev into the tmpfs dev: host device binds (mknod is
+ * impossible in a user namespace, and a device node on a tmpfs mounted
+ * there would be unusable), symlinks, the pts and shm mount points.
+ * dev_fds: O_PATH fds of the host's nodes, in host_devices order. On failure
+ * *index is the device that failed (or -1). */
+static int dev_fill(int dev, const int *dev_fds, int *index)
 {
-        static const struct {
-                const char *name, *target;
-        } links[] = {
-                { "ptmx", "pts/ptmx" },          { "fd", "/proc/self/fd" },
-                { "stdin", "/proc/self/fd/0" },  { "stdout", "/proc/self/fd/1" },
-                { "stderr", "/proc/self/fd/2" },
-        };
-        char shm_size[32];
-        int r;
-
-        int dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-        if (dev < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, dev);
-        s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
-        r = attach_at(s, dev, "/dev", false);
-        if (r < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, r);
-
-        /* mknod is impossible in a user namespace (and a device node on a
-         * tmpfs mounted there would be unusable): bind the host's nodes. */
         for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                *index = (int) i;
                 if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
+                        return -errno;
                 cleanup_close int c =
-                        clone_at(s->dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                        clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, c);
+                        return c;
                 cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (t < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, -errno);
-                r = mount_attach(c, t);
+                        return -errno;
+                int r = mount_attach(c, t);
                 if (r < 0)
-                        return fail(s, CONTAINER_STEP_DEV, (int) i, r);
+                        return r;
         }
-        for (size_t i = 0; i < ELEMENTSOF(links); i++)
-                if (symlinkat(links[i].target, dev, links[i].name) < 0)
-                        return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+        *index = -1;
+        for (size_t i = 0; i < ELEMENTSOF(dev_links); i++)
+                if (symlinkat(dev_links[i].target, dev, dev_links[i].name) < 0)
+                        return -errno;
         if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
-                return fail(s, CONTAINER_STEP_DEV, -1, -errno);
+                return -errno;
+        return 0;
+}
+
+/* O_PATH fds of the host's device nodes, for those of fds[] still < 0. */
+static int dev_nodes_open(int *fds)
+{
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
+                char path[32];
+                if (fds[i] >= 0)
+                        continue;
+                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
+                fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+int mount_dev_template(void)
+{
+        int fds[ELEMENTSOF(host_devices)];
+        int index;
+
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                fds[i] = -EBADF;
+        int r = dev_nodes_open(fds);
+        int dev = r < 0 ? r : tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (dev >= 0) {
+                r = dev_fill(dev, fds, &index);
+                if (r >= 0)
+                        r = mount_set(dev, MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        dev = safe_close(dev);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                safe_close(fds[i]);
+        return r < 0 ? r : dev;
+}
+
+static int setup_dev(struct setup *s, int template_fd)
+{
+        char shm_size[32];
+        int r, index;
+        int dev;
+
+        /* A private copy of the template tree (read-only already); a kernel
+         * that cannot clone a detached tree gets /dev built as below. */
+        dev = template_fd >= 0 ? clone_at(template_fd, "", 0) : -EBADF;
+        if (dev >= 0) {
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0) {
+                        safe_close(dev);
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                }
+                /* dev stays open (closed by the exec): pts and shm below. */
+        } else {
+                /* The host's nodes not opened yet (a template was meant to
+                 * be used): the host's /dev is still our /dev until the pivot. */
+                r = dev_nodes_open(s->dev_fds);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEVICES, -1, r);
+                dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                if (dev < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, dev);
+                s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
+                r = attach_at(s, dev, "/dev", false);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, -1, r);
+                r = dev_fill(dev, s->dev_fds, &index);
+                if (r < 0)
+                        return fail(s, CONTAINER_STEP_DEV, index, r);
+        }
 
         const char *pts_opts[] = { "ptmxmode", "0666", "mode", "0620", "gid", "5" };
         cleanup_close int pts = fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
@@ -500,10 +587,14 @@ static int setup_dev(struct setup *s)
 static int setup_sys(struct setup *s)
 {
         /* Allowed in a user namespace because we own the network namespace
-         * whose /sys/class/net it shows (only lo). */
-        cleanup_close int sys = fs_new("sysfs", NULL, 0,
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                               MOUNT_ATTR_NOEXEC);
+         * whose /sys/class/net it shows (only lo). A kept namespace is not
+         * ours: its sysfs was made with it, and we clone that (a detached
+         * mount: nothing of the host's tree comes along). */
+        cleanup_close int sys = s->spec->netns
+                                        ? clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
+                                        : fs_new("sysfs", NULL, 0,
+                                                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                         MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (sys < 0)
                 return fail(s, CONTAINER_STEP_SYS, -1, sys);
         int r = attach_at(s, sys, "/sys", false);
@@ -580,7 +671,9 @@ static int prepare_mount(const struct mount_entry *m, int bind_src)
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
                        struct container_error *err)
 {
-        struct mount_sources src = { .rootfs = -EBADF, .socket_dir = -EBADF };
+        struct mount_sources src = { .rootfs = -EBADF,
+                                     .socket_dir = -EBADF,
+                                     .dev_template = -EBADF };
         struct setup s = { .spec = spec, .err = err };
 
         for (size_t i = 0; i < ELEMENTSOF(src.binds); i++)
@@ -643,13 +736,18 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
         }
-        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++) {
-                char path[32];
-                (void) snprintf(path, sizeof(path), "/dev/%s", host_devices[i]);
-                s.dev_fds[i] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (s.dev_fds[i] < 0)
-                        return fail(&s, CONTAINER_STEP_DEVICES, (int) i, -errno);
+        /* With a /dev template only null is needed (file masks); setup_dev()
+         * opens the others if the template cannot be cloned after all. */
+        for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
+                s.dev_fds[i] = -EBADF;
+        if (src->dev_template >= 0) {
+                s.dev_fds[0] = open("/dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                r = s.dev_fds[0] < 0 ? -errno : 0;
+        } else {
+                r = dev_nodes_open(s.dev_fds);
         }
+        if (r < 0)
+                return fail(&s, CONTAINER_STEP_DEVICES, -1, r);
         s.null_fd = s.dev_fds[0];
 
         cleanup_close int attach = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -659,18 +757,23 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         if (r < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
 
+        container_mark(spec, CONTAINER_MARK_ROOT);
         r = setup_proc(&s);
         if (r < 0)
                 return r;
-        r = setup_dev(&s);
+        container_mark(spec, CONTAINER_MARK_PROC);
+        r = setup_dev(&s, src->dev_template);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_DEV);
         r = setup_sys(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_SYS);
         r = setup_tmp_run(&s);
         if (r < 0)
                 return r;
+        container_mark(spec, CONTAINER_MARK_TMP_RUN);
 
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct mount_entry *m = &spec->mounts[i];
@@ -682,6 +785,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_SPEC_MOUNTS);
         /* The policy last, over everything mounted so far: paths are inside
          * ones, resolved in the new root (/proc and /sys are mounted). */
         for (size_t i = 0; policy->readonly && policy->readonly[i]; i++) {
@@ -695,6 +799,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MASK, (int) i, r);
         }
 
+        container_mark(spec, CONTAINER_MARK_POLICY);
         /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
          * mount point in them exists. */
         for (size_t i = 0; i < s.n_seal; i++) {
@@ -714,5 +819,6 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
         if (chdir("/") < 0)
                 return fail(&s, CONTAINER_STEP_PIVOT_ROOT, -1, -errno);
+        container_mark(spec, CONTAINER_MARK_PIVOT);
         return 0;
 }

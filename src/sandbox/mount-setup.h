@@ -11,7 +11,10 @@
  *   /            the image root, a private recursive bind, read-only, nosuid, nodev
  *   /proc        fresh procfs of the new pid namespace
  *   /dev         read-only tmpfs: null zero full random urandom tty (bound from
- *                the host), pts (new devpts), shm (tmpfs, tmp_bytes), symlinks
+ *                the host), pts (new devpts), shm (tmpfs, tmp_bytes), symlinks;
+ *                the read-only part is a clone of a template the spawning
+ *                process builds once (mount_dev_template()), pts and shm
+ *                are new in every container
  *   /sys         fresh read-only sysfs of the new network namespace;
  *                /sys/fs/cgroup is left empty
  *   /tmp         tmpfs of tmp_bytes, nosuid, nodev
@@ -36,7 +39,18 @@ struct mount_sources {
         int rootfs;
         int socket_dir;                  /* -EBADF without one */
         int binds[CONTAINER_MAX_MOUNTS]; /* MOUNT_BIND sources; -EBADF for other kinds */
+        int dev_template;                /* mount_dev_template(), or -EBADF: build /dev */
 };
+
+/*
+ * The read-only part of every container's /dev, built once by the spawning
+ * process: a detached tmpfs holding binds of the host's null, zero, full,
+ * random, urandom and tty, the symlinks (ptmx, fd, stdin, stdout, stderr)
+ * and the empty pts and shm mount points, sealed read-only. Each container
+ * clones it (one open_tree() instead of some fifty calls) and mounts its own
+ * devpts and shm tmpfs on it. Returns the mount fd (O_CLOEXEC) or -errno.
+ */
+int mount_dev_template(void);
 
 /* Opens the sources while the child still has the daemon's host uid (before
  * it becomes root of its namespace), so that host paths the container's own

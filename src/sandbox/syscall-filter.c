@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "base/macro.h"
+#include "base/string-table.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 /* clone's flags are argument 0 here; s390 swaps them, others are untested. */
@@ -458,27 +459,19 @@ int syscall_filter_export_bpf(int fd)
         return r;
 }
 
-static const char *filter_op_name(enum scmp_compare op)
-{
-        switch (op) {
-        case SCMP_CMP_NE:
-                return "SCMP_CMP_NE";
-        case SCMP_CMP_LT:
-                return "SCMP_CMP_LT";
-        case SCMP_CMP_LE:
-                return "SCMP_CMP_LE";
-        case SCMP_CMP_EQ:
-                return "SCMP_CMP_EQ";
-        case SCMP_CMP_GE:
-                return "SCMP_CMP_GE";
-        case SCMP_CMP_GT:
-                return "SCMP_CMP_GT";
-        case SCMP_CMP_MASKED_EQ:
-                return "SCMP_CMP_MASKED_EQ";
-        default:
-                return NULL;
-        }
-}
+/* libseccomp's comparison operators by their OCI names. */
+static const char *const filter_op_table[_SCMP_CMP_MAX] = {
+        [SCMP_CMP_NE] = "SCMP_CMP_NE",
+        [SCMP_CMP_LT] = "SCMP_CMP_LT",
+        [SCMP_CMP_LE] = "SCMP_CMP_LE",
+        [SCMP_CMP_EQ] = "SCMP_CMP_EQ",
+        [SCMP_CMP_GE] = "SCMP_CMP_GE",
+        [SCMP_CMP_GT] = "SCMP_CMP_GT",
+        [SCMP_CMP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
+};
+
+static const char *filter_op_to_string(enum scmp_compare op);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(filter_op, enum scmp_compare);
 
 /* jansson's json_*_new() return NULL only on allocation failure; collect
  * that into one -ENOMEM instead of checking every call. json_array_append_new
@@ -541,7 +534,7 @@ static int filter_rule_to_oci(const struct filter_rule *rule, json_t **ret)
                         r = filter_json_add(o, "valueTwo",
                                             json_integer((json_int_t) arg->value_two));
                 if (r >= 0)
-                        r = filter_json_add(o, "op", json_string(filter_op_name(arg->op)));
+                        r = filter_json_add(o, "op", json_string(filter_op_to_string(arg->op)));
                 if (r < 0)
                         return r;
         }

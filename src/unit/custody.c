@@ -18,7 +18,11 @@
 #define COPY_CHUNK ((size_t) 128 * 1024)
 
 /* One open directory of the walk: the source dir, its copy, and the sorted
- * names still to visit. */
+ * names still to visit. This walk stays apart from base/dir-walk.h on
+ * purpose: a copy in custody must be deterministic (sorted names, so the
+ * same tree always fails at the same entry), must refuse a directory over
+ * the entry budget before holding all of it in memory (list_names()), and
+ * carries a destination fd per level beside the source one. */
 struct frame {
         int src_fd;   /* owned */
         int dst_fd;   /* owned */

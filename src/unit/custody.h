@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Custody copy (DESIGN section 6): the only way a grader reads what a less
+ * Custody copy (docs/DESIGN.md §7): the only way a grader reads what a less
  * trusted party produced. The source tree is walked by file descriptor, one
  * name at a time relative to its already open parent; no path is ever
  * resolved by string and no link is ever followed. Symlinks, FIFOs, sockets

@@ -3,10 +3,10 @@
 
 /*
  * Who filled the agent's workspace: a bounded walk of its upper layer
- * (UNIT_DISK_BLAME_MAX_ENTRIES entries, UNIT_DISK_BLAME_MAX_DEPTH deep, by fd,
- * no link followed) that sums, per container, the bytes and the entries its
- * host uid range owns. Entries count on their own: a workspace runs out of
- * inodes with empty files and directories, whose blocks are zero.
+ * (UNIT_DISK_BLAME_MAX_ENTRIES entries, UNIT_DISK_BLAME_MAX_DEPTH deep; the
+ * base walker, dir-walk.h: by fd, no link followed) that sums, per
+ * container, the bytes and the entries its host uid range owns. Entries count on their own: a
+ * workspace runs out of inodes with empty files and directories, whose blocks are zero.
  *
  * The walk runs in a child (child-job.h: disk_blame_walk() is its function)
  * and reports as text, "<bytes>/<entries> " per uid range in the order given;
@@ -24,7 +24,7 @@
 #define DISK_BLAME_MAX_OWNERS MANIFEST_MAX_CONTAINERS
 
 struct disk_blame_args {
-        int root_fd;                        /* the upper layer; the parent closes its copy */
+        int root_fd;                        /* the upper layer: not consumed by the walk */
         uid_t bases[DISK_BLAME_MAX_OWNERS]; /* first host uid of each container's range */
         size_t n;
 };

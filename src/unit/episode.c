@@ -17,6 +17,8 @@
 #include "base/string-table.h"
 #include "base/util.h"
 #include "relay/listen-socket.h"
+#include "relay/service-relay.h"
+#include "sandbox/netns-keep.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
 
@@ -42,12 +44,6 @@ static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(episode_state, enum episode_state);
-
-static const char *const zone_dirs[MANIFEST_ZONE_MAX] = {
-        [MANIFEST_ZONE_AGENT] = "zones/agent",
-        [MANIFEST_ZONE_SERVICES] = "zones/services",
-        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
-};
 
 const char *episode_id(const struct episode *e)
 {
@@ -86,7 +82,7 @@ uint64_t episode_actions(const struct episode *e)
 
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z)
 {
-        return xasprintf("%s/s%u", zone_dirs[z], e->slot);
+        return xasprintf("%s/s%u", unit_zone_cgroup(z), e->slot);
 }
 
 struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c)
@@ -261,6 +257,56 @@ static void member_on_exited(struct member *m, int status, void *userdata)
 
 static void member_on_ready(struct member *m, void *userdata);
 
+/* The slot's kept network namespace of a member, or NULL (none kept). */
+static struct kept_netns **member_netns_slot(const struct episode *e, const struct ep_member *mb)
+{
+        const struct manifest *m = e->cfg->manifest;
+        if (!e->cfg->kept_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
+                return NULL;
+        return &e->cfg->kept_netns[e->slot * unit_container_count(m) +
+                                   unit_container_index(m, mb->mc)];
+}
+
+/* The member's kept namespace, made on first use; NULL (a fresh one per
+ * spawn) if it cannot be made. */
+static const struct kept_netns *member_netns(const struct episode *e, const struct ep_member *mb)
+{
+        struct kept_netns **k = member_netns_slot(e, mb);
+        if (!k)
+                return NULL;
+        if (*k) {
+                log_debug("episode %s: container %s: the slot's network namespace", e->id,
+                          mb->mc->name);
+                return *k;
+        }
+        int r = kept_netns_new(k);
+        if (r < 0) {
+                log_warning("episode %s: container %s: cannot keep a network namespace (%s), "
+                            "using a fresh one",
+                            e->id, mb->mc->name, strerror(-r));
+                return NULL;
+        }
+        return *k;
+}
+
+/* After the reap: every process that could use the namespace is gone;
+ * hand it to the next episode of the slot only if nothing of this one is
+ * left in it. */
+static void member_netns_release(const struct episode *e, const struct ep_member *mb)
+{
+        struct kept_netns **k = member_netns_slot(e, mb);
+        char what[128];
+
+        if (!k || !*k)
+                return;
+        int r = kept_netns_check(*k, what, sizeof(what));
+        if (r == 0)
+                return;
+        log_info("episode %s: container %s: network namespace not reused (%s)", e->id, mb->mc->name,
+                 r == -EBUSY ? what : strerror(-r));
+        *k = kept_netns_free(*k);
+}
+
 static const struct member_ops member_ops = {
         .exited = member_on_exited,
         .ready = member_on_ready,
@@ -270,7 +316,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
-        cleanup_free char *oci_dir = xasprintf("%s/oci", e->private_dir);
+        /* The episode's dir (0711), not its private one (0700): an OCI
+         * runtime's container root, mapped into a user namespace, must
+         * traverse to its bundle (launcher-oci keeps its runtime root 0700
+         * inside). */
+        cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
         cleanup_free char *error = NULL;
         int r;
 
@@ -282,6 +332,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
+        spec.netns = member_netns(e, mb);
         if (unit_container_activated(mb->mc))
                 spec.pass_fds = &mb->activation_fd;
         if (z->oci != MANIFEST_OCI_NATIVE)
@@ -327,6 +378,7 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
+        member_netns_release(mb->episode, mb);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;
@@ -535,6 +587,20 @@ static int make_activation_sockets(struct episode *e)
         return 0;
 }
 
+static void on_harness_action(void *userdata, unsigned n)
+{
+        struct episode *e = userdata;
+        if (e->ev->harness_acted)
+                e->ev->harness_acted(e, n, e->userdata);
+}
+
+static void on_harness_done(void *userdata)
+{
+        struct episode *e = userdata;
+        if (e->ev->harness_done)
+                e->ev->harness_done(e, e->userdata);
+}
+
 /* Storage, cgroups, activation sockets and relays: everything the first
  * container needs. */
 static int prepare(struct episode *e)
@@ -556,7 +622,11 @@ static int prepare(struct episode *e)
                 fail_provisioning(e, r, "daemon", "cgroups and sockets: %s", strerror(-r));
                 return r;
         }
-        r = unit_relays_new(e->cfg->loop, &e->plan, e->private_dir, &e->cfg->model, &e->relays);
+        r = unit_relays_new(e->cfg->loop, &e->plan, e->private_dir, &e->cfg->model,
+                            &(struct service_relay_hooks){ .on_action = on_harness_action,
+                                                           .on_done = on_harness_done,
+                                                           .userdata = e },
+                            &e->relays);
         if (r < 0) {
                 fail_provisioning(e, r, "daemon", "relays: %s", strerror(-r));
                 return r;
@@ -769,8 +839,9 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                         e->members[e->n_members++] = (struct ep_member){
                                 .episode = e,
                                 .mc = c,
-                                .cgroup = xasprintf("%s/s%u/%s", zone_dirs[z], slot, c->name),
-                                .subtree = xasprintf("%s/%s", zone_dirs[z], c->name),
+                                .cgroup =
+                                        xasprintf("%s/s%u/%s", unit_zone_cgroup(z), slot, c->name),
+                                .subtree = xasprintf("%s/%s", unit_zone_cgroup(z), c->name),
                                 .activation_fd = -EBADF,
                                 .status = -1,
                         };

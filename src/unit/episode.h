@@ -41,6 +41,7 @@
 #include "unit/verdict.h"
 
 struct syscall_filter;
+struct kept_netns;
 
 enum episode_state {
         EPISODE_PROVISIONING,
@@ -72,6 +73,11 @@ struct episode_config {
         usec_t start_timeout;
         usec_t observer_timeout;
         struct unit_model model;
+        /* Owned by the unit: one kept network namespace per slot and native
+         * container, [slot * unit_container_count() + index], made at the
+         * first spawn, checked clean after every member's reap and replaced
+         * when not (sandbox/netns-keep.h). NULL: a fresh namespace per spawn. */
+        struct kept_netns **kept_netns;
 };
 
 struct episode;
@@ -95,6 +101,10 @@ struct episode_events {
         void (*graded)(struct episode *e, void *userdata);
         /* Everything released: the slot may be used again. */
         void (*torn_down)(struct episode *e, void *userdata);
+        /* A harness called n MCP tools (its relay read them), or a tool's
+         * result reported done: the agent's actions, as on the unit's port. */
+        void (*harness_acted)(struct episode *e, unsigned n, void *userdata);
+        void (*harness_done)(struct episode *e, void *userdata);
 };
 
 int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,

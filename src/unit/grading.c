@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Sealing, grading and inspection of one episode (DESIGN section 8), as a
+ * Sealing, grading and inspection of one episode (docs/DESIGN.md §9), as a
  * chain of event-loop steps: nothing here waits in a blocking call.
  *
  * Sealing: the agent's relays close; evidence the kill would hide is taken

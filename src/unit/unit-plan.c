@@ -35,6 +35,17 @@ size_t unit_container_index(const struct manifest *m, const struct manifest_cont
         return i;
 }
 
+static const char *const zone_cgroups[MANIFEST_ZONE_MAX] = {
+        [MANIFEST_ZONE_AGENT] = "zones/agent",
+        [MANIFEST_ZONE_SERVICES] = "zones/services",
+        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
+};
+
+const char *unit_zone_cgroup(enum manifest_zone_kind z)
+{
+        return (unsigned) z < MANIFEST_ZONE_MAX ? zone_cgroups[z] : NULL;
+}
+
 size_t unit_container_count(const struct manifest *m)
 {
         size_t n = 0;

@@ -73,6 +73,8 @@ uid_t unit_container_host_uid(const struct unit_plan_context *ctx,
 /* Whether c gets a listening socket from the daemon (env, services with a
  * port): it is pass_fds[0] of its spec, forwarded to its TCP port. */
 bool unit_container_activated(const struct manifest_container *c);
+/* The zone's cgroup below the daemon's subtree: "zones/agent", ... */
+const char *unit_zone_cgroup(enum manifest_zone_kind z);
 
 /* Host paths (newly allocated). */
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container);

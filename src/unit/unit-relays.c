@@ -28,7 +28,7 @@ struct unit_relays {
 };
 
 static int relay_unix(struct loop *l, const char *listen_path, const char *upstream,
-                      struct service_relay **ret)
+                      const struct service_relay_hooks *hooks, struct service_relay **ret)
 {
         int fd, r;
 
@@ -36,7 +36,7 @@ static int relay_unix(struct loop *l, const char *listen_path, const char *upstr
         r = socket_listen_unix(listen_path, 0666, &fd);
         if (r < 0)
                 return r;
-        return service_relay_new(l, fd, upstream, RELAY_IDLE_TIMEOUT, ret);
+        return service_relay_new(l, fd, upstream, RELAY_IDLE_TIMEOUT, hooks, ret);
 }
 
 /*
@@ -78,7 +78,8 @@ fail:
 }
 
 int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
-                    const struct unit_model *model, struct unit_relays **ret)
+                    const struct unit_model *model, const struct service_relay_hooks *hooks,
+                    struct unit_relays **ret)
 {
         const struct manifest *m = ctx->manifest;
         const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
@@ -95,7 +96,7 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const c
                         continue;
                 lpath = xasprintf("%s/svc-%s.sock", env_dir, c->name);
                 upath = xasprintf("%s/%s.sock", private_dir, c->name);
-                r = relay_unix(l, lpath, upath, &rs->service[rs->n_service]);
+                r = relay_unix(l, lpath, upath, NULL, &rs->service[rs->n_service]);
                 if (r >= 0)
                         rs->n_service++;
         }
@@ -106,7 +107,7 @@ int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const c
                         continue;
                 dir = unit_socket_dir(ctx, c->name);
                 mcp = xasprintf("%s/mcp.sock", dir);
-                r = relay_unix(l, mcp, env_sock, &rs->mcp[rs->n_mcp]);
+                r = relay_unix(l, mcp, env_sock, hooks, &rs->mcp[rs->n_mcp]);
                 if (r < 0)
                         break;
                 rs->n_mcp++;

@@ -6,7 +6,8 @@
  * a container's socket directory, bound before that container starts:
  *
  *   env/svc-<svc>.sock   → <private>/<svc>.sock   (the env's way to a hidden service)
- *   <harness>/mcp.sock   → <private>/env.sock     (the harness's MCP surface)
+ *   <harness>/mcp.sock   → <private>/env.sock     (the harness's MCP surface; its
+ *                                                  tool calls are the agent's actions)
  *   <harness>/model.sock → model upstream         (real key added here, never inside)
  *
  * Upstreams are the daemon's own activation sockets in <private> (0700,
@@ -31,9 +32,12 @@ struct unit_model {
 };
 
 struct unit_relays;
+struct service_relay_hooks;
 
+/* hooks: the harnesses' MCP relays report the harnesses' tool calls. */
 int unit_relays_new(struct loop *l, const struct unit_plan_context *ctx, const char *private_dir,
-                    const struct unit_model *model, struct unit_relays **ret);
+                    const struct unit_model *model, const struct service_relay_hooks *hooks,
+                    struct unit_relays **ret);
 /* Closes every relay an agent container can use (at sealing). The model
  * proxies' final stats are kept for unit_relays_model_json(). */
 void unit_relays_stop_agent(struct unit_relays *r);

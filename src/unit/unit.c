@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "sandbox/netns-keep.h"
 #include "sandbox/syscall-filter.h"
 #include "unit/episode-fs.h"
 #include "unit/episode.h"
@@ -40,7 +41,9 @@ struct unit {
         const struct unit_ops *ops;
         void *userdata;
         struct episode_config ecfg;
-        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
+        struct syscall_filter *filter;  /* owned: compiled once, used by every native spawn */
+        struct kept_netns **kept_netns; /* owned: 2 slots x containers (episode_config) */
+        size_t n_kept_netns;
         struct phase_machine phase;
         struct episode *live;        /* owned: the episode the phase machine follows */
         struct episode *standby;     /* owned: provisioning or standby, never exposed */
@@ -53,16 +56,11 @@ struct unit {
         json_t *inspection;
         bool zones_created;
         bool episode_requested; /* a client reset waits for the grading to end */
+        bool done_pending;      /* unit_note_done() ends the episode next round */
         bool cold_pending;      /* a reset waits for a free slot */
         unsigned standby_failures;
         bool freeing;
         bool sweep_scheduled;
-};
-
-static const char *const zone_cgroups[MANIFEST_ZONE_MAX] = {
-        [MANIFEST_ZONE_AGENT] = "zones/agent",
-        [MANIFEST_ZONE_SERVICES] = "zones/services",
-        [MANIFEST_ZONE_OBSERVERS] = "zones/observers",
 };
 
 static int move(struct unit *u, enum phase_actor actor, enum phase to, const char *reason,
@@ -415,6 +413,22 @@ static void on_torn_down(struct episode *e, void *userdata)
         maybe_start_standby(u);
 }
 
+static void on_harness_acted(struct episode *e, unsigned n, void *userdata)
+{
+        struct unit *u = userdata;
+
+        while (e == u->live && n-- > 0)
+                unit_note_action(u);
+}
+
+static void on_harness_done(struct episode *e, void *userdata)
+{
+        struct unit *u = userdata;
+
+        if (e == u->live)
+                unit_note_done(u);
+}
+
 static const struct episode_events episode_events = {
         .provisioned = on_provisioned,
         .member_exited = on_member_exited,
@@ -422,6 +436,8 @@ static const struct episode_events episode_events = {
         .grading = on_grading,
         .graded = on_graded,
         .torn_down = on_torn_down,
+        .harness_acted = on_harness_acted,
+        .harness_done = on_harness_done,
 };
 
 /* --- control ------------------------------------------------------------------- */
@@ -489,11 +505,24 @@ void unit_note_action(struct unit *u)
                 (void) move(u, ACTOR_SYSTEM, PHASE_RUNNING, "first action", NULL, 0);
 }
 
-void unit_note_done(struct unit *u)
+static void end_done(void *userdata)
 {
+        struct unit *u = userdata;
         char refusal[128];
+
+        u->done_pending = false;
         if (unit_end(u, ACTOR_ENVIRONMENT, "done", NULL, NULL, refusal, sizeof(refusal)) == -EPERM)
                 log_info("environment reported done: %s", refusal);
+}
+
+void unit_note_done(struct unit *u)
+{
+        /* After this dispatch round, so the message that carried done is
+         * delivered before the env server is frozen and killed. */
+        if (u->done_pending)
+                return;
+        u->done_pending = true;
+        loop_defer(u->cfg.loop, end_done, u);
 }
 
 int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata)
@@ -631,9 +660,9 @@ static int create_zones(struct unit *u)
                         .pids = res->pids,
                         .cpu = res->cpu,
                 };
-                int r = cgroup_create(u->cfg.cgroups, zone_cgroups[z], &lim);
+                int r = cgroup_create(u->cfg.cgroups, unit_zone_cgroup(z), &lim);
                 if (r < 0)
-                        return log_error_errno(r, "cgroup %s: %m", zone_cgroups[z]);
+                        return log_error_errno(r, "cgroup %s: %m", unit_zone_cgroup(z));
         }
         u->zones_created = true;
         return 0;
@@ -671,6 +700,8 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u->ops = ops;
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);
+        u->n_kept_netns = ELEMENTSOF(u->slots) * unit_container_count(cfg->manifest);
+        u->kept_netns = xcalloc(u->n_kept_netns ?: 1, sizeof(struct kept_netns *));
         u->ecfg = (struct episode_config){
                 .manifest = cfg->manifest,
                 .loop = cfg->loop,
@@ -684,6 +715,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .start_timeout = cfg->start_timeout,
                 .observer_timeout = cfg->observer_timeout,
                 .model = cfg->model,
+                .kept_netns = u->kept_netns,
         };
         u->recent = json_array();
         phase_machine_init(&u->phase);
@@ -707,6 +739,9 @@ struct unit *unit_free(struct unit *u)
         if (u->zones_created)
                 (void) cgroup_remove(u->cfg.cgroups, "zones");
         syscall_filter_free(u->filter);
+        for (size_t i = 0; i < u->n_kept_netns; i++)
+                kept_netns_free(u->kept_netns[i]);
+        free(u->kept_netns);
         json_decref(u->recent);
         json_decref(u->inspection);
         return mfree(u);

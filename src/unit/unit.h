@@ -3,7 +3,7 @@
 
 /*
  * The unit: one environment split into zones, run episode after episode
- * (DESIGN sections 4 and 8). The episode's rules live here, in one place
+ * (docs/DESIGN.md §4 and §9). The episode's rules live here, in one place
  * that the daemon (control routes) and the frontend (agent traffic) call:
  *
  *   unit_reset()            any phase → provisioning → ready (or failed)
@@ -11,7 +11,8 @@
  *   unit_inspect()          running → frozen, observers listing `frozen` run
  *   unit_resume()           frozen → running
  *   unit_end()              → sealed → grading → closed, with a verdict
- *   unit_note_done()        the environment reported done: as unit_end(), its actor
+ *   unit_note_done()        the environment reported done: as unit_end(), its actor,
+ *                           once the current dispatch round delivered that message
  *   unit_request_episode()  a client (orchestrator) resets while no episode is
  *                           live: a new one starts, after any grading finishes
  *

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The outcome of one episode (DESIGN section 8): graded, agent_misbehavior
+ * The outcome of one episode (docs/DESIGN.md §9): graded, agent_misbehavior
  * or infrastructure_error, the reason, the cgroup subtree blamed, each
  * observer's result, and the facts recorded on the way (a member that died,
  * a custody refusal...).

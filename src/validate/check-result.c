@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
+#include "base/string-table.h"
 #include "base/util.h"
 #include "validate/check-result.h"
 
-static const char *const status_names[_CHECK_STATUS_MAX] = {
+static const char *const check_status_table[_CHECK_STATUS_MAX] = {
         [CHECK_PASS] = "pass",
         [CHECK_FAIL] = "fail",
         [CHECK_SKIP] = "skip",
         [CHECK_ERROR] = "error",
 };
 
-const char *check_status_to_string(enum check_status s)
-{
-        return s >= 0 && s < _CHECK_STATUS_MAX ? status_names[s] : "error";
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(check_status, enum check_status, "error");
 
 struct check_result *check_result_new(const char *check_id, enum check_status status)
 {

@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "base/exit-code.h"
+#include "base/json-util.h"
 #include "base/macro.h"
+#include "base/string-table.h"
 #include "base/util.h"
 #include "validate/containment-grader.h"
 #include "validate/report.h"
 
-/* Verdict -> name and exit code: the one table (docs/VALIDATE.md, --help). */
-static const struct {
-        const char *name;
-        int exit_code; /* -1: 128 + the signal */
-} verdicts[_VERDICT_MAX] = {
-        [VERDICT_PASS] = { "pass", 0 },   [VERDICT_WARN] = { "warn", 0 },
-        [VERDICT_FAIL] = { "fail", 1 },   [VERDICT_UNUSABLE] = { "unusable", 2 },
-        [VERDICT_ERROR] = { "error", 3 }, [VERDICT_INTERRUPTED] = { "interrupted", -1 },
+static const char *const validate_verdict_table[_VERDICT_MAX] = {
+        [VERDICT_PASS] = "pass",   [VERDICT_WARN] = "warn",
+        [VERDICT_FAIL] = "fail",   [VERDICT_UNUSABLE] = "unusable",
+        [VERDICT_ERROR] = "error", [VERDICT_INTERRUPTED] = "interrupted",
 };
 
-const char *validate_verdict_to_string(enum validate_verdict v)
-{
-        return v >= 0 && v < _VERDICT_MAX ? verdicts[v].name : "error";
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING_FALLBACK(validate_verdict, enum validate_verdict, "error");
+
+/* Verdict -> exit code: the one map (docs/VALIDATE.md, --help). */
+static const int verdict_exit_codes[_VERDICT_MAX] = {
+        [VERDICT_PASS] = EXIT_CODE_OK,           [VERDICT_WARN] = EXIT_CODE_OK,
+        [VERDICT_FAIL] = EXIT_CODE_FAILED,       [VERDICT_UNUSABLE] = EXIT_CODE_INVALID,
+        [VERDICT_ERROR] = EXIT_CODE_UNAVAILABLE, [VERDICT_INTERRUPTED] = -1, /* 128 + the signal */
+};
 
 enum validate_verdict validate_verdict_for(const struct check_result *r)
 {
@@ -36,15 +39,10 @@ enum validate_verdict validate_verdict_for(const struct check_result *r)
 int validate_report_exit_code(const struct validate_report *r)
 {
         if (r->verdict < 0 || r->verdict >= _VERDICT_MAX)
-                return verdicts[VERDICT_ERROR].exit_code;
-        if (verdicts[r->verdict].exit_code < 0)
-                return 128 + r->signal;
-        return verdicts[r->verdict].exit_code;
-}
-
-static json_t *string_or_null(const char *s)
-{
-        return s ? json_string(s) : json_null();
+                return verdict_exit_codes[VERDICT_ERROR];
+        if (verdict_exit_codes[r->verdict] < 0)
+                return EXIT_CODE_SIGNAL(r->signal);
+        return verdict_exit_codes[r->verdict];
 }
 
 json_t *validate_report_to_json(const struct validate_report *r)
@@ -56,9 +54,9 @@ json_t *validate_report_to_json(const struct validate_report *r)
         json_array_append_new(results, check_result_to_json(r->result));
         json_object_set_new(o, "schema_version", json_integer(VALIDATE_REPORT_SCHEMA_VERSION));
         json_object_set_new(o, "policy_version", json_integer(CONTAINMENT_POLICY_VERSION));
-        json_object_set_new(o, "target", string_or_null(r->target));
-        json_object_set_new(o, "image_id", string_or_null(r->image_id));
-        json_object_set_new(o, "run_id", string_or_null(r->run_id));
+        json_object_set_new(o, "target", str_or_null_to_json(r->target));
+        json_object_set_new(o, "image_id", str_or_null_to_json(r->image_id));
+        json_object_set_new(o, "run_id", str_or_null_to_json(r->run_id));
         json_object_set_new(o, "verdict", json_string(validate_verdict_to_string(r->verdict)));
         json_object_set_new(o, "exit_code", json_integer(validate_report_exit_code(r)));
         json_object_set_new(o, "results", results);

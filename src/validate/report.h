@@ -5,7 +5,8 @@
  * The report of `openenvctl validate` (docs/VALIDATE.md "Report"): every
  * outcome — a graded measurement, unusable input, an internal error, an
  * interruption — is one report with a verdict, and the verdict alone decides
- * the exit code (the table in report.c is the only place that maps them).
+ * the exit code (the map in report.c is the only place that links them,
+ * in terms of base/exit-code.h).
  * A report borrows everything it points to.
  */
 #include <jansson.h>

@@ -5,6 +5,7 @@
 
 #include "base/fd-util.h"
 #include "base/parse-util.h"
+#include "base/sibling-binary.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "test-helpers.h"
@@ -75,4 +76,23 @@ Test(fd, read_full_file_is_bounded)
         free(buf);
         cr_assert_eq(read_full_file_at(AT_FDCWD, path, 5, &buf, &len), -EFBIG);
         unlink(path);
+}
+
+Test(sibling_binary, override_then_beside_us_then_the_install_location)
+{
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        cleanup_free char *beside = NULL, *missing = NULL, *forced = NULL;
+
+        cr_assert_gt(n, 0);
+        self[n] = '\0';
+        /* This test binary is beside itself. */
+        beside = sibling_binary_find(strrchr(self, '/') + 1, NULL);
+        cr_assert_str_eq(beside, self);
+        missing = sibling_binary_find("openenvd-no-such-helper", "OPENENVD_TEST_UNSET_VAR");
+        cr_assert_str_eq(missing, "/usr/libexec/openenvd/openenvd-no-such-helper");
+        cr_assert_eq(setenv("OPENENVD_TEST_HELPER", "/x/y", 1), 0);
+        forced = sibling_binary_find("openenvd-no-such-helper", "OPENENVD_TEST_HELPER");
+        cr_assert_str_eq(forced, "/x/y");
+        cr_assert_eq(unsetenv("OPENENVD_TEST_HELPER"), 0);
 }

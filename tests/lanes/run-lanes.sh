@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The Docker deployment lanes (DESIGN section 11, modes 2 and 3), as TAP:
+# The Docker deployment lanes (docs/DESIGN.md §12, modes 2 and 3), as TAP:
 #
 #   tests/lanes/run-lanes.sh BUILD_DIR
 #

@@ -92,7 +92,7 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_eq(m->model.budget.bytes, 0);
         cr_expect_eq(m->model.budget.tokens, 0);
 
-        /* DESIGN section 7: the env runs what it runs without openenvd. */
+        /* docs/DESIGN.md §8: the env runs what it runs without openenvd. */
         cr_expect_eq(strv_length(env->argv), 6);
         cr_expect_str_eq(env->argv[0], "uvicorn");
         cr_expect_str_eq(env->argv[1], "server.app:app");

@@ -367,7 +367,7 @@ Test(oci_runc, missing_runtime_and_bad_caller_refused)
         oci_error_done(&err);
 }
 
-/* crun 1.8 refuses hybrid cgroup hosts (anchors.md section 2); where it does,
+/* crun 1.8 refuses hybrid cgroup hosts; where it does,
  * the launcher must hand back crun's own words. */
 Test(oci_runc, crun_runs_or_explains_hybrid_refusal)
 {

@@ -7,7 +7,7 @@
 #include "test-helpers.h"
 
 /*
- * DESIGN section 4, written out move by move, independently of the table in
+ * docs/DESIGN.md §4, written out move by move, independently of the table in
  * phase.c: the test fails if either drifts.
  */
 static const struct {

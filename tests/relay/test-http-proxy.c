@@ -328,8 +328,21 @@ Test(proxy, fd_limit_accepts_and_closes_instead_of_spinning, .timeout = 120)
 /* --- service relay (the model proxy: test-model-proxy.c) --- */
 
 static char svc_sock[300];
+static int harness_actions, harness_dones;
 
-static void setup_service(void)
+static void count_action(void *ud, unsigned n)
+{
+        (void) ud;
+        __atomic_add_fetch(&harness_actions, (int) n, __ATOMIC_SEQ_CST);
+}
+
+static void count_done(void *ud)
+{
+        (void) ud;
+        __atomic_add_fetch(&harness_dones, 1, __ATOMIC_SEQ_CST);
+}
+
+static void setup_service_with(const struct service_relay_hooks *hooks)
 {
         int lfd;
 
@@ -340,8 +353,59 @@ static void setup_service(void)
         upstream_pid = spawn_unix_upstream(env_sock);
         test_loop_new();
         cr_assert(socket_listen_unix(svc_sock, 0666, &lfd) == 0);
-        cr_assert(service_relay_new(loop, lfd, env_sock, 0, &sr) == 0);
+        cr_assert(service_relay_new(loop, lfd, env_sock, 0, hooks, &sr) == 0);
         start_loop();
+}
+
+static void setup_service(void)
+{
+        setup_service_with(NULL);
+}
+
+static void setup_harness_mcp(void)
+{
+        setup_service_with(
+                &(struct service_relay_hooks){ .on_action = count_action, .on_done = count_done });
+}
+
+/* The harness's MCP relay: its tool calls are the agent's actions, however
+ * the harness spells the path. */
+Test(service, harness_tool_calls_are_counted, .init = setup_harness_mcp, .fini = teardown,
+     .timeout = 60)
+{
+        static const char *const bodies[] = {
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"a\"}}",
+                "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"b\"}},"
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"finish\"}}]",
+        };
+        static const char *const paths[] = { "/mcp", "/m%63p", "/mcp" };
+        struct cl c = { .fd = cl_connect_unix(svc_sock), .in = STRBUF_INIT };
+        struct response r;
+
+        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
+                char *req =
+                        xasprintf("POST %s HTTP/1.1\r\nHost: env\r\nContent-Length: %zu\r\n\r\n%s",
+                                  paths[i], strlen(bodies[i]), bodies[i]);
+                cl_send(c.fd, req);
+                free(req);
+                cr_assert(cl_response(&c, false, &r));
+                cr_assert_eq(r.status, 200);
+                response_release(&r);
+        }
+        cr_assert_eq(__atomic_load_n(&harness_actions, __ATOMIC_SEQ_CST), 3);
+        cr_assert_eq(__atomic_load_n(&harness_dones, __ATOMIC_SEQ_CST), 1);
+        /* Other paths are relayed unread. */
+        cl_send(c.fd, "POST /echo HTTP/1.1\r\nHost: env\r\nContent-Length: 35\r\n\r\n"
+                      "{\"method\":\"tools/call\",\"done\":true}");
+        cr_assert(cl_response(&c, false, &r));
+        response_release(&r);
+        cr_assert_eq(__atomic_load_n(&harness_actions, __ATOMIC_SEQ_CST), 3);
+        close(c.fd);
+        strbuf_release(&c.in);
 }
 
 Test(service, relays_and_strips_authorization, .init = setup_service, .fini = teardown,

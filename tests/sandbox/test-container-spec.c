@@ -102,3 +102,13 @@ Test(container_spec, forwards_checked)
         f.path = (char *) "relative.sock";
         cr_assert_eq(container_spec_validate(&s), -EINVAL);
 }
+
+Test(container_spec, weaken_names_are_one_table)
+{
+        cr_assert_eq(container_weaken_from_string("no-seccomp"), WEAKEN_NO_SECCOMP);
+        cr_assert_eq(container_weaken_from_string("no-masks"), WEAKEN_NO_MASKS);
+        cr_assert_eq(container_weaken_from_string("keep-caps"), WEAKEN_KEEP_CAPS);
+        cr_assert_eq(container_weaken_from_string("writable-root"), WEAKEN_WRITABLE_ROOT);
+        cr_assert_eq(container_weaken_from_string("none"), -EINVAL);
+        cr_assert_eq(container_weaken_from_string(""), -EINVAL);
+}

@@ -54,6 +54,7 @@ Test(disk_blame, walk_counts_bytes_and_entries_per_range)
         cr_assert_eq(fsync(f), 0);
         cr_assert_eq(fchownat(root, "big", a + UNIT_PRINCIPAL_UID, a, 0), 0);
         int d = dup(root);
+        cr_assert_geq(d, 0);
         for (int i = 0; i < 10; i++) {
                 cr_assert_eq(mkdirat(d, "d", 0755), 0);
                 cr_assert_eq(fchownat(d, "d", b + UNIT_PRINCIPAL_UID, b, AT_SYMLINK_NOFOLLOW), 0);
@@ -71,7 +72,7 @@ Test(disk_blame, walk_counts_bytes_and_entries_per_range)
         }
         close(d);
 
-        struct disk_blame_args args = { .root_fd = dup(root), .bases = { a, b }, .n = 2 };
+        struct disk_blame_args args = { .root_fd = root, .bases = { a, b }, .n = 2 };
         size_t len = disk_blame_walk(&args, out, sizeof(out));
         struct disk_blame_owned o[2];
         cr_assert_eq(disk_blame_parse(out, len, 2, o), 0, "%.*s", (int) len, out);
@@ -79,5 +80,37 @@ Test(disk_blame, walk_counts_bytes_and_entries_per_range)
         cr_expect_eq(o[0].entries, 1);
         cr_expect_eq(o[1].entries, 15);
         cr_expect_lt(o[1].bytes, o[0].bytes, "empty entries hold (almost) no blocks");
+        (void) rm_rf_at(AT_FDCWD, dir);
+}
+
+/* A tree deeper than the bound: counted down to UNIT_DISK_BLAME_MAX_DEPTH
+ * (the directory there is an entry, never opened), and the walk ends. */
+Test(disk_blame, walk_stops_at_the_depth_bound)
+{
+        char dir[] = "/tmp/openenvd-disk-blame.XXXXXX";
+        const uid_t a = 1u << 30;
+        char out[64];
+
+        require_root();
+        cr_assert_not_null(mkdtemp(dir));
+        cleanup_close int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(root, 0);
+        int d = dup(root);
+        cr_assert_geq(d, 0);
+        for (int i = 0; i < UNIT_DISK_BLAME_MAX_DEPTH + 20; i++) {
+                cr_assert_eq(mkdirat(d, "d", 0755), 0);
+                cr_assert_eq(fchownat(d, "d", a + UNIT_PRINCIPAL_UID, a, AT_SYMLINK_NOFOLLOW), 0);
+                int sub = openat(d, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                cr_assert_geq(sub, 0);
+                close(d);
+                d = sub;
+        }
+        close(d);
+
+        struct disk_blame_args args = { .root_fd = root, .bases = { a }, .n = 1 };
+        size_t len = disk_blame_walk(&args, out, sizeof(out));
+        struct disk_blame_owned o[1];
+        cr_assert_eq(disk_blame_parse(out, len, 1, o), 0, "%.*s", (int) len, out);
+        cr_expect_eq(o[0].entries, UNIT_DISK_BLAME_MAX_DEPTH);
         (void) rm_rf_at(AT_FDCWD, dir);
 }

@@ -33,7 +33,7 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
-#include "validate/command.h"
+#include "base/command.h"
 #include "validate/tar-writer.h"
 #include "test-helpers.h"
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of the provider's building blocks that need no engine: the
- * bounded command runner, the ustar writer, SHA-256 and the fault parser.
+ * ustar writer, SHA-256 and the fault parser (the bounded command runner is
+ * base's: tests/base/test-command.c).
  */
 #include <fcntl.h>
 #include <string.h>
@@ -10,122 +11,11 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
-#include "validate/command.h"
+#include "base/command.h"
 #include "validate/docker-provider.h"
 #include "validate/sha256.h"
 #include "validate/tar-writer.h"
 #include "test-helpers.h"
-
-Test(command, captures_bounded_output_and_status)
-{
-        struct command_output o;
-        char *const argv[] = { "sh", "-c", "head -c 100000 /dev/zero; echo err >&2; exit 3", NULL };
-
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
-                                                         .stdin_fd = -1,
-                                                         .timeout = 10 * USEC_PER_SEC,
-                                                         .max_out = 1000,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     0);
-        cr_assert_eq(o.exit_status, 3);
-        cr_assert_eq(o.out_len, 1000);
-        cr_assert(o.out_truncated);
-        cr_assert_str_eq(o.err, "err\n");
-        cr_assert_not(o.err_truncated);
-        command_output_done(&o);
-}
-
-Test(command, timeout_kills_the_group)
-{
-        struct command_output o = {};
-        char *const argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
-
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
-                                                         .stdin_fd = -1,
-                                                         .timeout = 200 * USEC_PER_MSEC,
-                                                         .max_out = 1000,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     -ETIMEDOUT);
-}
-
-Test(command, silence_beyond_the_idle_timeout_ends_it)
-{
-        struct command_output o = {};
-        char *const stalls[] = { "sh", "-c", "echo started; exec sleep 30", NULL };
-        char *const talks[] = { "sh", "-c", "for i in 1 2 3 4 5; do echo $i >&2; sleep 0.1; done",
-                                NULL };
-
-        /* A child that stops making progress (a stopped helper) ends early... */
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = stalls,
-                                                         .stdin_fd = -1,
-                                                         .timeout = 60 * USEC_PER_SEC,
-                                                         .idle_timeout = 300 * USEC_PER_MSEC,
-                                                         .max_out = 100,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     -ETIME);
-        /* ...one that keeps talking, on either pipe, does not. */
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = talks,
-                                                         .stdin_fd = -1,
-                                                         .timeout = 60 * USEC_PER_SEC,
-                                                         .idle_timeout = 5 * USEC_PER_SEC,
-                                                         .max_out = 100,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     0);
-        cr_assert_eq(o.exit_status, 0);
-        cr_assert_str_eq(o.err, "1\n2\n3\n4\n5\n");
-        command_output_done(&o);
-}
-
-Test(command, missing_binary_and_cancel)
-{
-        struct command_output o = {};
-        char *const nope[] = { "/nonexistent/openenv-nope", NULL };
-        char *const argv[] = { "sleep", "30", NULL };
-        int p[2];
-
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = nope,
-                                                         .stdin_fd = -1,
-                                                         .timeout = USEC_PER_SEC,
-                                                         .max_out = 100,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     -ENOENT);
-        cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-        cr_assert_eq(write(p[1], "x", 1), 1);
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
-                                                         .stdin_fd = -1,
-                                                         .timeout = 30 * USEC_PER_SEC,
-                                                         .max_out = 100,
-                                                         .cancel_fd = p[0] },
-                                 &o),
-                     -ECANCELED);
-        close(p[0]);
-        close(p[1]);
-}
-
-Test(command, stdin_is_passed)
-{
-        struct command_output o;
-        char *const argv[] = { "cat", NULL };
-        int fd = memfd_create("t", MFD_CLOEXEC);
-
-        cr_assert_eq(write(fd, "hello", 5), 5);
-        cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
-        cr_assert_eq(command_run(&(struct command_spec){ .argv = argv,
-                                                         .stdin_fd = fd,
-                                                         .timeout = 5 * USEC_PER_SEC,
-                                                         .max_out = 100,
-                                                         .cancel_fd = -1 },
-                                 &o),
-                     0);
-        cr_assert_str_eq(o.out, "hello");
-        command_output_done(&o);
-        close(fd);
-}
 
 Test(sha256, known_vectors)
 {

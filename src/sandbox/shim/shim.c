@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "base/event-loop.h"
+#include "base/exit-code.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
@@ -449,11 +450,6 @@ static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
         return -r;
 }
 
-static int exit_code(const siginfo_t *si)
-{
-        return si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
-}
-
 /* Reaps every exited child; returns true once the principal is among them. */
 static bool reap_all(struct shim *s, int *code)
 {
@@ -468,7 +464,7 @@ static bool reap_all(struct shim *s, int *code)
                 if (si.si_pid == 0)
                         break;
                 if (si.si_pid == s->principal) {
-                        *code = exit_code(&si);
+                        *code = exit_status_from_siginfo(si.si_code, si.si_status);
                         principal_done = true;
                 }
         }

@@ -2,7 +2,10 @@
 #pragma once
 
 /*
- * Parser for /proc/<pid>/mountinfo (proc(5), "mountinfo").
+ * Parser for /proc/<pid>/mountinfo (proc(5), "mountinfo"): the one parser of
+ * mount tables in the project (fuzzed: tests/base/fuzz-mountinfo.c). The
+ * cgroup layout, preflight's hints, the daemon's PID 1 duties and the probe
+ * all read mounts through it.
  *
  * The bytes come from a mount namespace a hostile process may have shaped (mount
  * points are paths the image chose), so every field is bounded: at most
@@ -23,7 +26,7 @@
 
 #include "base/macro.h"
 
-struct mount_entry {
+struct mountinfo_entry {
         unsigned mount_id;
         unsigned parent_id;
         unsigned major;
@@ -38,7 +41,7 @@ struct mount_entry {
 };
 
 struct mountinfo {
-        struct mount_entry *entries; /* owned */
+        struct mountinfo_entry *entries; /* owned */
         size_t n_entries;
         size_t n_malformed; /* lines that did not parse */
         bool truncated;     /* a line or line-count bound was hit */
@@ -47,6 +50,9 @@ struct mountinfo {
 /* Parses len bytes (no NUL needed). -ENOMEM never (aborts); -EINVAL never:
  * bad lines are counted, not fatal. */
 int mountinfo_parse(const char *buf, size_t len, struct mountinfo **ret);
+/* Reads (at most MOUNTINFO_MAX_BYTES) and parses dirfd/path, e.g.
+ * (AT_FDCWD, "/proc/self/mountinfo"); -errno of the read, -EFBIG if larger. */
+int mountinfo_load_at(int dirfd, const char *path, struct mountinfo **ret);
 struct mountinfo *mountinfo_free(struct mountinfo *m);
 DEFINE_CLEANUP_FUNC(struct mountinfo, mountinfo_free);
 
@@ -54,7 +60,7 @@ DEFINE_CLEANUP_FUNC(struct mountinfo, mountinfo_free);
 bool mount_options_has(const char *options, const char *opt);
 /* Read-only if either layer says so: a write needs the mount AND the
  * superblock writable (mount(2) MS_RDONLY vs. the filesystem's own ro). */
-bool mount_entry_is_read_only(const struct mount_entry *e);
+bool mountinfo_entry_is_read_only(const struct mountinfo_entry *e);
 /* Longest-prefix mount containing path (decoded, absolute); NULL if none. */
-const struct mount_entry *mountinfo_find_by_path(const struct mountinfo *m, const char *path);
-const struct mount_entry *mountinfo_find_by_id(const struct mountinfo *m, unsigned mount_id);
+const struct mountinfo_entry *mountinfo_find_by_path(const struct mountinfo *m, const char *path);
+const struct mountinfo_entry *mountinfo_find_by_id(const struct mountinfo *m, unsigned mount_id);

@@ -2,10 +2,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/parse-util.h"
 #include "base/util.h"
-#include "probe/mountinfo.h"
+#include "base/mountinfo.h"
 
 /* Fields before the optional ones: id parent maj:min root mount_point options. */
 #define N_FIXED_FIELDS 6
@@ -35,7 +36,7 @@ static int unescape(const char *s, size_t n, char **ret)
         return 0;
 }
 
-static void entry_done(struct mount_entry *e)
+static void entry_done(struct mountinfo_entry *e)
 {
         free(e->root);
         free(e->mount_point);
@@ -44,7 +45,7 @@ static void entry_done(struct mount_entry *e)
         free(e->fstype);
         free(e->source);
         free(e->super_options);
-        *e = (struct mount_entry){};
+        *e = (struct mountinfo_entry){};
 }
 
 struct field {
@@ -87,13 +88,13 @@ static int parse_id(const struct field *f, unsigned *ret)
 
 /* One line without its '\n'. Fields are separated by single spaces; the
  * kernel escapes spaces inside fields, so an empty field means malformed. */
-static int parse_line(const char *line, size_t len, struct mount_entry *ret)
+static int parse_line(const char *line, size_t len, struct mountinfo_entry *ret)
 {
         struct field fields[N_FIXED_FIELDS];
         const char *p = line, *end = line + len;
         const char *opt_start, *opt_end;
         struct field tail[3];
-        struct mount_entry e = {};
+        struct mountinfo_entry e = {};
         int r;
 
         for (size_t i = 0; i < N_FIXED_FIELDS; i++) {
@@ -168,7 +169,7 @@ int mountinfo_parse(const char *buf, size_t len, struct mountinfo **ret)
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 size_t n = (size_t) ((nl ? nl : end) - p);
-                struct mount_entry e;
+                struct mountinfo_entry e;
 
                 if (n > MOUNTINFO_MAX_LINE) {
                         /* Cannot judge this mount: the inventory is incomplete. */
@@ -199,6 +200,18 @@ int mountinfo_parse(const char *buf, size_t len, struct mountinfo **ret)
         return 0;
 }
 
+int mountinfo_load_at(int dirfd, const char *path, struct mountinfo **ret)
+{
+        cleanup_free char *text = NULL;
+        size_t len;
+        int r;
+
+        r = read_full_file_at(dirfd, path, MOUNTINFO_MAX_BYTES, &text, &len);
+        if (r < 0)
+                return r;
+        return mountinfo_parse(text, len, ret);
+}
+
 struct mountinfo *mountinfo_free(struct mountinfo *m)
 {
         if (!m)
@@ -211,23 +224,10 @@ struct mountinfo *mountinfo_free(struct mountinfo *m)
 
 bool mount_options_has(const char *options, const char *opt)
 {
-        size_t n = strlen(opt);
-
-        if (!options)
-                return false;
-        for (const char *p = options; *p;) {
-                const char *c = strchr(p, ',');
-                size_t l = c ? (size_t) (c - p) : strlen(p);
-                if (l == n && strncmp(p, opt, n) == 0)
-                        return true;
-                if (!c)
-                        break;
-                p = c + 1;
-        }
-        return false;
+        return options && strn_list_has(options, strlen(options), ',', opt);
 }
 
-bool mount_entry_is_read_only(const struct mount_entry *e)
+bool mountinfo_entry_is_read_only(const struct mountinfo_entry *e)
 {
         return mount_options_has(e->mount_options, "ro") ||
                mount_options_has(e->super_options, "ro");
@@ -242,9 +242,9 @@ static bool path_has_prefix(const char *path, const char *prefix)
         return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-const struct mount_entry *mountinfo_find_by_path(const struct mountinfo *m, const char *path)
+const struct mountinfo_entry *mountinfo_find_by_path(const struct mountinfo *m, const char *path)
 {
-        const struct mount_entry *best = NULL;
+        const struct mountinfo_entry *best = NULL;
 
         /* Later lines are stacked on top of earlier ones at the same point. */
         for (size_t i = 0; i < m->n_entries; i++)
@@ -254,7 +254,7 @@ const struct mount_entry *mountinfo_find_by_path(const struct mountinfo *m, cons
         return best;
 }
 
-const struct mount_entry *mountinfo_find_by_id(const struct mountinfo *m, unsigned mount_id)
+const struct mountinfo_entry *mountinfo_find_by_id(const struct mountinfo *m, unsigned mount_id)
 {
         for (size_t i = 0; i < m->n_entries; i++)
                 if (m->entries[i].mount_id == mount_id)

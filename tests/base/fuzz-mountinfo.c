@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "probe/mountinfo.h"
+#include "base/mountinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (mountinfo_parse((const char *) data, size, &m) < 0)
                 return 0;
         for (size_t i = 0; i < m->n_entries; i++) {
-                (void) mount_entry_is_read_only(&m->entries[i]);
+                (void) mountinfo_entry_is_read_only(&m->entries[i]);
                 (void) mountinfo_find_by_path(m, m->entries[i].mount_point);
         }
         (void) mountinfo_find_by_id(m, 1);

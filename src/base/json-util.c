@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "base/json-util.h"
+
+#include "base/util.h"
+
+static json_t *checked(json_t *j)
+{
+        if (!j)
+                oom();
+        return j;
+}
+
+json_t *strv_to_json(char *const *v)
+{
+        json_t *a = checked(json_array());
+
+        for (; v && *v; v++)
+                json_array_append_new(a, json_string(*v));
+        return a;
+}
+
+json_t *strn_to_json(const char *const *v, size_t n)
+{
+        json_t *a = checked(json_array());
+
+        for (size_t i = 0; i < n; i++)
+                json_array_append_new(a, json_string(v[i]));
+        return a;
+}
+
+json_t *str_or_null_to_json(const char *s)
+{
+        return s ? json_string(s) : json_null();
+}
+
+const char *object_string(const json_t *o, const char *key, const char *fallback)
+{
+        json_t *v = json_object_get(o, key);
+        return json_is_string(v) ? json_string_value(v) : fallback;
+}
