@@ -474,7 +474,7 @@ int main(int argc, char **argv)
 
         pid1_remount_cgroups_writable();
         pid1_mount_cgroup2();
-        r = preflight_run(NULL, &pre);
+        r = preflight_run(&(struct preflight_options){ .rootfs = opts.rootfs }, &pre);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
                 return DAEMON_EXIT_FAILURE;
@@ -489,6 +489,13 @@ int main(int argc, char **argv)
                 log_warning("isolation disabled: %s", reasons);
                 return daemon_exec_fallback(&opts, m);
         }
+
+        /* Isolation holds, but a general-purpose host's / as the containers'
+         * root leaves its world-readable files and world-connectable sockets
+         * in reach of every zone: said once, loudly (docs/SECURITY.md). */
+        const struct preflight_check *root = preflight_report_find(pre, "containers_root");
+        if (root && !root->ok)
+                log_warning("WARNING: %s", root->detail);
 
         if (!opts.shim_path) {
                 shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */

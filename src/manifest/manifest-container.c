@@ -474,8 +474,6 @@ void ctx_finalize_container(struct manifest_ctx *x, const struct manifest_zone *
                 ctx_error(x, ci->keys[CK_EXPOSE], p,
                           "expose needs the service's listening port (set port:)");
         }
-        if (!c->rootfs)
-                c->rootfs = xstrdup("/");
         /* The env's default is the daemon's start-up directory (NULL). */
         if (!c->workdir && !(z->kind == MANIFEST_ZONE_AGENT && streq(c->name, "env")))
                 c->workdir = xstrdup(z->kind == MANIFEST_ZONE_AGENT ? "/workspace" : "/");

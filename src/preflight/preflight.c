@@ -692,6 +692,39 @@ static void check_cgroup(struct preflight_report *r, const struct cgroup_layout 
         cgroup_layout_done(&detected);
 }
 
+/* ---- the containers' root ---- */
+
+bool preflight_root_is_host(bool rootfs_is_slash, const struct preflight_env *env)
+{
+        return rootfs_is_slash && !env->pid1 && !env->docker;
+}
+
+static bool same_inode(const char *a, const char *b)
+{
+        struct stat sa, sb;
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+static void check_containers_root(struct preflight_report *r, const char *rootfs)
+{
+        bool slash = !rootfs || same_inode(rootfs, "/");
+
+        if (preflight_root_is_host(slash, &r->env))
+                report_add(r, "containers_root", false, false,
+                           xstrdup("the containers' root is this host's / and openenvd is not "
+                                   "PID 1: every zone can read the host's world-readable files "
+                                   "and connect to its world-connectable unix sockets; give "
+                                   "--rootfs DIR (an unpacked image)"));
+        else if (!slash)
+                report_add(r, "containers_root", false, true,
+                           xasprintf("the containers' root is the image at %s", rootfs));
+        else
+                report_add(r, "containers_root", false, true,
+                           xstrdup(r->env.pid1 ? "openenvd is PID 1: / is the image's"
+                                               : "inside a Docker container: / is the image's"));
+}
+
 /* ---- report ---- */
 
 static const char *reason_label(const char *check)
@@ -716,6 +749,7 @@ static const char *reason_label(const char *check)
                 { "seccomp", "seccomp" },
                 { "pidfd", "pidfd" },
                 { "cgroup", "cgroups" },
+                { "containers_root", "containers' root" },
         };
         for (size_t i = 0; i < ELEMENTSOF(labels); i++)
                 if (streq(labels[i].check, check))
@@ -752,6 +786,7 @@ int preflight_run(const struct preflight_options *opts, struct preflight_report 
         check_seccomp(r);
         check_pidfd(r);
         check_cgroup(r, opts ? opts->layout : NULL);
+        check_containers_root(r, opts ? opts->rootfs : NULL);
 
         r->isolation = true;
         for (size_t i = 0; i < r->n_checks; i++) {

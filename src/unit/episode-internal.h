@@ -70,6 +70,7 @@ struct episode {
         struct verdict verdict;
         uint64_t actions;
         bool workspace_copied; /* for the current run of observers */
+        int disk_full;         /* at sealing: EPISODE_FS_FULL_* or 0 */
 
         /* Waits of the operation in progress (at most one of each). */
         struct loop_source *step;     /* zero-delay steps (spawns one per round) */

@@ -27,6 +27,8 @@
 #define LOG_TAIL_LINES 20
 /* Teardown waits this long for the kernel to empty the episode's cgroups. */
 #define TEARDOWN_TIMEOUT (5 * USEC_PER_SEC)
+/* Unmounting an episode's storage (in a child) takes at most this. */
+#define STORAGE_TIMEOUT (60 * USEC_PER_SEC)
 
 static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
         [EPISODE_PROVISIONING] = "provisioning",
@@ -336,6 +338,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         int r;
 
         e->plan.phase = phase;
+        e->plan.actions = e->actions;
         r = unit_plan_container(&e->plan, mb->mc, &spec);
         if (r < 0) {
                 free(mb->start_error);
@@ -713,7 +716,9 @@ int episode_resume(struct episode *e)
 
 /* --- teardown ---------------------------------------------------------------- */
 
-static void release(struct episode *e)
+/* Processes, relays and cgroups: quick, and first (nothing may still write
+ * the storage while it goes). */
+static void release_processes(struct episode *e)
 {
         e->relays = unit_relays_free(e->relays);
         for (size_t i = 0; i < e->n_members; i++) {
@@ -740,28 +745,69 @@ static void release(struct episode *e)
                 }
                 e->cgroups = false;
         }
-        if (e->storage) {
-                int r = episode_fs_teardown(&e->plan);
-                if (r < 0)
-                        log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
-                                              "episode %s: storage teardown: %m", e->id);
-                /* Only the daemon's own files: activation sockets, the OCI
-                 * runtime's state, the key hand-over file. */
-                (void) rm_rf_at(AT_FDCWD, e->private_dir);
-                e->storage = false;
-        }
+}
+
+/* The storage: unmounted (idempotent: a storage job may have done it). */
+static void release_storage(struct episode *e)
+{
+        if (!e->storage)
+                return;
+        int r = episode_fs_teardown(&e->plan);
+        if (r < 0)
+                log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
+                                      "episode %s: storage teardown: %m", e->id);
+        /* Only the daemon's own files: activation sockets, the OCI
+         * runtime's state, the key hand-over file. */
+        (void) rm_rf_at(AT_FDCWD, e->private_dir);
+        e->storage = false;
+}
+
+static void release(struct episode *e)
+{
+        release_processes(e);
+        release_storage(e);
+}
+
+/* In a child (child-job.h): the episode's tmpfs unmounted. The kernel
+ * frees a tmpfs's pages when its last mount goes, in the unmounting task:
+ * hundreds of milliseconds for a full workspace, which the loop must not
+ * wait out. The child shares our mount namespace. */
+static size_t storage_job_run(void *arg, char *out, size_t size)
+{
+        const struct unit_plan_context *ctx = arg;
+        int r = episode_fs_teardown(ctx);
+        int n = snprintf(out, size, "%d", r);
+        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+}
+
+static void gone(struct episode *e)
+{
+        e->state = EPISODE_GONE;
+        if (e->ev->torn_down)
+                e->ev->torn_down(e, e->userdata);
+}
+
+static void storage_released(struct episode *e, int result, const char *out, size_t len)
+{
+        (void) out;
+        (void) len;
+        if (result < 0)
+                log_warning_errno(result, "episode %s: storage teardown job: %m", e->id);
+        release_storage(e); /* what the job left, and our own files */
+        gone(e);
 }
 
 static void torn_down(struct episode *e, int result)
 {
         if (result < 0)
-                log_warning_fields(LOG_FIELDS({ "episode_id", e->id }),
-                                   "episode %s: cgroups did not empty within %gs", e->id,
-                                   (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
-        release(e);
-        e->state = EPISODE_GONE;
-        if (e->ev->torn_down)
-                e->ev->torn_down(e, e->userdata);
+                log_warning("episode %s: cgroups did not empty within %gs", e->id,
+                            (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
+        release_processes(e);
+        if (e->storage &&
+            episode_job(e, storage_job_run, &e->plan, STORAGE_TIMEOUT, storage_released) >= 0)
+                return;
+        release_storage(e);
+        gone(e);
 }
 
 static void kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX])
