@@ -303,8 +303,12 @@ def case_counters_monotonic():
 
 def case_port_pressure():
     m, after = S["pressure_flooded"], S["pressure_after"]
-    check(m["openenvd_fd_limit_refusals_total"].value() >= 1, "no fd-limit refusal counted")
+    # At the fd limit an unauthenticated connection is evicted to make room
+    # before any newcomer is refused (docs/RELAY.md): a flood of them is
+    # answered by evictions; refusals are for a port full of clients that
+    # hold credentials (tests/relay/test-http-proxy.c).
     check(m["openenvd_unauthenticated_evictions_total"].value() >= 1, "no eviction counted")
+    check(m["openenvd_fd_limit_refusals_total"].value() >= 0, "fd-limit refusals exposed")
     check(2 <= m["openenvd_connections"].value() <= 64,
           "open connections %s while flooded" % m["openenvd_connections"].value())
     check(after["openenvd_connections"].value() <= 2, "connections closed")
@@ -375,7 +379,8 @@ def case_json_errors_before_and_at_setup(inst):
             e = json.loads(line)
             check_entry(e, e["pid"], "invalid manifest line %d" % (n + 1))
             check(e["level"] == "err" and e["manifest"] == bad, "fields %s" % e)
-        check(json.loads(lines[0])["msg"].startswith("openenv.yaml:7:20: kill_deadline_s: "),
+        # Errors name the file as it was given (tests/attacks/test_startup_hygiene.py).
+        check(json.loads(lines[0])["msg"].startswith(bad + ":7:20: kill_deadline_s: "),
               "the error text: %s" % lines[0])
     r = subprocess.run([OPENENVD, "--manifest", bad], capture_output=True,
                        env=dict(os.environ, OPENENVD_LOG_FORMAT="yaml"))
