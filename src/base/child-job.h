@@ -16,7 +16,8 @@
  * reaps the child.
  *
  * The child is reaped through its pidfd only: a process-wide reaper must ask
- * child_job_pid() before reaping anything (see daemon_reap()).
+ * child_job_pid() before reaping anything (see daemon_reap()). A child
+ * reaped elsewhere all the same still ends the job, with -ECHILD.
  */
 #include <stddef.h>
 #include <sys/types.h>
