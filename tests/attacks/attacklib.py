@@ -34,39 +34,12 @@ import urllib.request
 OPENENVD, SHIM, OPENENVCTL = (os.path.abspath(p) for p in sys.argv[1:4])
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# The generic pieces of every live test: tests/integration/livelib.py.
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+from livelib import Failure, check, descendants, free_port, poll, read  # noqa: E402,F401
 TOKEN = "attack-orchestrator-token"
 AGENT_TOKEN = "attack-agent-token"
 ATTACKER = ["/usr/bin/python3", "/opt/attack/attacker.py"]
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def poll(cond, what, timeout=30.0, interval=0.01):
-    """Polls cond() until it returns a true value (returned) or the deadline passes."""
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise Failure("timed out waiting for " + what)
-        time.sleep(interval)
-        interval = min(interval * 2, 0.1)
-
-
-def read(path, default=None):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return default
 
 
 class Background:
@@ -95,12 +68,6 @@ class Background:
         if self.error:
             raise self.error
         return self.value
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def argv(*parts, host_root=None):
@@ -179,22 +146,6 @@ class Run:
 
 
 # --- the census ------------------------------------------------------------------
-
-def descendants(pid):
-    children = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            stat = read("/proc/%s/stat" % p)
-            if stat:
-                ppid = int(stat.rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(p))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
 
 def pids_with_uid_in(lo, hi):
     """Live processes whose real, effective, saved or fs uid is in [lo, hi].

@@ -50,10 +50,27 @@ def free_port():
 
 def read(path, default=None):
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             return f.read()
     except OSError:
         return default
+
+
+def descendants(pid):
+    """Every process below pid, from /proc's parent links."""
+    children = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            stat = read("/proc/%s/stat" % p)
+            if stat:
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(p))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
 
 
 def make_workdir(base=None):

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from livelib import Failure, check, poll, free_port, read, make_workdir, run_cases  # noqa: E402
+from livelib import Failure, check, descendants, poll, free_port, read, make_workdir, run_cases  # noqa: E402
 import livelib  # noqa: E402
 
 OPENENVD, SHIM, OPENENV = (os.path.abspath(p) for p in sys.argv[1:4])
@@ -531,22 +531,6 @@ def case_require_isolation_refusal():
             check(socket.socket().connect_ex(("127.0.0.1", port)) != 0, "nothing listens")
     finally:
         shutil.rmtree(d, ignore_errors=True)
-
-
-def descendants(pid):
-    children = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            stat = read("/proc/%s/stat" % p)
-            if stat:
-                ppid = int(stat.rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(p))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
 
 
 def census(d):
