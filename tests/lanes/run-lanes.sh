@@ -183,6 +183,13 @@ in_netns() {
 logs() {
         docker logs "$1" 2>&1
 }
+# Under pipefail, `logs C | grep -q P` fails when grep stops at the first
+# match while docker logs is still writing (SIGPIPE): read it all first.
+logs_have() { # CONTAINER PATTERN
+        local l
+        l=$(logs "$1")
+        grep -q -- "$2" <<<"$l"
+}
 
 # --- plain lane: isolation off, the env serves unchanged --------------------
 plain=$(run "$image") || plain=
@@ -232,7 +239,7 @@ fi
 strict=$(run -e OPENENVD_REQUIRE_ISOLATION=1 "$image") || strict=
 code=
 [ -n "$strict" ] && code=$(timeout 120 docker wait "$strict" 2>/dev/null)
-if [ "$code" = 3 ] && logs "$strict" | grep -q 'isolation disabled: .*CAP_SYS_ADMIN.*refusing to start'; then
+if [ "$code" = 3 ] && logs_have "$strict" 'isolation disabled: .*CAP_SYS_ADMIN.*refusing to start'; then
         ok "plain: OPENENVD_REQUIRE_ISOLATION=1 exits 3 with the reasons"
 else
         not_ok "plain: OPENENVD_REQUIRE_ISOLATION=1 exits 3 with the reasons (exit '$code')"
@@ -446,8 +453,8 @@ else
                 oclient "$oc" echo-episodes "http://openenv:$token@127.0.0.1:8000" 2 \
                         >"$work/oepisodes.json" 2>"$work/oclient.err" &&
                 js "$work/oepisodes.json" 'len(s["episodes"]) == 2 and all(e["verdict"]["verdict"] == "graded" and e["phase_after_calls"] == "running" and e["said"] == "episode %d" % i for i, e in enumerate(s["episodes"]))' &&
-                logs "$oc" | grep -q 'no openenv.yaml: all defaults' &&
-                ! logs "$oc" | grep -q 'isolation disabled'; then
+                logs_have "$oc" 'no openenv.yaml: all defaults' &&
+                ! logs_have "$oc" 'isolation disabled'; then
                 ok "${openenv_cases[1]}"
         else
                 not_ok "${openenv_cases[1]}"
@@ -464,10 +471,10 @@ else
                 oclient "$oc" echo-session "http://openenv:$token@127.0.0.1:8000" \
                         >"$work/osession.json" 2>"$work/oclient.err" &&
                 js "$work/osession.json" 's["tools"] == ["echo_message", "echo_with_length"] and s["said"] == "hello"' &&
-                logs "$oc" | grep -q 'isolation disabled: ' &&
-                logs "$oc" | grep -q 'exec sh -c cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000' &&
-                tr '\0' ' ' <"/proc/$pid1/cmdline" | grep -q '^sh -c cd /app/env' &&
-                ! tr '\0' '\n' <"/proc/$pid1/environ" | grep -q '^OPENENVD_'; then
+                logs_have "$oc" 'isolation disabled: ' &&
+                logs_have "$oc" 'exec sh -c cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000' &&
+                grep -q '^sh -c cd /app/env' < <(tr '\0' ' ' <"/proc/$pid1/cmdline") &&
+                ! grep -q '^OPENENVD_' < <(tr '\0' '\n' <"/proc/$pid1/environ"); then
                 ok "${openenv_cases[2]}"
         else
                 not_ok "${openenv_cases[2]}"
