@@ -30,7 +30,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-import fleet  # noqa: E402 - Unit: one openenvd, its control API, metrics and log
+import daemon_unit  # noqa: E402 - Unit: one openenvd, its control API, metrics and log
 import promtext  # noqa: E402
 
 OPENENVD, SHIM = (os.path.abspath(p) for p in sys.argv[1:3])
@@ -50,12 +50,12 @@ def check(cond, what):
 
 def poll(cond, what, timeout=60):
     try:
-        return fleet.poll(cond, what, timeout)
+        return daemon_unit.poll(cond, what, timeout)
     except TimeoutError as e:
         raise Failure(str(e))
 
 
-class Counted(fleet.Unit):
+class Counted(daemon_unit.Unit):
     """A Unit that counts the requests the test sends it: openenvd's
     relay_requests_total must equal that count."""
 
@@ -386,7 +386,7 @@ def case_json_errors_before_and_at_setup(inst):
     try:
         r = subprocess.run([OPENENVD, "--log-format", "json", "--manifest",
                             os.path.join(inst, "unit.yaml"), "--shim", SHIM, "--state",
-                            state + "/s", "--port", str(fleet.free_port()), "--listen",
+                            state + "/s", "--port", str(daemon_unit.free_port()), "--listen",
                             "127.0.0.1", "--token-file", inst + "/no-such-token"],
                            capture_output=True, timeout=120)
     finally:
