@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Builds the Docker lanes' image locally, without any registry:
+# Builds the Docker lanes' images locally, without any registry:
 #
 #   scripts/build-image.sh BUILD_DIR     # prints the image reference on stdout
+#   scripts/build-image.sh --openenv OPENENV_REAL BUILD_DIR
 #
 # 1. A Debian bookworm root (debootstrap --variant=minbase, from the Debian
 #    mirror this machine's apt uses) with the example's Python stack and
@@ -17,6 +18,14 @@
 #    examples/echo at /opt/openenv-echo,
 #    `docker import`ed with openenvd as the entrypoint. Its tag is a hash of
 #    everything that goes in, so an unchanged tree reuses the image.
+# 3. With --openenv: instead of the example, OpenEnv's own echo_env from
+#    OPENENV_REAL (../shared/openenv-real: its README) laid out as its
+#    Dockerfile lays it out (/app/env, a virtualenv's bin on PATH, WORKDIR
+#    /app), its library tree at /app/pylib (where the image's virtualenv
+#    would have it), byte-compiled, and the Docker convention for openenvd:
+#    ENTRYPOINT ["openenvd", "--"] with the image's own CMD. No openenv.yaml
+#    in the WORKDIR: openenvd runs it with all defaults. Repository
+#    openenvd-ci-openenv.
 #
 # Uses whatever daemon `docker` talks to ($DOCKER_HOST). Environment:
 # DOCKER (default docker), OPENENVD_CI_CACHE, OPENENVD_CI_MIRROR (default:
@@ -29,12 +38,22 @@ die() {
         exit 1
 }
 
-[ $# -eq 1 ] || die "usage: $0 BUILD_DIR"
+openenv=
+if [ "${1:-}" = --openenv ]; then
+        [ $# -eq 3 ] || die "usage: $0 --openenv OPENENV_REAL BUILD_DIR"
+        openenv=$(cd "$2" && pwd) || die "no OpenEnv at $2"
+        if [ ! -f "$openenv/pylib.tar.xz" ] || [ ! -d "$openenv/envs/echo_env" ]; then
+                die "$openenv is not the real OpenEnv fixture (pylib.tar.xz, envs/echo_env)"
+        fi
+        shift 2
+fi
+[ $# -eq 1 ] || die "usage: $0 [--openenv OPENENV_REAL] BUILD_DIR"
 build=$(cd "$1" && pwd) || die "no build dir $1"
 repo=$(cd "$(dirname "$0")/.." && pwd)
 DOCKER=${DOCKER:-docker}
 cache=${OPENENVD_CI_CACHE:-/var/cache/openenvd-ci}
 name=${OPENENVD_CI_IMAGE:-openenvd-ci}
+[ -z "$openenv" ] || name+=-openenv
 suite=bookworm
 
 # The example's Python stack (Debian's, as on the host), the shared
@@ -97,6 +116,22 @@ base_tarball() {
         echo "$tar"
 }
 
+# OpenEnv's echo_env as its Dockerfile lays it out. The byte code is
+# compiled here (the containers' root is read-only), by the same Python 3.11
+# as the image's, with the sources' timestamps kept by tar.
+stage_openenv() {
+        local dir=$1
+        mkdir -p "$dir/app/.venv/bin"
+        cp -r --preserve=timestamps "$openenv/envs/echo_env" "$dir/app/env"
+        tar -xJf "$openenv/pylib.tar.xz" -C "$dir/app"
+        find "$dir/app" -name __pycache__ -prune -exec rm -rf {} +
+        printf '#!/usr/bin/python3\nimport sys\nfrom uvicorn.main import main\nsys.exit(main())\n' \
+                >"$dir/app/.venv/bin/uvicorn"
+        chmod 0755 "$dir/app/.venv/bin/uvicorn"
+        # -s/-p: the image paths go into the byte code (and its tracebacks).
+        /usr/bin/python3 -m compileall -q -j 0 -s "$dir" -p / "$dir/app" >/dev/null
+}
+
 # The payload: binaries and the example, staged with fixed owners and modes.
 stage() {
         local dir=$1 b src dst
@@ -110,9 +145,13 @@ stage() {
         # can get it with `docker cp` or `docker run --entrypoint cat`.
         install -D -m 0644 "$repo/deploy/docker/openenvd-seccomp.json" \
                 "$dir/usr/local/share/openenvd/openenvd-seccomp.json"
-        mkdir -p "$dir/opt"
-        cp -r "$repo/examples/echo" "$dir/opt/openenv-echo"
-        find "$dir/opt/openenv-echo" -name __pycache__ -prune -exec rm -rf {} +
+        if [ -n "$openenv" ]; then
+                stage_openenv "$dir"
+        else
+                mkdir -p "$dir/opt"
+                cp -r "$repo/examples/echo" "$dir/opt/openenv-echo"
+                find "$dir/opt/openenv-echo" -name __pycache__ -prune -exec rm -rf {} +
+        fi
         # Mount points the daemon's containers need below the image's root:
         # the root is read-only inside, so they must exist in the image.
         mkdir -p "$dir/var/lib/openenvd" "$dir/var/lib/sim" "$dir/workspace" "$dir/out" \
@@ -121,7 +160,7 @@ stage() {
 }
 
 main() {
-        local base stage_dir hash ref tmp
+        local base stage_dir hash ref tmp changes
         base=$(base_tarball)
         tmp=$(mktemp -d /tmp/openenvd-image.XXXXXX)
         # shellcheck disable=SC2064
@@ -149,11 +188,21 @@ main() {
         tar --numeric-owner --owner=0 --group=0 --no-recursion -C "$stage_dir" \
                 -cf "$tmp/payload.tar" -T "$tmp/payload.list"
         tar -Af "$tmp/image.tar" "$tmp/payload.tar"
-        "$DOCKER" import \
-                --change 'ENTRYPOINT ["/usr/local/bin/openenvd", "--manifest", "/opt/openenv-echo/openenv.yaml", "--state", "/var/lib/openenvd", "--port", "8000"]' \
-                --change 'WORKDIR /opt/openenv-echo' \
-                --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-                --change 'EXPOSE 8000' \
+        if [ -n "$openenv" ]; then
+                # The real Dockerfile's lines, openenvd in front of its CMD.
+                # ENABLE_WEB_INTERFACE: gradio is not in the library tree.
+                changes=(--change 'ENTRYPOINT ["/usr/local/bin/openenvd", "--"]'
+                        --change 'CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]'
+                        --change 'WORKDIR /app'
+                        --change 'ENV PATH=/app/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+                        --change 'ENV PYTHONPATH=/app/env:/app/pylib'
+                        --change 'ENV ENABLE_WEB_INTERFACE=false')
+        else
+                changes=(--change 'ENTRYPOINT ["/usr/local/bin/openenvd", "--manifest", "/opt/openenv-echo/openenv.yaml", "--state", "/var/lib/openenvd", "--port", "8000"]'
+                        --change 'WORKDIR /opt/openenv-echo'
+                        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')
+        fi
+        "$DOCKER" import "${changes[@]}" --change 'EXPOSE 8000' \
                 --message "openenvd lanes image ($hash)" \
                 "$tmp/image.tar" "$ref" >/dev/null
         echo "build-image.sh: built $ref" >&2

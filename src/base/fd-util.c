@@ -145,6 +145,47 @@ int rm_rf_at(int dirfd, const char *name)
         return r;
 }
 
+static int check_searchable(const char *dir, char **ret_blocker)
+{
+        struct stat st;
+        int r = 0;
+
+        if (stat(dir, &st) < 0)
+                r = -errno;
+        else if (!S_ISDIR(st.st_mode))
+                r = -ENOTDIR;
+        else if (!(st.st_mode & S_IXOTH))
+                r = -EACCES;
+        if (r < 0 && ret_blocker)
+                *ret_blocker = xstrdup(dir);
+        return r;
+}
+
+int path_searchable_by_others(const char *path, char **ret_blocker)
+{
+        cleanup_free char *p = NULL;
+        int r;
+
+        if (!path || path[0] != '/')
+                return -EINVAL;
+        r = check_searchable("/", ret_blocker);
+        if (r < 0)
+                return r;
+        p = xstrdup(path);
+        /* "/a", "/a/b", ...: each prefix in turn, top down. */
+        for (size_t i = 1, n = strlen(p); i <= n; i++) {
+                char c = p[i];
+                if ((c != '/' && c != '\0') || p[i - 1] == '/')
+                        continue;
+                p[i] = '\0';
+                r = check_searchable(p, ret_blocker);
+                p[i] = c;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int mkdir_p_at(int dirfd, const char *path, mode_t mode)
 {
         cleanup_free char *p = xstrdup(path);

@@ -23,6 +23,11 @@ int write_string_file_at(int dirfd, const char *path, const char *s);
 int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
 /* Removes a directory tree below dirfd/name without following symlinks. */
 int rm_rf_at(int dirfd, const char *name);
+/* Whether every directory from "/" down to path (absolute; itself included)
+ * is searchable by others (o+x), as a process of another uid needs to reach
+ * it: 0 yes; -EACCES with *ret_blocker (new string) the first that is not;
+ * another -errno when one cannot be stat()ed (*ret_blocker names it too). */
+int path_searchable_by_others(const char *path, char **ret_blocker);
 /* mkdir -p relative to dirfd (absolute paths relative to "/"). */
 int mkdir_p_at(int dirfd, const char *path, mode_t mode);
 /* Duplicates fds[0..n) to numbers >= floor (O_CLOEXEC) into ret[], so that a

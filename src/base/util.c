@@ -126,6 +126,40 @@ bool strv_contains(char *const *v, const char *s)
         return false;
 }
 
+char *strv_join(char *const *v, const char *sep)
+{
+        size_t n = 1, sl = strlen(sep);
+        char *s, *p;
+
+        for (char *const *e = v; e && *e; e++)
+                n += strlen(*e) + (e == v ? 0 : sl);
+        p = s = xmalloc(n);
+        for (char *const *e = v; e && *e; e++) {
+                size_t l = strlen(*e);
+                if (e != v) {
+                        memcpy(p, sep, sl);
+                        p += sl;
+                }
+                memcpy(p, *e, l);
+                p += l;
+        }
+        *p = '\0';
+        return s;
+}
+
+void strv_env_set(char ***v, char *kv)
+{
+        size_t klen = strcspn(kv, "=");
+
+        for (char **e = *v; e && *e; e++)
+                if (strncmp(*e, kv, klen) == 0 && ((*e)[klen] == '=' || (*e)[klen] == '\0')) {
+                        free(*e);
+                        *e = kv;
+                        return;
+                }
+        strv_push(v, kv);
+}
+
 bool memeq_consttime(const void *a, size_t alen, const void *b, size_t blen)
 {
         const unsigned char *x = a, *y = b;

@@ -44,6 +44,12 @@ size_t strv_length(char *const *v);
 void strv_push(char ***v, char *s); /* takes ownership of s */
 char **strv_copy(char *const *v);
 bool strv_contains(char *const *v, const char *s);
+/* The strings joined by sep: a new string ("" for an empty vector). */
+char *strv_join(char *const *v, const char *sep);
+/* Environment vectors ("KEY=VALUE"): sets kv (taking ownership), replacing
+ * an entry with the same key in place. getenv() and Python's os.environ
+ * take the *first* of duplicate keys, so "later wins" needs replacing. */
+void strv_env_set(char ***v, char *kv);
 
 /* Constant-time comparison for secrets (tokens, keys). */
 bool memeq_consttime(const void *a, size_t alen, const void *b, size_t blen);

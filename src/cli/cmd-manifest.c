@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `openenvctl manifest validate FILE [--json]`: prints the effective manifest
- * (a human summary, or the full defaulted contract as JSON) or every error.
+ * `openenvctl manifest validate FILE [--json] [-- CMD...]`: prints the
+ * effective manifest (a human summary, or the full defaulted contract as
+ * JSON) or every error (one "FILE:LINE:COLUMN: PATH: MESSAGE" line each, or
+ * as JSON with --json). CMD is the env server's command as openenvd would be
+ * given it (`openenvd -- CMD...`, an image's CMD): the manifest is checked
+ * as the daemon would load it.
  * Exit codes (docs/CLI.md, docs/MANIFEST.md): 0 valid, 2 invalid (including a
  * file over MANIFEST_MAX_BYTES) or bad usage, 1 the file cannot be read.
  */
@@ -13,6 +17,22 @@
 #include "base/util.h"
 #include "cli/cli.h"
 #include "manifest/manifest.h"
+
+/* {"file", "valid": false, "errors": [{line, column, path, message}],
+ * "truncated"}: what a machine needs to point at the key. */
+static json_t *errors_to_json(const struct manifest_errors *e)
+{
+        json_t *list = json_array();
+
+        for (size_t i = 0; list && i < e->n; i++)
+                json_array_append_new(list,
+                                      json_pack("{s:I, s:I, s:s?, s:s?}", "line",
+                                                (json_int_t) e->items[i].line, "column",
+                                                (json_int_t) e->items[i].column, "path",
+                                                e->items[i].path, "message", e->items[i].message));
+        return json_pack("{s:s?, s:b, s:o?, s:b}", "file", e->file, "valid", 0, "errors", list,
+                         "truncated", e->truncated);
+}
 
 static void fmt_u(char *buf, size_t n, uint64_t v)
 {
@@ -82,7 +102,13 @@ static void print_summary(const char *file, const struct manifest *m)
                         print_limits_row(c->name, manifest_egress_to_string(c->egress), c->port,
                                          &c->effective, ph.buf);
                         strbuf_release(&ph);
-                        printf("      argv:   %s\n", cmd);
+                        printf("      argv:   %s", cmd);
+                        if (c->argv_source != MANIFEST_ARGV_MANIFEST)
+                                printf("   (from the %s)", c->argv_source == MANIFEST_ARGV_APP
+                                                                   ? "app"
+                                                                   : "command line");
+                        printf("\n      workdir: %s\n",
+                               c->workdir ? c->workdir : "(openenvd's working directory)");
                         for (char **e = c->env; e && *e; e++)
                                 printf("      env:    %s\n", *e);
                         if (c->n_reads) {
@@ -103,7 +129,7 @@ static void print_summary(const char *file, const struct manifest *m)
                                 printf("      output: %s\n", c->output);
                         for (char **a = c->after; a && *a; a++)
                                 printf("      after:  %s\n", *a);
-                        if (!streq(c->rootfs, "/"))
+                        if (c->rootfs)
                                 printf("      rootfs: %s\n", c->rootfs);
                 }
         }
@@ -117,15 +143,21 @@ int cli_manifest_validate(int argc, char **argv)
 {
         cleanup_manifest_errors struct manifest_errors errors = { 0 };
         cleanup(manifest_freep) struct manifest *m = NULL;
+        struct manifest_overrides o = {};
         const char *file = NULL;
         bool json = false;
         int r;
 
         for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--")) {
+                        o.env_argv = argv + i + 1;
+                        break;
+                }
                 if (streq(argv[i], "--json"))
                         json = true;
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        printf("Usage: openenvctl manifest validate FILE [--json]\n"
+                        printf("Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n"
+                               "  CMD: the env server's command, as given to openenvd -- CMD...\n"
                                "Exit: 0 valid, 1 cannot read FILE, 2 invalid.\n");
                         return EXIT_CODE_OK;
                 } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -140,16 +172,20 @@ int cli_manifest_validate(int argc, char **argv)
                 }
         }
         if (!file) {
-                fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json]\n");
+                fprintf(stderr, "Usage: openenvctl manifest validate FILE [--json] [-- CMD...]\n");
                 return EXIT_CODE_INVALID;
         }
 
         manifest_errors_init(&errors, file);
-        r = manifest_load(file, &errors, &m);
+        r = manifest_load_with(file, &o, &errors, &m);
         if (r == -EINVAL) {
                 struct strbuf out = STRBUF_INIT;
-                manifest_errors_format(&errors, &out);
-                fputs(out.buf, stderr);
+                if (json)
+                        (void) cli_print_json(errors_to_json(&errors), JSON_PRESERVE_ORDER);
+                else {
+                        manifest_errors_format(&errors, &out);
+                        fputs(out.buf, stderr);
+                }
                 fprintf(stderr, "%s: invalid (%zu error%s)\n", file, errors.n,
                         errors.n == 1 ? "" : "s");
                 strbuf_release(&out);

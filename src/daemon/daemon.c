@@ -405,21 +405,18 @@ static int enter_private_mount_ns(void)
  */
 static int check_traversable(const char *state)
 {
-        cleanup_free char *p = xstrdup(state);
+        cleanup_free char *parent = xstrdup(state), *blocker = NULL;
+        char *slash = strrchr(parent, '/');
+        int r;
 
-        for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
-                struct stat st;
-                *slash = '\0';
-                if (stat(p[0] ? p : "/", &st) < 0)
-                        return -errno;
-                if (!(st.st_mode & S_IXOTH)) {
-                        log_error("%s is not searchable by others (mode %o): containers cannot "
-                                  "reach the state directory below it",
-                                  p[0] ? p : "/", (unsigned) (st.st_mode & 07777));
-                        return -EACCES;
-                }
-        }
-        return 0;
+        if (slash)
+                slash[slash == parent ? 1 : 0] = '\0';
+        r = path_searchable_by_others(parent, &blocker);
+        if (r == -EACCES)
+                log_error("%s is not searchable by others: containers cannot reach the state "
+                          "directory below it",
+                          blocker);
+        return r;
 }
 
 /* Bytes the asset copy needs (a walk of the author's files, bounded). */
@@ -582,6 +579,7 @@ static int daemon_setup(struct daemon *d)
                         .start_timeout = (usec_t) (o->start_timeout_s * USEC_PER_SEC),
                         .observer_timeout = (usec_t) (o->observer_timeout_s * USEC_PER_SEC),
                         .weaken = o->weaken,
+                        .env_origin = o->env_origin,
                         .model = { .upstream = o->model_upstream,
                                    .provider = o->model_provider,
                                    .key = d->model_key },

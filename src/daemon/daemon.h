@@ -18,11 +18,17 @@
 
 struct model_upstream;
 
+struct env_origin;
+
 struct daemon_options {
-        const char *manifest_path;  /* default openenv.yaml */
-        const char *state_dir;      /* default /var/lib/openenvd */
-        uint16_t port;              /* 0: the manifest's */
-        const char *listen_address; /* default 0.0.0.0 */
+        const char *manifest_path; /* default openenv.yaml */
+        bool manifest_given;       /* --manifest was given (else a missing default is allowed
+                                      when env_command is) */
+        char *const *env_command;  /* `openenvd [OPTIONS] -- CMD...`; NULL: none */
+        const struct env_origin *env_origin; /* the env's start directory and environment */
+        const char *state_dir;               /* default /var/lib/openenvd */
+        uint16_t port;                       /* 0: the manifest's */
+        const char *listen_address;          /* default 0.0.0.0 */
         bool require_isolation;
         const char *token_file;
         const char *agent_token_file; /* the agent principal's token (credentials.h) */
@@ -49,6 +55,7 @@ enum {
 
 /* Runs the isolated unit until SIGTERM/SIGINT; returns an exit code. */
 int daemon_run_isolated(const struct daemon_options *opts, const struct manifest *m);
-/* Steps aside: execs the env server as the image would run it. Returns only
- * on failure (an exit code). */
-int daemon_exec_fallback(const struct manifest *m);
+/* Steps aside: execs the env server as the image would run it, where
+ * --port and --listen say if its command is the manifest's app (else it
+ * says why it cannot). Returns only on failure (an exit code). */
+int daemon_exec_fallback(const struct daemon_options *opts, const struct manifest *m);

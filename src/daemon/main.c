@@ -30,11 +30,18 @@
 #include "relay/model-proxy.h"
 #include "relay/model-upstream.h"
 #include "sandbox/container-spec.h"
+#include "unit/env-origin.h"
+
+extern char **environ;
 
 static void usage(FILE *f)
 {
-        fputs("Usage: openenvd [OPTIONS]\n"
-              "  --manifest FILE        openenv.yaml (default ./openenv.yaml)\n"
+        fputs("Usage: openenvd [OPTIONS] [-- CMD...]\n"
+              "  CMD                    the env server's command (an image's CMD under\n"
+              "                         ENTRYPOINT [\"openenvd\", \"--\"]); default: the\n"
+              "                         manifest's argv, else uvicorn <app>\n"
+              "  --manifest FILE        openenv.yaml (default ./openenv.yaml; with CMD a\n"
+              "                         missing ./openenv.yaml means all defaults)\n"
               "  --state DIR            private state (default /var/lib/openenvd)\n"
               "  --port N               external port (default: the manifest's)\n"
               "  --listen ADDR          listen address (default 0.0.0.0)\n"
@@ -154,6 +161,62 @@ static void pid1_remount_cgroups_writable(void)
                 log_info("remounted %u read-only cgroup mounts writable", n);
 }
 
+/*
+ * The manifest, with the command line's env command. An image that has no
+ * openenv.yaml (OpenEnv's own connect4_env has none) runs with all defaults
+ * when it brings its command: the default ./openenv.yaml may then be
+ * missing; a --manifest that names nothing is an error.
+ */
+static int load_manifest(const struct daemon_options *o, struct manifest_errors *errs,
+                         struct manifest **ret)
+{
+        const struct manifest_overrides ov = { .env_argv = o->env_command };
+        char cwd[PATH_MAX];
+        int r;
+
+        r = manifest_load_with(o->manifest_path, &ov, errs, ret);
+        if (r != -ENOENT || o->manifest_given || !o->env_command)
+                return r;
+        if (!getcwd(cwd, sizeof(cwd)))
+                return -errno;
+        r = manifest_parse_with("", 0, cwd, 0, &ov, errs, ret);
+        if (r >= 0)
+                log_info("no %s: all defaults (port %u); the env server's command is the "
+                         "command line's",
+                         o->manifest_path, (unsigned) (*ret)->port);
+        return r;
+}
+
+/*
+ * Where and with what the env server starts: here, with our environment
+ * (an image's WORKDIR and ENV), minus what env-origin.h withholds. The
+ * directory must be reachable by the container's uid, which is not ours.
+ */
+static void env_origin_from_here(struct env_origin *ret)
+{
+        cleanup_free char *blocker = NULL, *names = NULL;
+        char cwd[PATH_MAX];
+        const char *workdir = cwd;
+
+        if (!getcwd(cwd, sizeof(cwd))) {
+                log_warning_errno(-errno, "working directory: %m; the env server starts in /");
+                workdir = NULL;
+        } else if (path_searchable_by_others(cwd, &blocker) < 0) {
+                log_warning("the env server starts in / rather than %s: %s is not searchable by "
+                            "others (mode o+x), and the env runs as another uid (start openenvd "
+                            "elsewhere, or set workdir: in the manifest)",
+                            cwd, blocker ? blocker : cwd);
+                workdir = NULL;
+        }
+        env_origin_init(ret, environ, workdir);
+        if (ret->withheld[0]) {
+                names = strv_join(ret->withheld, ", ");
+                log_info("the env server does not inherit %s (openenvd's own, or secret by name; "
+                         "a manifest env: entry passes one on deliberately)",
+                         names);
+        }
+}
+
 /* Command-line values that main() turns into options. */
 struct raw_args {
         const char *model_url;
@@ -201,10 +264,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 .observer_timeout_s = 300,
                 .start_timeout_s = 60,
         };
-        while ((c = getopt_long(argc, argv, "h", longopts, NULL)) >= 0) {
+        /* "+": options end at the first operand, so nothing of the env
+         * server's command is ever taken for one of ours. */
+        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) >= 0) {
                 switch (c) {
                 case ARG_MANIFEST:
                         o->manifest_path = optarg;
+                        o->manifest_given = true;
                         break;
                 case ARG_STATE:
                         if (optarg[0] != '/') {
@@ -318,8 +384,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 }
         }
         if (optind < argc) {
-                log_error("unexpected argument '%s'", argv[optind]);
-                return -EINVAL;
+                if (!streq(argv[optind - 1], "--")) {
+                        log_error("unexpected argument '%s' (the env server's command goes "
+                                  "after --: openenvd [OPTIONS] -- CMD...)",
+                                  argv[optind]);
+                        return -EINVAL;
+                }
+                o->env_command = argv + optind;
         }
         if (raw->model_url && !o->model_key_file) {
                 log_error("--model-url needs --model-key-file");
@@ -364,6 +435,7 @@ int main(int argc, char **argv)
         cleanup(preflight_report_freep) struct preflight_report *pre = NULL;
         cleanup(model_upstream_freep) struct model_upstream *upstream = NULL;
         cleanup_free char *shim = NULL, *reasons = NULL, *url_error = NULL;
+        cleanup(env_origin_done) struct env_origin origin = {};
         int r;
 
         const char *log_format = getenv("OPENENVD_LOG_FORMAT");
@@ -390,7 +462,7 @@ int main(int argc, char **argv)
                 return DAEMON_EXIT_INVALID;
         }
 
-        r = manifest_load(opts.manifest_path, &errs, &m);
+        r = load_manifest(&opts, &errs, &m);
         if (r < 0) {
                 if (r != -EINVAL) {
                         log_error_errno(r, "cannot read %s: %m", opts.manifest_path);
@@ -402,7 +474,7 @@ int main(int argc, char **argv)
 
         pid1_remount_cgroups_writable();
         pid1_mount_cgroup2();
-        r = preflight_run(NULL, &pre);
+        r = preflight_run(&(struct preflight_options){ .rootfs = opts.rootfs }, &pre);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
                 return DAEMON_EXIT_FAILURE;
@@ -415,8 +487,15 @@ int main(int argc, char **argv)
                         return DAEMON_EXIT_NO_ISOLATION;
                 }
                 log_warning("isolation disabled: %s", reasons);
-                return daemon_exec_fallback(m);
+                return daemon_exec_fallback(&opts, m);
         }
+
+        /* Isolation holds, but a general-purpose host's / as the containers'
+         * root leaves its world-readable files and world-connectable sockets
+         * in reach of every zone: said once, loudly (docs/SECURITY.md). */
+        const struct preflight_check *root = preflight_report_find(pre, "containers_root");
+        if (root && !root->ok)
+                log_warning("WARNING: %s", root->detail);
 
         if (!opts.shim_path) {
                 shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */
@@ -435,5 +514,7 @@ int main(int argc, char **argv)
                 }
                 opts.model_upstream = upstream;
         }
+        env_origin_from_here(&origin);
+        opts.env_origin = &origin;
         return daemon_run_isolated(&opts, m);
 }

@@ -53,6 +53,13 @@ enum manifest_during_grading {
         MANIFEST_DURING_GRADING_SERVE_OBSERVERS,
 };
 
+/* Where the env container's argv came from. */
+enum manifest_argv_source {
+        MANIFEST_ARGV_MANIFEST,     /* written in the manifest (argv:) */
+        MANIFEST_ARGV_APP,          /* uvicorn <app> --host 0.0.0.0 --port <port> */
+        MANIFEST_ARGV_COMMAND_LINE, /* openenvd -- CMD...: the image's own CMD */
+};
+
 enum manifest_read_kind {
         MANIFEST_READ_ASSET,         /* assets.<name> */
         MANIFEST_READ_WORKSPACE,     /* workspace */
@@ -82,7 +89,8 @@ struct manifest_container {
         char *name; /* owned; DNS label, unique in the unit */
         enum manifest_zone_kind zone;
         char **argv; /* owned, NULL-terminated, never empty */
-        char **env;  /* owned "KEY=VALUE", manifest order, NULL-terminated */
+        enum manifest_argv_source argv_source;
+        char **env; /* owned "KEY=VALUE", manifest order, NULL-terminated */
         struct manifest_resources resources; /* as written (0 = inherit the zone's) */
         struct manifest_resources effective; /* narrowed by the zone, computed at load */
         enum manifest_egress egress;         /* effective */
@@ -94,8 +102,12 @@ struct manifest_container {
         char *state;                   /* owned absolute path or NULL (services only) */
         char *output;                  /* owned absolute path under /out or NULL (observers only) */
         char **after;                  /* owned observer names, NULL-terminated, may be empty */
-        char *rootfs;                  /* owned absolute path, default "/" */
-        char *workdir;                 /* owned: /workspace in the agent zone, else "/" */
+        char *rootfs; /* owned absolute path; NULL: the daemon's (--rootfs, else "/") */
+        /* owned absolute path; default /workspace for the agent zone's other
+         * containers, "/" for services and observers, and NULL for the env
+         * container: the daemon's working directory at start (an image's
+         * WORKDIR), which the manifest cannot know. */
+        char *workdir;
 };
 
 struct manifest_zone {
@@ -146,6 +158,14 @@ enum {
         MANIFEST_CHECK_PATHS = 1u << 0,
 };
 
+/* What openenvd's command line adds to the manifest. */
+struct manifest_overrides {
+        /* The env server's command (`openenvd [OPTIONS] -- CMD...`, an
+         * image's CMD under ENTRYPOINT ["openenvd", "--"]): replaces the env
+         * container's argv, and no app is needed. NULL or empty: none. */
+        char *const *env_argv;
+};
+
 /*
  * Parses and validates `size` bytes of YAML. base_dir (absolute) is what
  * relative asset/seed paths are resolved against. Returns 0 and the manifest,
@@ -161,6 +181,12 @@ int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned
  * file cannot be read at all; -EINVAL when it is invalid.
  */
 int manifest_load(const char *path, struct manifest_errors *errors, struct manifest **ret);
+/* The same with overrides (NULL: none). */
+int manifest_parse_with(const char *data, size_t size, const char *base_dir, unsigned flags,
+                        const struct manifest_overrides *o, struct manifest_errors *errors,
+                        struct manifest **ret);
+int manifest_load_with(const char *path, const struct manifest_overrides *o,
+                       struct manifest_errors *errors, struct manifest **ret);
 struct manifest *manifest_free(struct manifest *m);
 DEFINE_CLEANUP_FUNC(struct manifest, manifest_free);
 
@@ -174,12 +200,16 @@ size_t manifest_observer_order(const struct manifest *m,
 bool manifest_container_reads(const struct manifest_container *c, enum manifest_read_kind kind);
 /* "uvicorn <app> --host 0.0.0.0 --port <port>" etc.: argv[0..] joined by spaces. */
 char *manifest_container_command_line(const struct manifest_container *c);
+/* The env server's default command: uvicorn <app> --host <host> --port <port>
+ * (new strv). The one place that spells it. */
+char **manifest_app_argv(const char *app, const char *host, uint16_t port);
 
 const char *manifest_zone_kind_to_string(enum manifest_zone_kind k);
 const char *manifest_egress_to_string(enum manifest_egress e);
 const char *manifest_oci_to_string(enum manifest_oci o);
 const char *manifest_during_grading_to_string(enum manifest_during_grading d);
 const char *manifest_read_kind_to_string(enum manifest_read_kind k);
+const char *manifest_argv_source_to_string(enum manifest_argv_source s);
 /* "assets.oracle", "workspace", "services.sim.state", "runner.output". */
 char *manifest_read_to_string(const struct manifest_read *r);
 

@@ -683,17 +683,23 @@ static void evict(struct http_proxy *p, struct http_conn *c)
 }
 
 /*
- * Out of fds (EMFILE/ENFILE): the pending connection is accepted with the
- * reserve fd's slot and closed at once, and the oldest unauthenticated
- * connection makes room, instead of leaving the listener readable forever
- * (level-triggered: the loop would spin at 100 % CPU).
+ * Out of fds (EMFILE/ENFILE). The oldest unauthenticated connection makes
+ * room and the pending connection is accepted as usual on the next try: the
+ * newcomer may be the orchestrator, who must still get in while a flood
+ * holds every fd. With nobody to evict, the pending connection is accepted
+ * with the reserve fd's slot and closed at once, instead of leaving the
+ * listener readable forever (level-triggered: the loop would spin at 100 %
+ * CPU). Each call evicts one connection or consumes one pending: the
+ * caller's accept loop ends.
  */
 static bool fd_limit_relief(struct http_proxy *p, int fd)
 {
         int cfd;
 
-        if (p->unauth_head)
+        if (p->unauth_head) {
                 evict(p, p->unauth_head);
+                return true;
+        }
         if (p->reserve_fd < 0)
                 return false;
         p->reserve_fd = safe_close(p->reserve_fd);

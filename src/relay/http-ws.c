@@ -270,7 +270,7 @@ static void ws_attach_failed(struct http_conn *c)
         c->sstate = RESP_IDLE;
         c->ws_attaching = false;
         c->ws_awaiting = false;
-        strbuf_reset(&c->ws_first);
+        strbuf_release(&c->ws_first);
         ws_event(c, HTTP_WS_ATTACH_FAILED);
 }
 
@@ -296,7 +296,7 @@ int ws_process_handshake(struct http_conn *c)
          * drops a frame that came with the handshake). */
         strbuf_add(&c->uout, c->ws_first.buf, c->ws_first.len);
         c->proxy->stats.bytes_up += c->ws_first.len;
-        strbuf_reset(&c->ws_first);
+        strbuf_release(&c->ws_first);
         c->sstate = RESP_TUNNEL;
         c->ws_attaching = c->ws_detached = c->ws_awaiting = false;
         ws_event(c, HTTP_WS_ATTACHED);
@@ -406,7 +406,7 @@ int http_handle_ws_attach(struct http_handle *h, const char *path, const char *t
         strbuf_adds(&c->uout, "\r\n");
         /* The message that asked for the new episode is its first, sent
          * when the handshake is answered (ws_process_handshake()). */
-        strbuf_reset(&c->ws_first);
+        strbuf_release(&c->ws_first);
         if (text)
                 ws_append_frame(&c->ws_first, WS_OP_TEXT, text, len, mask);
         c->sstate = RESP_WS_HANDSHAKE;

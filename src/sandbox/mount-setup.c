@@ -16,6 +16,7 @@
 #include "base/limits.h"
 #include "base/macro.h"
 #include "base/util.h"
+#include "sandbox/mount-api.h"
 #include "sandbox/netns-keep.h"
 
 /*
@@ -69,106 +70,6 @@ static int fail(struct setup *s, enum container_step step, int index, int r)
         return r < 0 ? r : -r;
 }
 
-static unsigned long long attr_from_flags(unsigned long flags)
-{
-        unsigned long long a = 0;
-        if (flags & MS_RDONLY)
-                a |= MOUNT_ATTR_RDONLY;
-        if (flags & MS_NOSUID)
-                a |= MOUNT_ATTR_NOSUID;
-        if (flags & MS_NODEV)
-                a |= MOUNT_ATTR_NODEV;
-        if (flags & MS_NOEXEC)
-                a |= MOUNT_ATTR_NOEXEC;
-        if (flags & MS_NOSYMFOLLOW)
-                a |= MOUNT_ATTR_NOSYMFOLLOW;
-        return a;
-}
-
-/* Adds attributes to a mount (tree); also makes it private, so that nothing
- * mounted under it later can propagate anywhere. */
-static int mount_set(int fd, unsigned long long attr, bool recursive)
-{
-        struct mount_attr ma = {
-                .attr_set = attr,
-                .propagation = MS_PRIVATE,
-        };
-        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) <
-            0)
-                return -errno;
-        return 0;
-}
-
-static int mount_attach(int mnt_fd, int target_fd)
-{
-        if (move_mount(mnt_fd, "", target_fd, "",
-                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                return -errno;
-        return 0;
-}
-
-#ifndef SYS_open_tree_attr
-#define SYS_open_tree_attr 467 /* Linux 6.15, the same number on every architecture */
-#endif
-
-/* Recursive clone of whatever fd (O_PATH) points at, with attributes added. */
-static int clone_at(int dir_fd, const char *path, unsigned long long attr)
-{
-        unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
-                         (path[0] ? 0 : AT_EMPTY_PATH);
-        /* open_tree_attr() clones and sets the attributes (recursively, with
-         * AT_RECURSIVE) in one call; older kernels take two. */
-        struct mount_attr ma = { .attr_set = attr, .propagation = MS_PRIVATE };
-        long fast = syscall(SYS_open_tree_attr, dir_fd, path, flags, &ma, sizeof(ma));
-        if (fast >= 0)
-                return (int) fast;
-        if (errno != ENOSYS)
-                return -errno;
-        int fd = open_tree(dir_fd, path, flags);
-        if (fd < 0)
-                return -errno;
-        int r = mount_set(fd, attr, true);
-        if (r < 0) {
-                safe_close(fd);
-                return r;
-        }
-        return fd;
-}
-
-/* A fresh detached tmpfs (or any fs without a source) with string options. */
-static int fs_new(const char *type, const char *const *opts, size_t n_opts, unsigned long long attr)
-{
-        cleanup_close int fs = fsopen(type, FSOPEN_CLOEXEC);
-        if (fs < 0)
-                return -errno;
-        for (size_t i = 0; i + 1 < n_opts; i += 2) {
-                int r = opts[i + 1] ? fsconfig(fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0)
-                                    : fsconfig(fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
-                if (r < 0)
-                        return -errno;
-        }
-        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned) attr);
-        if (mnt < 0)
-                return -errno;
-        if (mount_set(mnt, 0, false) < 0) {
-                int r = -errno;
-                safe_close(mnt);
-                return r;
-        }
-        return mnt;
-}
-
-static int tmpfs_new(const char *size, mode_t mode, unsigned long long attr)
-{
-        char m[16], sz[32];
-        (void) snprintf(m, sizeof(m), "%o", (unsigned) (mode & 07777));
-        (void) snprintf(sz, sizeof(sz), "%s", size);
-        const char *opts[] = { "mode", m, "size", sz };
-        return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
-}
-
 static int resolve_in(int dir_fd, const char *path)
 {
         /* Targets are "absolute inside the container": strip the slashes, the
@@ -208,7 +109,8 @@ static int scaffold(struct setup *s, int dir_fd)
                 return -ENOTDIR;
         (void) snprintf(m, sizeof(m), "%o", (unsigned) (st.st_mode & 07777));
         const char *opts[] = { "mode", m, "size", SCAFFOLD_SIZE };
-        int mnt = fs_new("tmpfs", opts, ELEMENTSOF(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        int mnt =
+                mount_fs_new("tmpfs", opts, ELEMENTSOF(opts), MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (mnt < 0)
                 return mnt;
         s->seal_fds[s->n_seal++] = mnt;
@@ -218,7 +120,7 @@ static int scaffold(struct setup *s, int dir_fd)
         cleanup_close int orig = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (orig < 0)
                 return -errno;
-        int r = mount_attach(mnt, dir_fd);
+        int r = mount_attach_fd(mnt, dir_fd);
         if (r < 0)
                 return r;
 
@@ -267,13 +169,13 @@ static int scaffold(struct setup *s, int dir_fd)
                         } else if (mknodat(mnt, name, S_IFREG | 0600, 0) < 0) {
                                 return -errno;
                         }
-                        cleanup_close int src = clone_at(orig, name, 0);
+                        cleanup_close int src = mount_clone_at(orig, name, 0);
                         if (src < 0)
                                 return src;
                         cleanup_close int dst = openat(mnt, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                         if (dst < 0)
                                 return -errno;
-                        r = mount_attach(src, dst);
+                        r = mount_attach_fd(src, dst);
                         if (r < 0)
                                 return r;
                 }
@@ -369,7 +271,7 @@ static int attach_at(struct setup *s, int mnt_fd, const char *target, bool is_fi
         cleanup_close int t = target_open(s, target, is_file);
         if (t < 0)
                 return t;
-        return mount_attach(mnt_fd, t);
+        return mount_attach_fd(mnt_fd, t);
 }
 
 static int mask_one(struct setup *s, int dir_fd, const char *path)
@@ -387,34 +289,34 @@ static int mask_one(struct setup *s, int dir_fd, const char *path)
         if (S_ISDIR(st.st_mode)) {
                 if (s->empty_fd < 0) {
                         cleanup_close int e =
-                                tmpfs_new("4k", 0555,
-                                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                  MOUNT_ATTR_NOEXEC);
+                                mount_tmpfs_new("4k", 0555,
+                                                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                        MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                         if (e < 0)
                                 return e;
-                        r = mount_attach(e, t);
+                        r = mount_attach_fd(e, t);
                         if (r < 0)
                                 return r;
                         /* Attached now, so it can be cloned for the next dirs. */
                         s->empty_fd = TAKE_FD(e);
                         return 0;
                 }
-                cleanup_close int c = clone_at(s->empty_fd, "", 0);
+                cleanup_close int c = mount_clone_at(s->empty_fd, "", 0);
                 if (c < 0)
                         return c;
-                return mount_attach(c, t);
+                return mount_attach_fd(c, t);
         }
-        cleanup_close int c =
-                clone_at(s->null_fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        cleanup_close int c = mount_clone_at(
+                s->null_fd, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (c < 0)
                 return c;
-        return mount_attach(c, t);
+        return mount_attach_fd(c, t);
 }
 
 static int setup_proc(struct setup *s)
 {
-        cleanup_close int proc =
-                fs_new("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int proc = mount_fs_new(
+                "proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (proc < 0)
                 return fail(s, CONTAINER_STEP_PROC, -1, proc);
         int r = attach_at(s, proc, "/proc", false);
@@ -443,12 +345,12 @@ static int readonly_one(struct setup *s, const char *path)
                 return 0; /* not on this kernel */
         if (t < 0)
                 return t;
-        cleanup_close int c = clone_at(t, "",
-                                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                               MOUNT_ATTR_NOEXEC);
+        cleanup_close int c = mount_clone_at(t, "",
+                                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (c < 0)
                 return c;
-        return mount_attach(c, t);
+        return mount_attach_fd(c, t);
 }
 
 static const struct {
@@ -471,13 +373,13 @@ static int dev_fill(int dev, const int *dev_fds, int *index)
                 if (mknodat(dev, host_devices[i], S_IFREG | 0666, 0) < 0)
                         return -errno;
                 cleanup_close int c =
-                        clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                        mount_clone_at(dev_fds[i], "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (c < 0)
                         return c;
                 cleanup_close int t = openat(dev, host_devices[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (t < 0)
                         return -errno;
-                int r = mount_attach(c, t);
+                int r = mount_attach_fd(c, t);
                 if (r < 0)
                         return r;
         }
@@ -513,11 +415,12 @@ int mount_dev_template(void)
         for (size_t i = 0; i < ELEMENTSOF(host_devices); i++)
                 fds[i] = -EBADF;
         int r = dev_nodes_open(fds);
-        int dev = r < 0 ? r : tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        int dev =
+                r < 0 ? r : mount_tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (dev >= 0) {
                 r = dev_fill(dev, fds, &index);
                 if (r >= 0)
-                        r = mount_set(dev, MOUNT_ATTR_RDONLY, false);
+                        r = mount_set_attr(dev, MOUNT_ATTR_RDONLY, false);
                 if (r < 0)
                         dev = safe_close(dev);
         }
@@ -534,7 +437,7 @@ static int setup_dev(struct setup *s, int template_fd)
 
         /* A private copy of the template tree (read-only already); a kernel
          * that cannot clone a detached tree gets /dev built as below. */
-        dev = template_fd >= 0 ? clone_at(template_fd, "", 0) : -EBADF;
+        dev = template_fd >= 0 ? mount_clone_at(template_fd, "", 0) : -EBADF;
         if (dev >= 0) {
                 r = attach_at(s, dev, "/dev", false);
                 if (r < 0) {
@@ -548,7 +451,7 @@ static int setup_dev(struct setup *s, int template_fd)
                 r = dev_nodes_open(s->dev_fds);
                 if (r < 0)
                         return fail(s, CONTAINER_STEP_DEVICES, -1, r);
-                dev = tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+                dev = mount_tmpfs_new(DEV_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
                 if (dev < 0)
                         return fail(s, CONTAINER_STEP_DEV, -1, dev);
                 s->seal_fds[s->n_seal++] = dev; /* sealed read-only before pivot_root */
@@ -561,24 +464,24 @@ static int setup_dev(struct setup *s, int template_fd)
         }
 
         const char *pts_opts[] = { "ptmxmode", "0666", "mode", "0620", "gid", "5" };
-        cleanup_close int pts = fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
-                                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        cleanup_close int pts = mount_fs_new("devpts", pts_opts, ELEMENTSOF(pts_opts),
+                                             MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (pts < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, pts);
         cleanup_close int pts_t = openat(dev, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (pts_t < 0 || mount_attach(pts, pts_t) < 0)
+        if (pts_t < 0 || mount_attach_fd(pts, pts_t) < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, -errno);
 
         (void) snprintf(shm_size, sizeof(shm_size), "%llu",
                         (unsigned long long) s->spec->tmp_bytes);
-        cleanup_close int shm = tmpfs_new(shm_size, 01777,
-                                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int shm = mount_tmpfs_new(
+                shm_size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (shm < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, shm);
         cleanup_close int shm_t = openat(dev, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (shm_t < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, -errno);
-        r = mount_attach(shm, shm_t);
+        r = mount_attach_fd(shm, shm_t);
         if (r < 0)
                 return fail(s, CONTAINER_STEP_DEV, -1, r);
         return 0;
@@ -590,11 +493,11 @@ static int setup_sys(struct setup *s)
          * whose /sys/class/net it shows (only lo). A kept namespace is not
          * ours: its sysfs was made with it, and we clone that (a detached
          * mount: nothing of the host's tree comes along). */
-        cleanup_close int sys = s->spec->netns
-                                        ? clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
-                                        : fs_new("sysfs", NULL, 0,
-                                                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                         MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        cleanup_close int sys =
+                s->spec->netns ? mount_clone_at(kept_netns_sysfs_fd(s->spec->netns), "", 0)
+                               : mount_fs_new("sysfs", NULL, 0,
+                                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (sys < 0)
                 return fail(s, CONTAINER_STEP_SYS, -1, sys);
         int r = attach_at(s, sys, "/sys", false);
@@ -610,7 +513,7 @@ static int setup_tmp_run(struct setup *s)
         char size[32];
         (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) s->spec->tmp_bytes);
 
-        cleanup_close int tmp = tmpfs_new(size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        cleanup_close int tmp = mount_tmpfs_new(size, 01777, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (tmp < 0)
                 return fail(s, CONTAINER_STEP_TMP, -1, tmp);
         int r = attach_at(s, tmp, "/tmp", false);
@@ -619,8 +522,8 @@ static int setup_tmp_run(struct setup *s)
 
         /* A fresh /run hides the host's runtime sockets (a read-only mount
          * does not stop connect() on a unix socket) and holds the socket dir. */
-        int run =
-                tmpfs_new(RUN_SIZE, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        int run = mount_tmpfs_new(RUN_SIZE, 0755,
+                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (run < 0)
                 return fail(s, CONTAINER_STEP_RUN, -1, run);
         s->seal_fds[s->n_seal++] = run;
@@ -633,7 +536,7 @@ static int setup_tmp_run(struct setup *s)
                 cleanup_close int t = openat(run, "openenvd", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (t < 0)
                         return fail(s, CONTAINER_STEP_RUN, -1, -errno);
-                r = mount_attach(s->socket_fd, t);
+                r = mount_attach_fd(s->socket_fd, t);
                 if (r < 0)
                         return fail(s, CONTAINER_STEP_RUN, -1, r);
         }
@@ -644,25 +547,25 @@ static int setup_tmp_run(struct setup *s)
  * host's paths are all still visible, i.e. before the new root is attached. */
 static int prepare_mount(const struct mount_entry *m, int bind_src)
 {
-        unsigned long long attr = attr_from_flags(m->flags);
+        unsigned long long attr = mount_attr_from_flags(m->flags);
         char size[32], mode[16];
 
         switch (m->kind) {
         case MOUNT_BIND:
-                return clone_at(bind_src, "", attr);
+                return mount_clone_at(bind_src, "", attr);
         case MOUNT_TMPFS: {
                 (void) snprintf(size, sizeof(size), "%llu", (unsigned long long) m->size_bytes);
                 (void) snprintf(mode, sizeof(mode), "%o",
                                 (unsigned) ((m->mode ? m->mode : 0755) & 07777));
                 const char *opts[] = { "mode", mode, "size", size };
-                return fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
+                return mount_fs_new("tmpfs", opts, ELEMENTSOF(opts), attr);
         }
         case MOUNT_OVERLAY: {
                 /* userxattr: trusted.* xattrs are out of reach in a user
                  * namespace; overlayfs keeps its metadata in user.* then. */
                 const char *opts[] = { "lowerdir", m->source, "upperdir",  m->upper,
                                        "workdir",  m->work,   "userxattr", NULL };
-                return fs_new("overlay", opts, ELEMENTSOF(opts), attr);
+                return mount_fs_new("overlay", opts, ELEMENTSOF(opts), attr);
         }
         }
         return -EINVAL;
@@ -721,7 +624,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         unsigned long long root_attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!(spec->weaken & WEAKEN_WRITABLE_ROOT))
                 root_attr |= MOUNT_ATTR_RDONLY;
-        s.root_fd = clone_at(src->rootfs, "", root_attr);
+        s.root_fd = mount_clone_at(src->rootfs, "", root_attr);
         if (s.root_fd < 0)
                 return fail(&s, CONTAINER_STEP_ROOTFS, -1, s.root_fd);
 
@@ -731,7 +634,8 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                         return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, s.mount_fds[i]);
         }
         if (src->socket_dir >= 0) {
-                s.socket_fd = clone_at(src->socket_dir, "",
+                s.socket_fd =
+                        mount_clone_at(src->socket_dir, "",
                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (s.socket_fd < 0)
                         return fail(&s, CONTAINER_STEP_RUN, -1, s.socket_fd);
@@ -753,7 +657,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         cleanup_close int attach = open(ATTACH_POINT, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (attach < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, -errno);
-        r = mount_attach(s.root_fd, attach);
+        r = mount_attach_fd(s.root_fd, attach);
         if (r < 0)
                 return fail(&s, CONTAINER_STEP_ATTACH_ROOT, -1, r);
 
@@ -780,7 +684,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 cleanup_close int t = target_open(&s, m->target, m->is_file);
                 if (t < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT_TARGET, (int) i, t);
-                r = mount_attach(s.mount_fds[i], t);
+                r = mount_attach_fd(s.mount_fds[i], t);
                 if (r < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT, (int) i, r);
         }
@@ -803,7 +707,7 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
         /* Setup tmpfs (/dev, /run, scaffolds) become read-only now that every
          * mount point in them exists. */
         for (size_t i = 0; i < s.n_seal; i++) {
-                r = mount_set(s.seal_fds[i], MOUNT_ATTR_RDONLY, false);
+                r = mount_set_attr(s.seal_fds[i], MOUNT_ATTR_RDONLY, false);
                 if (r < 0)
                         return fail(&s, CONTAINER_STEP_SEAL, (int) i, r);
         }

@@ -15,6 +15,7 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
+#include "sandbox/mount-api.h"
 
 #define MAX_PROTOCOLS 64
 #define PROC_MAX      ((size_t) 64 * 1024)
@@ -145,14 +146,9 @@ static int setup_inside(struct kept_netns *k)
         /* /proc/sys/net shows the namespace of the task that opens it. A
          * procfs instance of our own, detached: the daemon's /proc/sys may
          * be read-only (a container runtime mounts it so). */
-        cleanup_close int proc_fs = fsopen("proc", FSOPEN_CLOEXEC);
-        if (proc_fs < 0)
-                return -errno;
-        if (fsconfig(proc_fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        cleanup_close int proc = fsmount(proc_fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOEXEC);
+        cleanup_close int proc = mount_fs_new("proc", NULL, 0, MOUNT_ATTR_NOEXEC);
         if (proc < 0)
-                return -errno;
+                return proc;
         for (size_t i = 0; i < ELEMENTSOF(sysctls); i++) {
                 r = write_string_file_at(proc, sysctls[i].path, sysctls[i].value);
                 if (r < 0)
@@ -160,16 +156,11 @@ static int setup_inside(struct kept_netns *k)
         }
         /* A sysfs instance belongs to the network namespace of its mounter;
          * it stays detached (no path anywhere) until a container clones it. */
-        cleanup_close int fs = fsopen("sysfs", FSOPEN_CLOEXEC);
-        if (fs < 0)
-                return -errno;
-        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return -errno;
-        k->sysfs_fd = fsmount(fs, FSMOUNT_CLOEXEC,
-                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                      MOUNT_ATTR_NOEXEC);
+        k->sysfs_fd = mount_fs_new("sysfs", NULL, 0,
+                                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                           MOUNT_ATTR_NOEXEC);
         if (k->sysfs_fd < 0)
-                return -errno;
+                return k->sysfs_fd;
         return read_protocols(k->baseline, &k->n_baseline);
 }
 
@@ -179,6 +170,10 @@ int kept_netns_new(struct kept_netns **ret)
         k->fd = k->sysfs_fd = -EBADF;
         k->home_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
         if (k->home_fd < 0)
+                return -errno;
+        /* Rejoining our own namespace is a no-op that proves the way back
+         * exists (a seccomp profile may refuse setns()) before we leave. */
+        if (setns(k->home_fd, CLONE_NEWNET) < 0)
                 return -errno;
         if (unshare(CLONE_NEWNET) < 0)
                 return -errno;

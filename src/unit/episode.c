@@ -25,8 +25,6 @@
 
 /* A member's last output lines quoted in a failure. */
 #define LOG_TAIL_LINES 20
-/* Teardown waits this long for the kernel to empty the episode's cgroups. */
-#define TEARDOWN_TIMEOUT (5 * USEC_PER_SEC)
 
 static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
         [EPISODE_PROVISIONING] = "provisioning",
@@ -213,13 +211,19 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         case EPISODE_PROVISIONING: {
                 cleanup_free char *how = exit_text(status);
                 cleanup_free char *tail = member_log_tail(mb->m, LOG_TAIL_LINES);
+                cleanup_free char *last = member_log_tail(mb->m, 1);
+                /* "env| ModuleNotFoundError: ...\n": the last line says why,
+                 * most of the time; the verdict's event has the tail. */
+                const char *why = startswith(last, mb->mc->name) ?: last;
                 record_exit(e, mb);
                 if (*tail)
                         log_info_fields(
                                 LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
                                 "episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
-                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting", mb->mc->name,
-                                  how);
+                why = startswith(why, "| ") ?: why;
+                last[strcspn(last, "\n")] = '\0';
+                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name,
+                                  how, *why ? ": " : "", why);
                 return;
         }
         case EPISODE_STANDBY:
@@ -280,11 +284,15 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
                           mb->mc->name);
                 return *k;
         }
+        static bool warned = false;
         int r = kept_netns_new(k);
         if (r < 0) {
-                log_warning("episode %s: container %s: cannot keep a network namespace (%s), "
-                            "using a fresh one",
-                            e->id, mb->mc->name, strerror(-r));
+                /* Said once: a host that refuses it refuses it every time. */
+                log_full(warned ? LOG_DEBUG : LOG_WARNING,
+                         "episode %s: container %s: cannot keep a network namespace (%s), "
+                         "using a fresh one",
+                         e->id, mb->mc->name, strerror(-r));
+                warned = true;
                 return NULL;
         }
         return *k;
@@ -293,7 +301,7 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
 /* After the reap: every process that could use the namespace is gone;
  * hand it to the next episode of the slot only if nothing of this one is
  * left in it. */
-static void member_netns_release(const struct episode *e, const struct ep_member *mb)
+void episode_member_netns_release(const struct episode *e, const struct ep_member *mb)
 {
         struct kept_netns **k = member_netns_slot(e, mb);
         char what[128];
@@ -326,9 +334,13 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         int r;
 
         e->plan.phase = phase;
+        e->plan.actions = e->actions;
         r = unit_plan_container(&e->plan, mb->mc, &spec);
-        if (r < 0)
+        if (r < 0) {
+                free(mb->start_error);
+                mb->start_error = xasprintf("plan: %s", strerror(-r));
                 return r;
+        }
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
@@ -352,9 +364,11 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                 log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
                                  "episode %s: container %s: %s", e->id, mb->mc->name,
                                  error ?: "failed");
+                free(mb->start_error);
+                mb->start_error = xstrdup(error ?: strerror(-r));
                 verdict_add_event(&e->verdict,
                                   json_pack("{s:s,s:s,s:s}", "what", "start_failed", "container",
-                                            mb->mc->name, "error", error ?: strerror(-r)));
+                                            mb->mc->name, "error", mb->start_error));
                 return r;
         }
         mb->started = true;
@@ -381,7 +395,7 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
-        member_netns_release(mb->episode, mb);
+        episode_member_netns_release(mb->episode, mb);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;
@@ -538,7 +552,7 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
                 int r = episode_start_member(e, mb, PHASE_PROVISIONING);
                 if (r < 0) {
                         fail_provisioning(e, r, mb->subtree, "%s did not start: %s", mb->mc->name,
-                                          strerror(-r));
+                                          mb->start_error);
                         return 0;
                 }
                 loop_timer_set(e->step, loop_now(e->cfg->loop));
@@ -676,7 +690,7 @@ int episode_activate(struct episode *e)
                 int r = episode_start_member(e, mb, PHASE_READY);
                 if (r < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                                     "%s did not start: %s", mb->mc->name, strerror(-r));
+                                     "%s did not start: %s", mb->mc->name, mb->start_error);
                         return r;
                 }
         }
@@ -694,92 +708,6 @@ int episode_resume(struct episode *e)
         e->state = EPISODE_LIVE;
         (void) cgroup_thaw(e->cfg->cgroups, svc);
         return cgroup_thaw(e->cfg->cgroups, agent);
-}
-
-/* --- teardown ---------------------------------------------------------------- */
-
-static void release(struct episode *e)
-{
-        e->relays = unit_relays_free(e->relays);
-        for (size_t i = 0; i < e->n_members; i++) {
-                episode_stop_member(&e->members[i]);
-                e->members[i].activation_fd = safe_close(e->members[i].activation_fd);
-        }
-        if (e->cgroups) {
-                for (size_t i = 0; i < e->n_members; i++) {
-                        struct ep_member *mb = &e->members[i];
-                        struct cgroup_stats st;
-                        /* The counters die with the cgroup: kept for /metrics. */
-                        if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
-                                mb->oom_kills = st.oom_kills;
-                                mb->pids_limit_events = st.pids_max_events;
-                        }
-                        mb->limits_final = true;
-                        int r = cgroup_remove(e->cfg->cgroups, mb->cgroup);
-                        if (r < 0 && r != -ENOENT)
-                                log_warning_errno(r, "removing %s: %m", mb->cgroup);
-                }
-                for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                        cleanup_free char *slot = episode_zone_cgroup(e, z);
-                        (void) cgroup_remove(e->cfg->cgroups, slot);
-                }
-                e->cgroups = false;
-        }
-        if (e->storage) {
-                int r = episode_fs_teardown(&e->plan);
-                if (r < 0)
-                        log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
-                                              "episode %s: storage teardown: %m", e->id);
-                /* Only the daemon's own files: activation sockets, the OCI
-                 * runtime's state, the key hand-over file. */
-                (void) rm_rf_at(AT_FDCWD, e->private_dir);
-                e->storage = false;
-        }
-}
-
-static void torn_down(struct episode *e, int result)
-{
-        if (result < 0)
-                log_warning_fields(LOG_FIELDS({ "episode_id", e->id }),
-                                   "episode %s: cgroups did not empty within %gs", e->id,
-                                   (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
-        release(e);
-        e->state = EPISODE_GONE;
-        if (e->ev->torn_down)
-                e->ev->torn_down(e, e->userdata);
-}
-
-static void kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX])
-{
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                rels[z] = episode_zone_cgroup(e, z);
-                (void) cgroup_thaw(e->cfg->cgroups, rels[z]);
-                (void) cgroup_kill(e->cfg->cgroups, rels[z]);
-        }
-}
-
-void episode_teardown(struct episode *e)
-{
-        char *rels[MANIFEST_ZONE_MAX] = {};
-
-        if (e->state == EPISODE_TEARDOWN || e->state == EPISODE_GONE)
-                return;
-        episode_cancel_waits(e);
-        e->state = EPISODE_TEARDOWN;
-        /* Relays first: nothing new reaches a container being stopped. */
-        e->relays = unit_relays_free(e->relays);
-        for (size_t i = 0; i < e->n_members; i++)
-                e->members[i].killed = true;
-        if (!e->cgroups) {
-                torn_down(e, 0);
-                return;
-        }
-        kill_all(e, rels);
-        if (episode_watch(e, (const char *const *) rels, MANIFEST_ZONE_MAX, CGROUP_WATCH_EMPTY,
-                          TEARDOWN_TIMEOUT, torn_down) < 0)
-                torn_down(e, -ENOMEM);
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
-                free(rels[z]);
 }
 
 /* --- new / free -------------------------------------------------------------- */
@@ -815,6 +743,7 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                 .uid_base = uid_base,
                 .rootfs = cfg->rootfs,
                 .extra_masks = cfg->extra_masks,
+                .env_origin = cfg->env_origin,
         };
         verdict_init(&e->verdict);
         e->members = xcalloc(unit_container_count(m), sizeof(*e->members));
@@ -851,19 +780,20 @@ struct episode *episode_free(struct episode *e)
         if (e->cgroups) {
                 /* Synchronous on purpose (daemon shutdown): the kernel empties
                  * a killed cgroup within a millisecond or so. */
-                kill_all(e, rels);
+                episode_kill_all(e, rels);
                 for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                         (void) cgroup_wait_empty(e->cfg->cgroups, rels[z], USEC_PER_SEC);
                         free(rels[z]);
                 }
         }
-        release(e);
+        episode_release(e);
         e->step = loop_source_free(e->step);
         e->deadline = loop_source_free(e->deadline);
         for (size_t i = 0; i < e->n_members; i++) {
                 free(e->members[i].cgroup);
                 free(e->members[i].subtree);
                 free(e->members[i].log);
+                free(e->members[i].start_error);
         }
         free(e->members);
         verdict_done(&e->verdict);

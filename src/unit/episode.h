@@ -71,6 +71,7 @@ struct episode_config {
         const struct syscall_filter *filter;
         unsigned weaken;
         char *const *extra_masks;
+        const struct env_origin *env_origin; /* borrowed; NULL: none */
         usec_t start_timeout;
         usec_t observer_timeout;
         struct unit_model model;

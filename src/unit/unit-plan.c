@@ -187,39 +187,49 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                      struct container_spec *s)
 {
         const struct manifest *m = ctx->manifest;
+        bool is_env = c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env");
+        char ***v = &s->env;
 
-        strv_push(&s->env,
-                  xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
-        strv_push(&s->env, xstrdup("HOME=/tmp"));
-        strv_push(&s->env, xstrdup("LANG=C.UTF-8"));
+        /* Every entry is set, not appended: of duplicate keys getenv() and
+         * Python see the first, so a later value must replace it. */
+        strv_env_set(v,
+                     xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+        strv_env_set(v, xstrdup("HOME=/tmp"));
+        strv_env_set(v, xstrdup("LANG=C.UTF-8"));
         /* The root is read-only: don't let Python try to write .pyc files. */
-        strv_push(&s->env, xstrdup("PYTHONDONTWRITEBYTECODE=1"));
-        strv_push(&s->env, xstrdup("PYTHONUNBUFFERED=1"));
-        strv_push(&s->env, xasprintf("OPENENVD_CONTAINER=%s", c->name));
-        strv_push(&s->env, xasprintf("OPENENVD_ZONE=%s", manifest_zone_kind_to_string(c->zone)));
-        strv_push(&s->env, xasprintf("OPENENVD_EPISODE=%s", ctx->episode_id));
-        strv_push(&s->env, xstrdup("OPENENVD_SOCKETS=/run/openenvd"));
-        strv_push(&s->env, xstrdup("OPENENVD_WORKSPACE=/workspace"));
-        strv_push(&s->env, xstrdup("OPENENVD_OUT=/out"));
-        strv_push(&s->env, xstrdup("OPENENVD_INPUTS=/inputs"));
-        strv_push(&s->env, xstrdup("OPENENVD_ASSETS=/assets"));
-        strv_push(&s->env, xstrdup("OPENENVD_SERVICES=/services"));
+        strv_env_set(v, xstrdup("PYTHONDONTWRITEBYTECODE=1"));
+        strv_env_set(v, xstrdup("PYTHONUNBUFFERED=1"));
+        /* The env server runs with the environment its command was
+         * written for (an image's ENV), minus openenvd's own and secrets
+         * (env-origin.h). */
+        if (is_env && ctx->env_origin)
+                for (char *const *e = ctx->env_origin->vars; e && *e; e++)
+                        strv_env_set(v, xstrdup(*e));
+        strv_env_set(v, xasprintf("OPENENVD_CONTAINER=%s", c->name));
+        strv_env_set(v, xasprintf("OPENENVD_ZONE=%s", manifest_zone_kind_to_string(c->zone)));
+        strv_env_set(v, xasprintf("OPENENVD_EPISODE=%s", ctx->episode_id));
+        strv_env_set(v, xstrdup("OPENENVD_SOCKETS=/run/openenvd"));
+        strv_env_set(v, xstrdup("OPENENVD_WORKSPACE=/workspace"));
+        strv_env_set(v, xstrdup("OPENENVD_OUT=/out"));
+        strv_env_set(v, xstrdup("OPENENVD_INPUTS=/inputs"));
+        strv_env_set(v, xstrdup("OPENENVD_ASSETS=/assets"));
+        strv_env_set(v, xstrdup("OPENENVD_SERVICES=/services"));
 
-        if (c->zone == MANIFEST_ZONE_AGENT && !streq(c->name, "env")) {
+        if (c->zone == MANIFEST_ZONE_AGENT && !is_env) {
                 /* The harness only ever holds the placeholder; the model proxy
                  * swaps in the real key outside the zone. */
-                strv_push(&s->env,
-                          xasprintf("MCP_URL=http://127.0.0.1:%d/mcp", UNIT_HARNESS_MCP_PORT));
-                strv_push(&s->env,
-                          xasprintf("MODEL_BASE_URL=http://127.0.0.1:%d", UNIT_HARNESS_MODEL_PORT));
-                strv_push(&s->env, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d",
-                                             UNIT_HARNESS_MODEL_PORT));
-                strv_push(&s->env, xstrdup("ANTHROPIC_API_KEY=" UNIT_MODEL_PLACEHOLDER));
-                strv_push(&s->env, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1",
-                                             UNIT_HARNESS_MODEL_PORT));
-                strv_push(&s->env, xstrdup("OPENAI_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+                strv_env_set(v,
+                             xasprintf("MCP_URL=http://127.0.0.1:%d/mcp", UNIT_HARNESS_MCP_PORT));
+                strv_env_set(v, xasprintf("MODEL_BASE_URL=http://127.0.0.1:%d",
+                                          UNIT_HARNESS_MODEL_PORT));
+                strv_env_set(v, xasprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d",
+                                          UNIT_HARNESS_MODEL_PORT));
+                strv_env_set(v, xstrdup("ANTHROPIC_API_KEY=" UNIT_MODEL_PLACEHOLDER));
+                strv_env_set(v, xasprintf("OPENAI_BASE_URL=http://127.0.0.1:%d/v1",
+                                          UNIT_HARNESS_MODEL_PORT));
+                strv_env_set(v, xstrdup("OPENAI_API_KEY=" UNIT_MODEL_PLACEHOLDER));
         }
-        if (c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env")) {
+        if (is_env) {
                 const struct manifest_zone *svc = manifest_zone(m, MANIFEST_ZONE_SERVICES);
                 for (size_t k = 0; k < svc->n_containers; k++) {
                         const struct manifest_container *x = &svc->containers[k];
@@ -227,15 +237,34 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                         if (!x->expose.host)
                                 continue;
                         key = service_env_name(x->name);
-                        strv_push(&s->env, xasprintf("%shttp://%s:%u", key, x->expose.host,
-                                                     (unsigned) x->expose.port));
+                        strv_env_set(v, xasprintf("%shttp://%s:%u", key, x->expose.host,
+                                                  (unsigned) x->expose.port));
                 }
         }
-        if (c->zone == MANIFEST_ZONE_OBSERVERS)
-                strv_push(&s->env, xasprintf("OPENENVD_PHASE=%s", phase_to_string(ctx->phase)));
+        if (c->zone == MANIFEST_ZONE_OBSERVERS) {
+                strv_env_set(v, xasprintf("OPENENVD_PHASE=%s", phase_to_string(ctx->phase)));
+                /* The daemon's own count (steps, /ws steps, MCP tool calls on
+                 * the unit's port): the one step count no agent code can
+                 * write, unlike anything in the workspace or a service the
+                 * env reaches. Final from sealing on. */
+                strv_env_set(v,
+                             xasprintf("OPENENVD_ACTIONS=%llu", (unsigned long long) ctx->actions));
+        }
         /* The container's own environment comes last and wins. */
         for (char **e = c->env; e && *e; e++)
-                strv_push(&s->env, xstrdup(*e));
+                strv_env_set(v, xstrdup(*e));
+}
+
+/* The manifest's, else (the env only) the daemon's start-up directory when
+ * the container's root is the daemon's own, else "/". */
+static const char *plan_workdir(const struct unit_plan_context *ctx,
+                                const struct manifest_container *c, const char *rootfs)
+{
+        if (c->workdir)
+                return c->workdir;
+        if (ctx->env_origin && ctx->env_origin->workdir && streq(rootfs, "/"))
+                return ctx->env_origin->workdir;
+        return "/";
 }
 
 static void plan_observer_views(const struct unit_plan_context *ctx,
@@ -293,8 +322,10 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
 
         s.name = xstrdup(c->name);
         s.argv = strv_copy(c->argv);
-        s.workdir = xstrdup(c->workdir ?: "/");
-        s.rootfs = xstrdup(c->rootfs ?: ctx->rootfs ?: "/");
+        /* The manifest's default root ("/") is the daemon's default root
+         * (--rootfs, else "/"). */
+        s.rootfs = xstrdup(c->rootfs && !streq(c->rootfs, "/") ? c->rootfs : ctx->rootfs ?: "/");
+        s.workdir = xstrdup(plan_workdir(ctx, c, s.rootfs));
         s.host_uid = range_base(ctx, c);
         s.uid_count = UNIT_UID_RANGE;
         s.uid = UNIT_PRINCIPAL_UID;

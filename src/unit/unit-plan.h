@@ -36,6 +36,7 @@
 
 #include "manifest/manifest.h"
 #include "sandbox/container-spec.h"
+#include "unit/env-origin.h"
 
 /* Principal identity inside every container. */
 #define UNIT_PRINCIPAL_UID 1000
@@ -57,7 +58,12 @@ struct unit_plan_context {
         uid_t uid_base;           /* first host uid of this episode's containers */
         const char *rootfs;       /* default image root (--rootfs); NULL: "/" */
         enum phase phase;         /* phase the container starts in (observers) */
+        uint64_t actions;         /* the unit's count of actions so far (observers) */
         char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
+        /* The env container's working directory (when the manifest sets
+         * none and its root is the daemon's) and inherited environment;
+         * NULL: "/" and nothing. */
+        const struct env_origin *env_origin;
         /* Whether an asset path is a directory (a file asset is shown as
          * /assets/<name>/<basename>); NULL means stat(). Tests inject it. */
         bool (*is_dir)(const char *path);

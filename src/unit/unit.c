@@ -783,6 +783,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .filter = u->filter,
                 .weaken = cfg->weaken,
                 .extra_masks = cfg->extra_masks,
+                .env_origin = cfg->env_origin,
                 .start_timeout = cfg->start_timeout,
                 .observer_timeout = cfg->observer_timeout,
                 .model = cfg->model,

@@ -40,26 +40,28 @@
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "phase/phase.h"
+#include "unit/env-origin.h"
 #include "unit/unit-relays.h"
 #include "unit/unit-stats.h"
 
 struct model_upstream;
 
 struct unit_config {
-        const struct manifest *manifest; /* borrowed */
-        const char *state_dir;           /* absolute: the daemon's private tmpfs */
-        struct cgroup_tree *cgroups;     /* borrowed, the daemon already adopted itself */
-        struct loop *loop;               /* borrowed */
-        const char *shim_path;           /* absolute path of openenvd-shim */
-        const char *rootfs;              /* containers' default root; NULL: "/" */
-        usec_t start_timeout;            /* services and env must be ready within this */
-        usec_t observer_timeout;         /* one observer's run */
-        char *const *extra_masks;        /* more host paths to hide in every container */
-        unsigned weaken;                 /* test-only: enum container_weaken */
-        struct unit_model model;         /* model proxy for the harness (upstream NULL: none) */
-        bool standby;                    /* keep a standby episode */
-        uid_t uid_base;                  /* the unit's uid block (uid-block.h) ... */
-        uint32_t uid_slot_size;          /* ... split in two slots of this size */
+        const struct manifest *manifest;     /* borrowed */
+        const char *state_dir;               /* absolute: the daemon's private tmpfs */
+        struct cgroup_tree *cgroups;         /* borrowed, the daemon already adopted itself */
+        struct loop *loop;                   /* borrowed */
+        const char *shim_path;               /* absolute path of openenvd-shim */
+        const char *rootfs;                  /* containers' default root; NULL: "/" */
+        usec_t start_timeout;                /* services and env must be ready within this */
+        usec_t observer_timeout;             /* one observer's run */
+        char *const *extra_masks;            /* more host paths to hide in every container */
+        const struct env_origin *env_origin; /* the env's start directory and environment */
+        unsigned weaken;                     /* test-only: enum container_weaken */
+        struct unit_model model;             /* model proxy for the harness (upstream NULL: none) */
+        bool standby;                        /* keep a standby episode */
+        uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
+        uint32_t uid_slot_size;              /* ... split in two slots of this size */
 };
 
 /* Completion of a pending operation: 0, or -errno (-ECANCELED: superseded

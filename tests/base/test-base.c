@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/fd-util.h"
 #include "base/parse-util.h"
@@ -76,6 +79,68 @@ Test(fd, read_full_file_is_bounded)
         free(buf);
         cr_assert_eq(read_full_file_at(AT_FDCWD, path, 5, &buf, &len), -EFBIG);
         unlink(path);
+}
+
+Test(util, strv_join)
+{
+        char *v[] = { "uvicorn", "a:b", "--port", "8000", NULL };
+        cleanup_free char *a = strv_join(v, " "), *b = strv_join(v + 4, " ");
+        cleanup_free char *c = strv_join(NULL, ", ");
+        cr_assert_str_eq(a, "uvicorn a:b --port 8000");
+        cr_assert_str_eq(b, "");
+        cr_assert_str_eq(c, "");
+}
+
+Test(util, env_set_replaces_in_place)
+{
+        cleanup_strv char **v = NULL;
+
+        strv_env_set(&v, xstrdup("PATH=/bin"));
+        strv_env_set(&v, xstrdup("PATHX=1"));
+        strv_env_set(&v, xstrdup("HOME=/tmp"));
+        /* The same key: replaced where it was, so it stays the first one
+         * (getenv() and Python take the first of duplicates). */
+        strv_env_set(&v, xstrdup("PATH=/app/.venv/bin:/bin"));
+        strv_env_set(&v, xstrdup("EMPTY="));
+        strv_env_set(&v, xstrdup("EMPTY=x"));
+        cr_assert_eq(strv_length(v), 4);
+        cr_assert_str_eq(v[0], "PATH=/app/.venv/bin:/bin");
+        cr_assert_str_eq(v[1], "PATHX=1");
+        cr_assert_str_eq(v[2], "HOME=/tmp");
+        cr_assert_str_eq(v[3], "EMPTY=x");
+}
+
+Test(fd, path_searchable_by_others_names_the_blocker)
+{
+        char dir[] = "/tmp/openenv-test-XXXXXX";
+        cleanup_free char *sub = NULL, *leaf = NULL, *file = NULL, *blocker = NULL;
+
+        cr_assert_not_null(mkdtemp(dir));
+        sub = xasprintf("%s/a", dir);
+        leaf = xasprintf("%s/a/b", dir);
+        file = xasprintf("%s/f", dir);
+        cr_assert_eq(chmod(dir, 0755), 0);
+        cr_assert_eq(mkdir(sub, 0755), 0);
+        cr_assert_eq(mkdir(leaf, 0700), 0);
+        cr_assert_eq(close(open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
+
+        cr_assert_eq(path_searchable_by_others(sub, NULL), 0);
+        cr_assert_eq(path_searchable_by_others("/", NULL), 0);
+        /* The path itself counts, not only its ancestors. */
+        cr_assert_eq(path_searchable_by_others(leaf, &blocker), -EACCES);
+        cr_assert_str_eq(blocker, leaf);
+        blocker = mfree(blocker);
+        cr_assert_eq(chmod(sub, 0750), 0);
+        cr_assert_eq(path_searchable_by_others(leaf, &blocker), -EACCES);
+        cr_assert_str_eq(blocker, sub);
+        blocker = mfree(blocker);
+        cr_assert_eq(path_searchable_by_others(file, &blocker), -ENOTDIR);
+        blocker = mfree(blocker);
+        cr_assert_eq(path_searchable_by_others("relative", NULL), -EINVAL);
+        cr_assert_eq(rmdir(leaf), 0);
+        cr_assert_eq(rmdir(sub), 0);
+        cr_assert_eq(unlink(file), 0);
+        cr_assert_eq(rmdir(dir), 0);
 }
 
 Test(sibling_binary, override_then_beside_us_then_the_install_location)

@@ -23,170 +23,25 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livelib import Failure, check, poll, free_port, read, make_workdir, run_cases  # noqa: E402
+import livelib  # noqa: E402
 
 OPENENVD, SHIM, OPENENV = (os.path.abspath(p) for p in sys.argv[1:4])
 UNITS_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "units")
 INSTALL = "/opt/openenvd-test"
 RUN = INSTALL + "/run"  # test-written config the containers read (world-readable)
-TOKEN = "live-test-token"
+TOKEN = livelib.TOKEN
 LEAK_EPISODES = int(os.environ.get("OPENENVD_LEAK_EPISODES", "1000"))
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def poll(cond, what, timeout=30.0, interval=0.01):
-    """Polls cond() until it returns a true value (returned) or the deadline passes."""
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise Failure("timed out waiting for " + what)
-        time.sleep(interval)
-        interval = min(interval * 2, 0.1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def read(path, default=None):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return default
-
-
-def make_workdir():
-    d = tempfile.mkdtemp(prefix="openenvd-live.")
-    os.chmod(d, 0o711)  # containers resolve mount sources below it as other uids
-    return d
-
-
-class Daemon:
-    """One openenvd on one test unit; stop() kills it and removes its state."""
-
-    def __init__(self, manifest, args=(), key=None, model_port=None):
-        self.dir = make_workdir()
-        self.state = os.path.join(self.dir, "state")
-        self.port = free_port()
-        self.out = os.path.join(self.dir, "daemon.out")
-        self.log = os.path.join(self.dir, "daemon.log")
-        with open(os.path.join(self.dir, "token"), "w") as f:
-            f.write(TOKEN + "\n")
-        cmd = [OPENENVD, "--manifest", os.path.join(INSTALL, manifest), "--state", self.state,
-               "--port", str(self.port), "--listen", "127.0.0.1", "--shim", SHIM,
-               "--token-file", os.path.join(self.dir, "token"), "--start-timeout", "30"]
-        if key:
-            self.key_file = os.path.join(self.dir, "model-key")
-            with open(self.key_file, "w") as f:
-                f.write(key + "\n")
-            cmd += ["--model-url", "127.0.0.1:%d" % model_port, "--model-key-file", self.key_file]
-        cmd += list(args)
-        with open(self.out, "w") as o, open(self.log, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
-        self.pid = self.proc.pid
-        try:
-            poll(lambda: "openenvd ready" in (read(self.out) or "") or self.proc.poll() is not None,
-                 "openenvd ready", 30)
-            check(self.proc.poll() is None, "openenvd exited: " + self.tail())
-        except Exception:
-            self.stop()
-            raise
-        self.cg = self._cgroup_roots()
-
-    def _cgroup_roots(self):
-        """Subtree root per hierarchy: {"unified": path, "pids": path, ...}."""
-        roots = {}
-        for line in (read("/proc/%d/cgroup" % self.pid) or "").splitlines():
-            _, ctrls, path = line.split(":", 2)
-            if not path.endswith("/control"):
-                continue
-            base = path[: -len("/control")]
-            if ctrls == "":
-                roots["unified"] = "/sys/fs/cgroup/unified" + base
-            for c in ("pids", "memory", "freezer", "cpu"):
-                if c in ctrls.split(","):
-                    roots[c] = "/sys/fs/cgroup/%s%s" % (ctrls, base)
-        return roots
-
-    def tail(self, n=30):
-        return "\n".join((read(self.log) or "").splitlines()[-n:])
-
-    def request(self, method, path, body=None, token=True, timeout=120):
-        data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = "Bearer " + TOKEN
-        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
-                                     method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                raw = r.read()
-                status = r.status
-        except urllib.error.HTTPError as e:
-            raw, status = e.read(), e.code
-        try:
-            return status, json.loads(raw or b"null")
-        except ValueError:
-            return status, raw.decode("utf-8", "replace")
-
-    def ok(self, method, path, body=None):
-        status, j = self.request(method, path, body)
-        check(status == 200, "%s %s -> %s %s\n%s" % (method, path, status, j, self.tail()))
-        return j
-
-    def phase(self):
-        return self.ok("GET", "/info")["phase"]
-
-    def wait_verdict(self, timeout=120):
-        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict")),
-                    "a verdict", timeout)
-
-    def ws_file(self, eid, name):
-        # The workspace lives in the daemon's private mount namespace.
-        return "/proc/%d/root%s/episodes/%s/workspace/merged/%s" % (self.pid, self.state, eid, name)
-
-    def wait_ws_file(self, eid, name, timeout=60):
-        # A tuple: an empty file is there, too.
-        return poll(lambda: (lambda c: (c,) if c is not None else None)(
-            read(self.ws_file(eid, name))), "/workspace/" + name, timeout)[0]
-
-    def cg_file(self, hierarchy, rel, name):
-        return "%s/%s/%s" % (self.cg[hierarchy], rel, name)
-
-    def member_cgroup(self, container):
-        """The live episode's leaf of a container (zones/<zone>/s<slot>/<name>)."""
-        return self.ok("GET", "/info")["members"][container]["cgroup"]
-
-    def zone_cgroup(self, container):
-        """The live episode's part of the container's zone (zones/<zone>/s<slot>)."""
-        return os.path.dirname(self.member_cgroup(container))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return self.proc.returncode
+def Daemon(manifest, args=(), key=None, model_port=None):
+    """One openenvd on one installed test unit."""
+    return livelib.Daemon(OPENENVD, SHIM, os.path.join(INSTALL, manifest), args=args, key=key,
+                          model_port=model_port, ready_timeout=30)
 
 
 class Canary:
@@ -584,6 +439,83 @@ def case_fallback_unprivileged():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def listening_on(port):
+    """Local addresses listening on TCP port (from /proc/net/tcp{,6})."""
+    out = []
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in (read(f) or "").splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, p = local.rsplit(":", 1)
+            if int(p, 16) == port and state == "0A":
+                out.append(addr)
+    return out
+
+
+def case_fallback_port_and_listen():
+    # Stepping aside with the manifest's app: --port and --listen go into
+    # the uvicorn command openenvd writes. It starts where openenvd started,
+    # with openenvd's environment minus openenvd's own variables.
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="openenvd-live-fb.")
+    os.chmod(d, 0o755)
+    log = os.path.join(d, "log")
+    proc = None
+    try:
+        with open(log, "w") as e:
+            proc = subprocess.Popen(
+                NOBODY + [OPENENVD, "--manifest", os.path.join(INSTALL, "fallback-app.yaml"),
+                          "--port", str(port), "--listen", "127.0.0.1"],
+                stdout=e, stderr=e, stdin=subprocess.DEVNULL, cwd=d,
+                env={"PATH": os.environ["PATH"], "OPENENVD_TOKEN": "fallback-secret",
+                     "IMAGE_SETTING": "kept"})
+
+        def health():
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2) as r:
+                    return json.loads(r.read())
+            except (OSError, ValueError):
+                check(proc.poll() is None, "openenvd exited: %s" % read(log))
+                return None
+        check(poll(health, "the env server on --port", 60) == {"server": "asgi"}, "asgi")
+        check("exec uvicorn asgi_app:app --host 127.0.0.1 --port %d" % port in read(log),
+              "the command carries --listen and --port: %s" % read(log))
+        check(listening_on(port) == ["0100007F"], "bound to 127.0.0.1 only: %s"
+              % listening_on(port))
+        with urllib.request.urlopen("http://127.0.0.1:%d/env" % port, timeout=5) as r:
+            env = json.loads(r.read())
+        check(env["cwd"] == d, "started where openenvd started: %s" % env["cwd"])
+        check("IMAGE_SETTING" in env["names"], "the environment is kept: %s" % env["names"])
+        check(not [n for n in env["names"] if n.startswith("OPENENVD_")],
+              "openenvd's own variables are not the env's: %s" % env["names"])
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+    # Any other command says where it listens itself: openenvd says so.
+    port = free_port()
+    other = free_port()
+    d, manifest = fallback_manifest(port)
+    log = os.path.join(d, "log")
+    proc = None
+    try:
+        with open(log, "w") as e:
+            proc = subprocess.Popen(NOBODY + [OPENENVD, "--manifest", manifest, "--port",
+                                              str(other)],
+                                    stdout=e, stderr=e, stdin=subprocess.DEVNULL)
+        poll(lambda: listening_on(port) or proc.poll() is not None, "the env server", 60)
+        check(proc.poll() is None, "openenvd exited: %s" % read(log))
+        check("--port/--listen not applied" in read(log) and "port is %d" % port in read(log),
+              "says why: %s" % read(log))
+        check(not listening_on(other), "nothing pretends to serve on --port")
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_require_isolation_refusal():
     port = free_port()
     d, manifest = fallback_manifest(port)
@@ -705,6 +637,8 @@ CASES = [
      case_fallback_unprivileged),
     ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",
      case_require_isolation_refusal),
+    ("unprivileged: --port and --listen go into the app's command, or the log says why not",
+     case_fallback_port_and_listen),
     ("%d consecutive episodes leak no fd, mount, cgroup or process" % LEAK_EPISODES,
      case_leak_1000_episodes),
 ]
@@ -723,50 +657,42 @@ def install():
     os.chmod(os.path.join(INSTALL, "assets/oracle.json"), 0o600)
 
 
-def main():
-    only = os.environ.get("OPENENVD_LIVE_ONLY")
-    cases = [c for c in CASES if not only or only in c[1].__name__]
-    print("1..%d" % len(cases))
-    if os.geteuid() != 0:
-        for i, (name, _) in enumerate(cases, 1):
-            print("ok %d - %s # SKIP needs root" % (i, name))
-        return 0
+SECRETS = {}
+
+
+def setup():
     # One run at a time on this machine: the units are installed at a fixed
     # image path. SIGTERM (a test-runner timeout) still runs the cleanup.
-    lock = open("/run/lock/openenvd-live-unit.lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    SECRETS["lock"] = open("/run/lock/openenvd-live-unit.lock", "w")
+    fcntl.flock(SECRETS["lock"], fcntl.LOCK_EX)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    secrets_made = False
     install()
     if not os.path.exists("/run/secrets"):
         os.makedirs("/run/secrets", 0o700)
-        secrets_made = True
-    secret = "/run/secrets/openenvd-live-secret"
-    with open(secret, "w") as f:
+        SECRETS["made"] = True
+    SECRETS["file"] = "/run/secrets/openenvd-live-secret"
+    with open(SECRETS["file"], "w") as f:
         f.write("do not read\n")
-    failed = 0
-    t_all = time.monotonic()
-    try:
-        for i, (name, fn) in enumerate(cases, 1):
-            t0 = time.monotonic()
-            try:
-                fn()
-                print("ok %d - %s" % (i, name))
-            except Exception as e:  # noqa: BLE001 - one case's failure is reported, not fatal
-                failed += 1
-                print("not ok %d - %s" % (i, name))
-                detail = str(e) if isinstance(e, Failure) else traceback.format_exc()
-                for line in detail.splitlines():
-                    print("# " + line)
-            print("# %.1f s" % (time.monotonic() - t0))
-            sys.stdout.flush()
-    finally:
-        os.unlink(secret)
-        if secrets_made:
-            shutil.rmtree("/run/secrets", ignore_errors=True)
-        shutil.rmtree(INSTALL, ignore_errors=True)
-    print("# total %.1f s" % (time.monotonic() - t_all))
-    return 1 if failed else 0
+
+
+def teardown():
+    if SECRETS.get("file"):
+        os.unlink(SECRETS["file"])
+    if SECRETS.get("made"):
+        shutil.rmtree("/run/secrets", ignore_errors=True)
+    shutil.rmtree(INSTALL, ignore_errors=True)
+
+
+def main():
+    if os.geteuid() != 0:
+        cases = [c for c in CASES
+                 if not os.environ.get("OPENENVD_LIVE_ONLY")
+                 or os.environ["OPENENVD_LIVE_ONLY"] in c[1].__name__]
+        print("1..%d" % len(cases))
+        for i, (name, _) in enumerate(cases, 1):
+            print("ok %d - %s # SKIP needs root" % (i, name))
+        return 0
+    return run_cases(CASES, setup, teardown)
 
 
 if __name__ == "__main__":

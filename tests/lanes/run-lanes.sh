@@ -12,7 +12,11 @@
 # OPENENVD_REQUIRE_ISOLATION=1 the container exits 3), and under the
 # least-privilege options of deploy/docker/least-privilege.options (isolation
 # on, as privileged; without each critical option it steps aside and names
-# that option).
+# that option). With the real OpenEnv (../shared/openenv-real, or
+# $OPENENVD_OPENENV_REAL): an image of its echo_env with ENTRYPOINT
+# ["openenvd", "--"] and the env's own CMD, isolated (privileged) and
+# stepping aside (plain), driven by OpenEnv's unmodified client, and the
+# OpenEnv provider (python/openenvd_provider.py) through from_docker_image.
 #
 # Docker: the daemon $DOCKER_HOST names when it answers, else a private
 # dockerd (scripts/dockerd.sh, own data root, --bridge=none, no iptables) in
@@ -32,7 +36,7 @@ PY=/usr/bin/python3 # Debian's python3 with websockets, not a pyenv one
 client="$here/client.py"
 run_id=lanes-$$-$RANDOM
 token=lanes-$RANDOM$RANDOM$RANDOM
-planned=25
+planned=29
 
 skip_all() {
         echo "1..0 # SKIP $*"
@@ -68,6 +72,8 @@ work=$(mktemp -d /tmp/openenvd-lanes.XXXXXX)
 private_dockerd=
 image=
 image_built=
+oimage=
+obuilt=
 
 # Every container this run starts carries this label.
 remove_containers() {
@@ -83,8 +89,9 @@ cleanup() {
                 # Removes every container, the data root and the image.
                 "$repo/scripts/dockerd.sh" stop "$work/docker" >/dev/null 2>&1 ||
                         echo "# dockerd.sh stop failed" >&2
-        elif [ -n "$image_built" ]; then
-                docker rmi "$image" >/dev/null 2>&1
+        else
+                [ -z "$image_built" ] || docker rmi "$image" >/dev/null 2>&1
+                [ -z "$obuilt" ] || docker rmi "$oimage" >/dev/null 2>&1
         fi
         rm -rf --one-file-system "$work"
 }
@@ -370,44 +377,106 @@ refuses "without systempaths=unconfined" \
 mapfile -t opts < <(without '--cgroupns=private' --cgroupns=host)
 refuses "with --cgroupns=host" 'cgroups: .*: add --cgroupns=private' "${opts[@]}"
 
-# --- OpenEnv provider (python/openenvd_provider.py) with the real OpenEnv ------
-# Its port is published on 127.0.0.1 of the daemon's network namespace (the
-# private daemon's own, see scripts/dockerd.sh), so the check runs there.
-openenv_real=$(cd "$repo/.." && pwd)/shared/openenv-real
-provider_cases=("provider: a ContainerProvider; docker run with exactly the least-privilege options"
-        "provider: base_url http://openenv:TOKEN@127.0.0.1:PORT, /healthz ready"
+# --- the real OpenEnv: its echo_env's image, its unmodified client ------------
+openenv_real=${OPENENVD_OPENENV_REAL:-$(cd "$repo/.." && pwd)/shared/openenv-real}
+openenv_cases=("openenv image: echo_env with ENTRYPOINT [openenvd, --] and its own CMD built"
+        "openenv image, privileged: its CMD isolated; two episodes of the stock client, graded"
+        "openenv image, plain: steps aside into its CMD (PID 1, no OPENENVD_*); the stock client's session"
+        "provider: a ContainerProvider; docker run with exactly the least-privilege options"
+        "provider: base_url http://openenv:TOKEN@127.0.0.1:PORT, ready"
         "provider: /info with the token says isolation on (401 without)"
-        "provider: stop_container stops and removes the container")
-if [ ! -f "$openenv_real/pylib.tar.xz" ]; then
-        for d in "${provider_cases[@]}"; do
+        "provider: EchoEnv.from_docker_image: a full episode through the stock client"
+        "provider: close() stops and removes the container")
+openenv_missing() { # REASON
+        for d in "${openenv_cases[@]}"; do
                 if [ "${CI:-}" = true ]; then
-                        not_ok "$d: ../shared/openenv-real not found"
+                        not_ok "$d: $1"
                 else
-                        skip "$d" "../shared/openenv-real not found"
+                        skip "$d" "$1"
                 fi
         done
+}
+# The stock client, with OpenEnv on its path (no __pycache__ in the fixture),
+# in a container's network namespace.
+oclient() { # CONTAINER SCENARIO ARGS...
+        local c=$1 pid
+        shift
+        pid=$(pid_of "$c") && [ "$pid" -gt 0 ] || return 1
+        timeout 600 nsenter -t "$pid" -n env PYTHONDONTWRITEBYTECODE=1 \
+                PYTHONPATH="$openenv_real/envs:$openenv_real/src:$work/pylib" \
+                "$PY" "$repo/tests/integration/openenv_client.py" "$@"
+}
+js() { # FILE PYTHON-EXPRESSION over the JSON `s` -> exit status
+        "$PY" -c "import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" \
+                "$1" 2>/dev/null
+}
+oimage=
+if [ ! -f "$openenv_real/pylib.tar.xz" ]; then
+        openenv_missing "the real OpenEnv is not at $openenv_real (set OPENENVD_OPENENV_REAL)"
 elif ! tar -xJf "$openenv_real/pylib.tar.xz" -C "$work"; then
-        for d in "${provider_cases[@]}"; do not_ok "$d: cannot unpack pylib.tar.xz"; done
+        openenv_missing "cannot unpack pylib.tar.xz"
+elif ! oimage=$("$repo/scripts/build-image.sh" --openenv "$openenv_real" "$build" \
+        2>"$work/build-openenv.log"); then
+        diag <"$work/build-openenv.log"
+        oimage=
+        openenv_missing "cannot build the openenv image"
 else
+        grep -q "built $oimage" "$work/build-openenv.log" && [ -z "$private_dockerd" ] && obuilt=1
+        ok "${openenv_cases[0]} ($oimage)"
+
+        # Privileged: isolation on, the image's own CMD is the env server.
+        oc=$(run --privileged --cgroupns=private -e "OPENENVD_TOKEN=$token" "$oimage") || oc=
+        if [ -n "$oc" ] && in_netns "$oc" wait 8000 /healthz 2>"$work/wait.err" &&
+                oclient "$oc" echo-episodes "http://openenv:$token@127.0.0.1:8000" 2 \
+                        >"$work/oepisodes.json" 2>"$work/oclient.err" &&
+                js "$work/oepisodes.json" 'len(s["episodes"]) == 2 and all(e["verdict"]["verdict"] == "graded" and e["phase_after_calls"] == "running" and e["said"] == "episode %d" % i for i, e in enumerate(s["episodes"]))' &&
+                logs "$oc" | grep -q 'no openenv.yaml: all defaults' &&
+                ! logs "$oc" | grep -q 'isolation disabled'; then
+                ok "${openenv_cases[1]}"
+        else
+                not_ok "${openenv_cases[1]}"
+                { cat "$work/wait.err" "$work/oepisodes.json" "$work/oclient.err"; [ -n "$oc" ] && logs "$oc"; } 2>/dev/null | tail -n 30 | diag
+        fi
+        [ -n "$oc" ] && docker rm -f -v "$oc" >/dev/null 2>&1
+
+        # Plain: openenvd steps aside; the env server is PID 1, as it would
+        # be without openenvd, and does not see openenvd's variables.
+        oc=$(run -e "OPENENVD_TOKEN=$token" "$oimage") || oc=
+        pid1=
+        [ -n "$oc" ] && pid1=$(pid_of "$oc")
+        if [ -n "$oc" ] && in_netns "$oc" wait 8000 /health 2>"$work/wait.err" &&
+                oclient "$oc" echo-session "http://openenv:$token@127.0.0.1:8000" \
+                        >"$work/osession.json" 2>"$work/oclient.err" &&
+                js "$work/osession.json" 's["tools"] == ["echo_message", "echo_with_length"] and s["said"] == "hello"' &&
+                logs "$oc" | grep -q 'isolation disabled: ' &&
+                logs "$oc" | grep -q 'exec sh -c cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000' &&
+                tr '\0' ' ' <"/proc/$pid1/cmdline" | grep -q '^sh -c cd /app/env' &&
+                ! tr '\0' '\n' <"/proc/$pid1/environ" | grep -q '^OPENENVD_'; then
+                ok "${openenv_cases[2]}"
+        else
+                not_ok "${openenv_cases[2]}"
+                { cat "$work/wait.err" "$work/osession.json" "$work/oclient.err"; [ -n "$oc" ] && logs "$oc"; } 2>/dev/null | tail -n 30 | diag
+        fi
+        [ -n "$oc" ] && docker rm -f -v "$oc" >/dev/null 2>&1
+
+        # The OpenEnv provider (python/openenvd_provider.py). Its port is
+        # published on 127.0.0.1 of the daemon's network namespace (the
+        # private daemon's own, see scripts/dockerd.sh): the check runs there.
         netns=()
         [ -n "$private_dockerd" ] && netns=(nsenter -t "$(cat "$work/docker/dockerd.pid")" -n)
-        # No __pycache__ in the source tree (or in the read-only fixture).
-        PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$openenv_real/src:$work/pylib" \
-                timeout 300 "${netns[@]}" "$PY" \
-                "$here/provider_check.py" "$image" >"$work/provider.json" 2>"$work/provider.err"
-        pv() { # PYTHON-EXPRESSION over the summary `s` -> exit status
-                "$PY" -c "import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
-                        "$work/provider.json" 2>/dev/null
-        }
+        PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$openenv_real/envs:$openenv_real/src:$work/pylib" \
+                timeout 600 "${netns[@]}" "$PY" \
+                "$here/provider_check.py" "$oimage" >"$work/provider.json" 2>"$work/provider.err"
         checks=('s["subclass"] and s["options_exact"] and s["token_not_in_argv"] and s["seccomp_profile_sent"] and s["host_config"]["CapDrop"] == ["ALL"] and s["host_config"]["CgroupnsMode"] == "private" and s["host_config"]["MaskedPaths"] == [] and not s["host_config"]["Privileged"]'
                 's["base_url_ok"] and s["ready"]'
                 's["info"]["isolation"] == "on" and s["info_without_token"] == 401'
+                's["episode"]["tools"] == ["echo_message", "echo_with_length"] and s["episode"]["said"] == "through the provider" and s["episode"]["phase"] == "running" and s["episode"]["actions"] >= 1'
                 's["removed"]')
-        for i in 0 1 2 3; do
-                if pv "${checks[i]}"; then
-                        ok "${provider_cases[i]}"
+        for i in 0 1 2 3 4; do
+                if js "$work/provider.json" "${checks[i]}"; then
+                        ok "${openenv_cases[i + 3]}"
                 else
-                        not_ok "${provider_cases[i]}"
+                        not_ok "${openenv_cases[i + 3]}"
                         cat "$work/provider.json" "$work/provider.err" 2>/dev/null | tail -n 20 | diag
                 fi
         done

@@ -104,8 +104,10 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_eq(env->phases, PHASE_BIT(PHASE_READY) | PHASE_BIT(PHASE_RUNNING));
         cr_expect_eq(env->egress, MANIFEST_EGRESS_RELAYS_ONLY);
         cr_expect_eq(env->effective.memory_mb, 1024);
-        cr_expect_str_eq(env->workdir, "/workspace");
-        cr_expect_str_eq(env->rootfs, "/");
+        cr_expect_eq(env->argv_source, MANIFEST_ARGV_APP);
+        /* The env starts where openenvd started (an image's WORKDIR). */
+        cr_expect_null(env->workdir);
+        cr_expect_null(env->rootfs); /* the daemon's --rootfs, else "/" */
         cr_expect_null(env->env[0]);
 }
 
@@ -218,6 +220,97 @@ Test(manifest, env_argv_and_order_preserving_env)
         cr_expect_str_eq(env->env[1], "ALPHA=two words");
         cr_expect_str_eq(env->env[2], "EMPTY=");
         cr_expect_null(env->env[3]);
+}
+
+Test(manifest, workdir_per_container_with_zone_defaults)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: a:b\n"
+                         "openenvd:\n"
+                         "  zones:\n"
+                         "    agent:\n"
+                         "      containers:\n"
+                         "        env: {workdir: /app/env}\n"
+                         "        harness: {argv: [/bin/h]}\n"
+                         "        helper: {argv: [/bin/h], workdir: /srv}\n"
+                         "    services: {containers: {sim: {argv: [/bin/s]}}}\n"
+                         "    observers: {containers: {j: {argv: [/bin/j], phases: [grading]}}}\n");
+
+        cr_expect_str_eq(find(m, "env")->workdir, "/app/env");
+        cr_expect_str_eq(find(m, "harness")->workdir, "/workspace");
+        cr_expect_str_eq(find(m, "helper")->workdir, "/srv");
+        cr_expect_str_eq(find(m, "sim")->workdir, "/");
+        cr_expect_str_eq(find(m, "j")->workdir, "/");
+}
+
+/* Parses yaml with the command openenvd was given after `--`. */
+static struct manifest *parse_with_command(const char *yaml, char *const *cmd)
+{
+        cleanup_manifest_errors struct manifest_errors e = { 0 };
+        const struct manifest_overrides o = { .env_argv = cmd };
+        struct manifest *m = NULL;
+        struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        manifest_errors_init(&e, "t.yaml");
+        r = manifest_parse_with(yaml, strlen(yaml), "/base", 0, &o, &e, &m);
+        manifest_errors_format(&e, &sb);
+        cr_assert_eq(r, 0, "expected valid, got %d:\n%s", r, sb.buf);
+        strbuf_release(&sb);
+        return m;
+}
+
+Test(manifest, command_line_is_the_env_command)
+{
+        char *cmd[] = { "sh", "-c", "cd /app/env && uvicorn server.app:app --port 8000", NULL };
+        char *none[] = { NULL };
+        cleanup_free char *text = NULL;
+        size_t len;
+
+        /* An OpenEnv manifest without app: invalid alone, valid with a
+         * command, which becomes the env's argv. */
+        cr_assert_eq(read_full_file_at(AT_FDCWD, MANIFESTS_DIR "/invalid/openenv-no-app.yaml",
+                                       1 << 20, &text, &len),
+                     0);
+        {
+                cleanup(manifest_freep) struct manifest *m = parse_with_command(text, cmd);
+                const struct manifest_container *env = find(m, "env");
+                cr_expect_eq(strv_length(env->argv), 3);
+                cr_expect_str_eq(env->argv[2], cmd[2]);
+                cr_expect_eq(env->argv_source, MANIFEST_ARGV_COMMAND_LINE);
+                cr_expect_eq(env->port, 8000);
+                cr_expect_null(m->app);
+        }
+        /* It wins over the app and over the manifest's own argv (as a
+         * `docker run IMAGE CMD` wins over the image's CMD). */
+        {
+                cleanup(manifest_freep) struct manifest *m = parse_with_command(
+                        "app: a:b\nopenenvd: {zones: {agent: {containers: {env: {argv: [x]}}}}}\n",
+                        cmd);
+                cr_expect_str_eq(find(m, "env")->argv[0], "sh");
+                cr_expect_eq(find(m, "env")->argv_source, MANIFEST_ARGV_COMMAND_LINE);
+        }
+        /* An empty command (ENTRYPOINT ["openenvd", "--"] without a CMD)
+         * leaves the manifest's. */
+        {
+                cleanup(manifest_freep) struct manifest *m = parse_with_command("app: a:b\n", none);
+                cr_expect_str_eq(find(m, "env")->argv[0], "uvicorn");
+                cr_expect_eq(find(m, "env")->argv_source, MANIFEST_ARGV_APP);
+        }
+        /* No manifest at all (an image without openenv.yaml): all defaults. */
+        {
+                cleanup(manifest_freep) struct manifest *m = parse_with_command("", cmd);
+                cr_expect_eq(m->port, 8000);
+                cr_expect_str_eq(find(m, "env")->argv[0], "sh");
+        }
+        /* Other containers are not touched; the app's argv is spelled once. */
+        {
+                cleanup_strv char **a = manifest_app_argv("m:app", "127.0.0.1", 9000);
+                cleanup_free char *line = NULL;
+                struct manifest_container c = { .argv = a };
+                line = manifest_container_command_line(&c);
+                cr_expect_str_eq(line, "uvicorn m:app --host 127.0.0.1 --port 9000");
+        }
 }
 
 Test(manifest, paths_resolve_against_base_dir)
@@ -369,6 +462,8 @@ Test(manifest, json_renders_the_defaulted_contract)
         cr_assert_not_null(env);
         cr_expect_str_eq(json_string_value(json_array_get(json_object_get(env, "argv"), 0)),
                          "uvicorn");
+        cr_expect_str_eq(json_string_value(json_object_get(env, "argv_source")), "app");
+        cr_expect(json_is_null(json_object_get(env, "workdir")), "the env's workdir is openenvd's");
         cr_expect_eq(json_integer_value(json_object_get(json_object_get(env, "effective_resources"),
                                                         "memory_mb")),
                      1024);
@@ -416,7 +511,9 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
         cr_expect_str_eq(
                 out,
                 "t.yaml:1:1: zones.agent.containers.env: the env container has no argv and the "
-                "manifest sets no app (set the top-level app:, openenvd.app or an argv)\n"
+                "manifest sets no app (set the top-level app:, openenvd.app or an argv, or give "
+                "the "
+                "server's command: openenvd -- CMD...)\n"
                 "t.yaml:5:51: zones.observers.containers.g.reads[0]: unknown asset 'oracel'\n"
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "

@@ -73,6 +73,12 @@ def ws_send(w, op, data):
     w.write(hdr + data)
 
 async def websocket(r, w, hdrs, head):
+    # A client must not send frames before the 101 (RFC 6455 4.1); uvicorn
+    # silently drops what came with the handshake request. Refuse loudly.
+    if r._buffer:
+        w.write(resp(400, b'{"error":"frame before the handshake answer"}'))
+        await w.drain()
+        return
     key = get(hdrs, "sec-websocket-key")
     if r._buffer:
         # A frame sent with the handshake, before its answer: RFC 6455 4.1

@@ -11,7 +11,11 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+
+#include <seccomp.h>
 
 #include "sandbox/netns-keep.h"
 #include "sandbox-test.h"
@@ -191,4 +195,29 @@ Test(netns_keep, check_refuses_leftovers)
         int r = kept_netns_check(K, what, sizeof(what));
         cr_assert_eq(r, -EBUSY, "%d %s", r, what);
         cr_assert(strstr(what, "TIME_WAIT"), "%s", what);
+}
+
+/* A seccomp profile without setns() (Docker's, narrowed: deploy/docker/)
+ * must cost the reuse, never the daemon: kept_netns_new() refuses before
+ * leaving home, and the caller stays in its own namespace. */
+Test(netns_keep, refused_setns_leaves_caller_home)
+{
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                struct stat home, after;
+                struct kept_netns *k = NULL;
+                scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+                if (!f || seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 0) < 0 ||
+                    seccomp_load(f) < 0 || stat("/proc/thread-self/ns/net", &home) < 0)
+                        _exit(10);
+                if (kept_netns_new(&k) != -EPERM || k)
+                        _exit(11);
+                if (stat("/proc/thread-self/ns/net", &after) < 0 || after.st_ino != home.st_ino)
+                        _exit(12);
+                _exit(0);
+        }
+        int status;
+        cr_assert(waitpid(pid, &status, 0) == pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 }

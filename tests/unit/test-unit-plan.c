@@ -261,3 +261,181 @@ Test(plan, hosts_file_names_each_exposed_service)
         cr_assert_str_eq(h, "127.0.0.1 localhost\n::1 localhost\n127.0.0.10 sim.local\n");
         free(h);
 }
+
+/* --- where and with what the env server starts (env-origin.h) --- */
+
+static size_t count_key(const struct container_spec *s, const char *key)
+{
+        size_t n = 0, l = strlen(key);
+        for (char **e = s->env; e && *e; e++)
+                n += strncmp(*e, key, l) == 0 && (*e)[l] == '=';
+        return n;
+}
+
+Test(plan, env_starts_in_the_daemons_directory_with_its_environment)
+{
+        char *daemon_env[] = { "PATH=/app/.venv/bin:/usr/bin",
+                               "PYTHONPATH=/app/env",
+                               "ENABLE_WEB_INTERFACE=false",
+                               "OPENENVD_TOKEN=orchestrator-secret",
+                               "OPENENVD_AGENT_TOKEN=agent-secret",
+                               "ANTHROPIC_API_KEY=sk-real",
+                               "HF_TOKEN=hf-real",
+                               "AWS_SECRET_ACCESS_KEY=aws-real",
+                               "SSH_KEY=ssh-real",
+                               "HOME=/root",
+                               "NOTIFY_SOCKET=/run/systemd/notify",
+                               "OPENENVD_EPISODE=forged",
+                               NULL };
+        struct env_origin o;
+        struct container_spec env, harness, runner;
+
+        env_origin_init(&o, daemon_env, "/app");
+        ctx.env_origin = &o;
+        env = plan("env");
+        harness = plan("harness");
+        runner = plan("runner");
+
+        cr_expect_str_eq(env.workdir, "/app");
+        cr_expect(has_env(&env, "PATH=/app/.venv/bin:/usr/bin"));
+        cr_expect_eq(count_key(&env, "PATH"), 1, "one PATH: the image's replaces the default");
+        cr_expect(has_env(&env, "PYTHONPATH=/app/env"));
+        cr_expect(has_env(&env, "ENABLE_WEB_INTERFACE=false"));
+        cr_expect(has_env(&env, "HOME=/tmp"), "the principal's HOME, not the daemon's");
+        cr_expect(has_env(&env, "OPENENVD_EPISODE=abc"), "openenvd's own variables are its own");
+        cr_expect_eq(count_key(&env, "OPENENVD_EPISODE"), 1);
+        for (char **e = env.env; *e; e++) {
+                cr_expect_null(strstr(*e, "secret"), "%s reached the env", *e);
+                cr_expect_null(strstr(*e, "-real"), "%s reached the env", *e);
+                cr_expect_null(strstr(*e, "NOTIFY_SOCKET"), "%s reached the env", *e);
+        }
+        /* Only the env server: the harness and observers keep their own. */
+        cr_expect_str_eq(harness.workdir, "/workspace");
+        cr_expect_str_eq(runner.workdir, "/");
+        cr_expect_not(has_env(&harness, "PYTHONPATH=/app/env"));
+        cr_expect_not(has_env(&runner, "PYTHONPATH=/app/env"));
+        /* The withheld are named (the daemon logs them), not valued. */
+        cr_expect(strv_contains(o.withheld, "OPENENVD_TOKEN"));
+        cr_expect(strv_contains(o.withheld, "ANTHROPIC_API_KEY"));
+        cr_expect(strv_contains(o.withheld, "HF_TOKEN"));
+        cr_expect_not(strv_contains(o.withheld, "HOME"));
+        container_spec_done(&env);
+        container_spec_done(&harness);
+        container_spec_done(&runner);
+
+        /* In another root (--rootfs) the daemon's directory means nothing. */
+        ctx.rootfs = "/srv/image";
+        env = plan("env");
+        cr_expect_str_eq(env.rootfs, "/srv/image");
+        cr_expect_str_eq(env.workdir, "/");
+        container_spec_done(&env);
+        ctx.rootfs = NULL;
+        ctx.env_origin = NULL;
+        env_origin_done(&o);
+}
+
+Test(plan, manifest_workdir_and_env_win)
+{
+        static const char yaml[] =
+                "app: a:b\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    agent:\n"
+                "      containers:\n"
+                "        env: {workdir: /app/env, env: {PATH: /opt/bin, HF_TOKEN: deliberate}}\n";
+        struct manifest_errors errs;
+        struct manifest *mm = NULL;
+        char *daemon_env[] = { "PATH=/image/bin", "HF_TOKEN=from-daemon", NULL };
+        struct env_origin o;
+        struct unit_plan_context c2 = ctx;
+        struct container_spec s;
+
+        manifest_errors_init(&errs, "t.yaml");
+        cr_assert_eq(manifest_parse(yaml, strlen(yaml), "/srv", 0, &errs, &mm), 0);
+        manifest_errors_done(&errs);
+        env_origin_init(&o, daemon_env, "/app");
+        c2.manifest = mm;
+        c2.env_origin = &o;
+        cr_assert_eq(unit_plan_container(&c2, manifest_find_container(mm, "env"), &s), 0);
+        cr_expect_str_eq(s.workdir, "/app/env");
+        cr_expect(strv_contains(s.env, "PATH=/opt/bin"));
+        cr_expect_eq(count_key(&s, "PATH"), 1);
+        /* A manifest passes a secret on only by writing it. */
+        cr_expect(strv_contains(s.env, "HF_TOKEN=deliberate"));
+        cr_expect_eq(count_key(&s, "HF_TOKEN"), 1);
+        container_spec_done(&s);
+        env_origin_done(&o);
+        manifest_free(mm);
+}
+
+Test(plan, env_origin_classifies_by_name)
+{
+        static const struct {
+                const char *name;
+                enum env_origin_class want;
+        } cases[] = {
+                { "PATH", ENV_ORIGIN_PASS },
+                { "PYTHONPATH", ENV_ORIGIN_PASS },
+                { "MAX_CONCURRENT_ENVS", ENV_ORIGIN_PASS },
+                { "KEYBOARD_LAYOUT", ENV_ORIGIN_PASS },
+                { "GIT_AUTHOR_NAME", ENV_ORIGIN_PASS },
+                { "OPENENVD_TOKEN", ENV_ORIGIN_SECRET },
+                { "OPENENVD_REQUIRE_ISOLATION", ENV_ORIGIN_SECRET },
+                { "openai_api_key", ENV_ORIGIN_SECRET },
+                { "GITHUB_TOKEN", ENV_ORIGIN_SECRET },
+                { "PGPASSWORD", ENV_ORIGIN_SECRET },
+                { "DB_PASSWD", ENV_ORIGIN_SECRET },
+                { "CLIENT_SECRET", ENV_ORIGIN_SECRET },
+                { "GOOGLE_APPLICATION_CREDENTIALS", ENV_ORIGIN_SECRET },
+                { "AWS_ACCESS_KEY_ID", ENV_ORIGIN_SECRET },
+                { "SIGNING_KEY", ENV_ORIGIN_SECRET },
+                { "KEY", ENV_ORIGIN_SECRET },
+                { "HOME", ENV_ORIGIN_CONTEXT },
+                { "LISTEN_FDS", ENV_ORIGIN_CONTEXT },
+                { "SSH_AUTH_SOCK", ENV_ORIGIN_CONTEXT },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cr_expect_eq(env_origin_classify(cases[i].name, strlen(cases[i].name)),
+                             cases[i].want, "%s", cases[i].name);
+}
+
+/* The daemon's --rootfs is every container's root unless the manifest names
+ * one for it; without either, the root is "/" (the image's own, as PID 1). */
+Test(plan, root_is_the_daemons_rootfs_unless_the_manifest_names_one)
+{
+        static const char *const names[] = { "env", "harness", "sim", "runner", "verdict" };
+        struct manifest_container *sim =
+                (struct manifest_container *) manifest_find_container(m, "sim");
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, "/", "%s", names[i]);
+                container_spec_done(&s);
+        }
+        ctx.rootfs = "/srv/image";
+        sim->rootfs = xstrdup("/srv/sim-root");
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, streq(names[i], "sim") ? "/srv/sim-root" : "/srv/image",
+                                 "%s", names[i]);
+                container_spec_done(&s);
+        }
+}
+
+/* Observers learn the daemon's own count of actions (the one step count no
+ * agent code can write); nobody else is told it. */
+Test(plan, observers_get_the_daemons_count_of_actions)
+{
+        static const char *const agents[] = { "env", "harness", "sim" };
+
+        ctx.actions = 7;
+        struct container_spec v = plan("verdict");
+        cr_expect(has_env(&v, "OPENENVD_ACTIONS=7"));
+        container_spec_done(&v);
+        for (size_t i = 0; i < ELEMENTSOF(agents); i++) {
+                struct container_spec s = plan(agents[i]);
+                for (char **e = s.env; e && *e; e++)
+                        cr_expect(!startswith(*e, "OPENENVD_ACTIONS="), "%s: %s", agents[i], *e);
+                container_spec_done(&s);
+        }
+}

@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The unmodified OpenEnv client against a unit, one scenario per call:
+
+    openenv_client.py SCENARIO BASE_URL [ARGS...]   prints one JSON object
+
+Runs with the real OpenEnv on PYTHONPATH (its envs/, src/ and library tree,
+see ../shared/openenv-real/README.md). BASE_URL is all the client is given:
+credentials go in it (http://openenv:TOKEN@127.0.0.1:PORT). Nothing of
+OpenEnv is patched or subclassed here; what is not OpenEnv's (the control
+API, raw WebSocket frames) uses the libraries OpenEnv itself uses.
+"""
+import asyncio
+import json
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+from connect4_env import Connect4Env
+from connect4_env.models import Connect4Action
+from echo_env import EchoEnv
+from openenv.core.env_server.mcp_types import CallToolAction
+from openenv.cli._validation import validate_running_environment
+from websockets.asyncio.client import connect as ws_connect
+
+
+def control(base, method, path):
+    """openenvd's control API (not OpenEnv's): the token as Bearer."""
+    parts = urllib.parse.urlsplit(base)
+    url = "http://%s:%d%s" % (parts.hostname, parts.port, path)
+    req = urllib.request.Request(url, data=b"" if method == "POST" else None, method=method,
+                                 headers={"Authorization": "Bearer " + (parts.password or "")})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(req, timeout=300) as r:
+        return json.loads(r.read())
+
+
+def ws_url(base, path):
+    return base.replace("http://", "ws://", 1).rstrip("/") + path
+
+
+def _tool_data(result):
+    """What call_tool() returns from a CallToolObservation's result."""
+    return result.get("data") if isinstance(result, dict) else getattr(result, "data", result)
+
+
+def echo_episodes(base, n):
+    """n MCP episodes on ONE client: reset, tools, calls, state; the
+    orchestrator ends each (an MCP env never reports done itself)."""
+    out = []
+    with EchoEnv(base_url=base).sync() as env:
+        for i in range(n):
+            t0 = time.monotonic()
+            r = env.reset()
+            reset_s = time.monotonic() - t0
+            info = control(base, "GET", "/info")
+            tools = sorted(t.name for t in env.list_tools())
+            stepped = env.step(CallToolAction(tool_name="echo_message",
+                                              arguments={"message": "step %d" % i}))
+            said = env.call_tool("echo_message", message="episode %d" % i)
+            measured = env.call_tool("echo_with_length", message="abc")
+            state = env.state()
+            phase = control(base, "GET", "/info")["phase"]
+            verdict = control(base, "POST", "/end_episode")
+            out.append({"episode_id": info["episode_id"], "reset_done": r.done,
+                        "reset_s": reset_s, "phase_after_calls": phase, "tools": tools,
+                        "said": said, "measured": measured, "step_count": state.step_count,
+                        "stepped": {"tool_name": stepped.observation.tool_name,
+                                    "data": _tool_data(stepped.observation.result),
+                                    "done": stepped.done},
+                        "verdict": verdict})
+    return {"episodes": out}
+
+
+def echo_session(base):
+    """One session of the stock client, OpenEnv's calls only (an env server
+    with or without openenvd in front of it)."""
+    with EchoEnv(base_url=base).sync() as env:
+        r = env.reset()
+        tools = sorted(t.name for t in env.list_tools())
+        said = env.call_tool("echo_message", message="hello")
+        state = env.state()
+    return {"reset_done": r.done, "tools": tools, "said": said, "step_count": state.step_count}
+
+
+def echo_http_mcp(base):
+    """OpenEnv's production mode: tools over HTTP POST /mcp (httpx)."""
+    env = EchoEnv(base_url=base)
+    env.use_production_mode = True
+    with env.sync() as s:
+        tools = sorted(t.name for t in s.list_tools())
+        said = s.call_tool("echo_message", message="over http")
+    return {"tools": tools, "said": said, "info": control(base, "GET", "/info")}
+
+
+async def _mcp_ws(base):
+    async with ws_connect(ws_url(base, "/mcp"), max_size=None) as ws:
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                                  "params": {}}))
+        tools = json.loads(await ws.recv())
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "echo_message",
+                                             "arguments": {"message": "over ws"}}}))
+        called = json.loads(await ws.recv())
+    return {"tools": sorted(t["name"] for t in tools["result"]["tools"]), "called": called}
+
+
+def mcp_ws(base):
+    """MCP JSON-RPC over WebSocket /mcp (the websockets library OpenEnv uses)."""
+    r = asyncio.run(_mcp_ws(base))
+    r["info"] = control(base, "GET", "/info")
+    return r
+
+
+async def _raw_big(base, n):
+    async with ws_connect(ws_url(base, "/ws"), max_size=None) as ws:
+        await ws.send(json.dumps({"type": "reset", "data": {}}))
+        await ws.recv()
+        msg = json.dumps({"type": "step", "data": {"type": "call_tool",
+                                                    "tool_name": "echo_message",
+                                                    "arguments": {"message": "y" * n}}})
+        await ws.send(msg)
+        answer = await ws.recv()
+        return len(msg), len(answer)
+
+
+def echo_big(base, mib_down, mib_up):
+    """Messages over 16 MiB: with the stock client (an observation three times
+    the message), then raw frames both ways."""
+    n = int(float(mib_down) * 2**20)
+    with EchoEnv(base_url=base).sync() as env:
+        env.reset()
+        # A small action first: messages past the inspection limit (1 MiB)
+        # stream through unread, so they are not counted.
+        env.call_tool("echo_message", message="small")
+        said = env.call_tool("echo_message", message="x" * n)
+    sent, received = asyncio.run(_raw_big(base, int(float(mib_up) * 2**20)))
+    return {"stock_len": len(said), "stock_ok": said == "x" * n, "raw_sent": sent,
+            "raw_received": received}
+
+
+def c4_loop(base, n):
+    """The auto-episode loop on ONE client: for episode: reset(); while not done: step()."""
+    out = []
+    t_all = time.monotonic()
+    with Connect4Env(base_url=base).sync() as env:
+        for i in range(n):
+            t0 = time.monotonic()
+            r = env.reset()
+            reset_s = time.monotonic() - t0
+            eid = control(base, "GET", "/info")["episode_id"]
+            first = env.state()
+            steps = 0
+            while not r.done:
+                # Columns 0 and 1 in turn: player 1 wins on column 0 at step 7.
+                r = env.step(Connect4Action(column=steps % 2))
+                steps += 1
+            out.append({"episode_id": eid, "reset_s": reset_s, "steps": steps, "reward": r.reward,
+                        "first_step_count": first.step_count})
+    return {"episodes": out, "seconds": time.monotonic() - t_all}
+
+
+def validate(base):
+    """OpenEnv's own runtime validator (openenv validate --url)."""
+    return validate_running_environment(base, timeout_s=30)
+
+
+def refused(base):
+    """What the stock client gets without credentials."""
+    out = {}
+    try:
+        with EchoEnv(base_url=base).sync() as env:
+            env.reset()
+        out["ws"] = "connected"
+    except Exception as e:  # noqa: BLE001 - the refusal is the result
+        out["ws"] = "%s: %s" % (type(e).__name__, e)
+    env = EchoEnv(base_url=base)
+    env.use_production_mode = True
+    try:
+        with env.sync() as s:
+            s.call_tool("echo_message", message="x")
+        out["http_mcp"] = "answered"
+    except Exception as e:  # noqa: BLE001
+        out["http_mcp"] = "%s: %s" % (type(e).__name__, e)
+    return out
+
+
+def headers_sent(base):
+    """Against a capture server: which credential each of OpenEnv's HTTP
+    libraries sends for a base_url with user:password."""
+    import httpx
+    import requests
+    out = {}
+    try:
+        with EchoEnv(base_url=base).sync() as env:
+            env.reset()
+    except Exception as e:  # noqa: BLE001 - the capture server refuses
+        out["websockets"] = type(e).__name__
+    for name, call in (("httpx", lambda: httpx.post(base + "/mcp", json={})),
+                       ("requests", lambda: requests.get(base + "/health", timeout=10))):
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001
+            out[name] = type(e).__name__
+    return out
+
+
+SCENARIOS = {
+    "echo-episodes": echo_episodes,
+    "echo-session": echo_session,
+    "echo-http-mcp": echo_http_mcp,
+    "mcp-ws": mcp_ws,
+    "echo-big": echo_big,
+    "c4-loop": c4_loop,
+    "validate": validate,
+    "refused": refused,
+    "headers-sent": headers_sent,
+}
+
+
+def main():
+    scenario, base, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    fn = SCENARIOS[scenario]
+    args = [int(a) if a.isdigit() else a for a in args]
+    print(json.dumps(fn(base, *args), default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

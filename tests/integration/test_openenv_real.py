@@ -1,0 +1,455 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Live tests with the real OpenEnv, unmodified (issue 11):
+
+    test_openenv_real.py OPENENVD SHIM
+
+OpenEnv's own echo_env (an MCP environment) and connect4_env (a game that
+ends with done) run isolated under openenvd, installed the way their images
+lay them out (the env's code in <root>/<env>/app/env, its libraries beside
+it), started the way their images start them: openenvd in the image's
+WORKDIR with the image's ENV, the env's own openenv.yaml or none, the
+image's CMD after `--`. OpenEnv's unmodified client drives them
+(openenv_client.py); the only thing it is given is a base URL carrying the
+credentials, http://openenv:TOKEN@127.0.0.1:PORT.
+
+The fixture is $OPENENVD_OPENENV_REAL, by default ../shared/openenv-real
+next to the repository (see its README.md): absent, every case is skipped,
+and fails under CI=true. Needs root (skipped otherwise) and Debian's
+python3-numpy (connect4_env). Output is TAP.
+"""
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livelib import Daemon, check, poll, read, http, run_cases, skip_all  # noqa: E402
+import livelib  # noqa: E402
+
+OPENENVD, SHIM = (os.path.abspath(p) for p in sys.argv[1:3])
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FIXTURE = os.path.abspath(os.environ.get("OPENENVD_OPENENV_REAL")
+                          or os.path.join(REPO, "..", "shared", "openenv-real"))
+CLIENT = os.path.join(HERE, "openenv_client.py")
+PY = "/usr/bin/python3"  # Debian's: what the fixture's library tree is built for
+TOKEN = livelib.TOKEN
+AGENT_TOKEN = "live-agent-token"
+CANARY = "canary-" + os.urandom(8).hex()
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+S = {}  # the install root and the daemons cases share
+
+
+def base_url(d, token=TOKEN):
+    """The one line that points the stock client at a unit."""
+    return "http://openenv:%s@127.0.0.1:%d" % (token, d.port) if token else d.url
+
+
+def client(scenario, base, *args, timeout=900):
+    env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": ":".join([os.path.join(FIXTURE, "envs"), os.path.join(FIXTURE, "src"),
+                                   os.path.join(S["root"], "pylib")])}
+    r = subprocess.run([PY, CLIENT, scenario, base] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=timeout, env=env)
+    check(r.returncode == 0 and r.stdout.strip(),
+          "client %s failed (%d):\n%s" % (scenario, r.returncode, r.stderr[-3000:]))
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# --- the install: each env as its image lays it out ----------------------------------
+
+C4_MANIFEST = """\
+# connect4_env ships no openenv.yaml: an older-style one without app, as
+# browsergym's or coding's; the image's CMD (after --) starts the server.
+spec_version: 1
+name: connect4_env
+type: space
+runtime: fastapi
+port: 8000
+openenvd:
+  zones:
+    agent:
+      containers:
+        env: {workdir: @ENV@}
+    observers:
+      containers:
+        judge:
+          argv: [/usr/bin/python3, -c, "import json, os; json.dump({'episode': os.environ['OPENENVD_EPISODE']}, open('/out/verdict.json', 'w'))"]
+          phases: [grading]
+"""
+
+
+def install():
+    # Not /tmp: every container has a /tmp of its own.
+    root = tempfile.mkdtemp(prefix="openenvd-openenv.", dir="/var/tmp")
+    S["root"] = root
+    subprocess.run(["tar", "-xJf", os.path.join(FIXTURE, "pylib.tar.xz"), "-C", root], check=True)
+    for env, name in (("echo", "echo_env"), ("c4", "connect4_env")):
+        shutil.copytree(os.path.join(FIXTURE, "envs", name), os.path.join(root, env, "app", "env"))
+    # What `ENV PATH="/app/.venv/bin:$PATH"` gives an image: a console script.
+    os.makedirs(os.path.join(root, "venv", "bin"))
+    with open(os.path.join(root, "venv", "bin", "uvicorn"), "w") as f:
+        f.write("#!%s\nimport sys\nfrom uvicorn.main import main\nsys.exit(main())\n" % PY)
+    with open(os.path.join(root, "c4", "app", "openenv.yaml"), "w") as f:
+        f.write(C4_MANIFEST.replace("@ENV@", os.path.join(root, "c4", "app", "env")))
+    # The containers' root is read-only: byte code is compiled here, as an
+    # image build would (otherwise every start compiles ~2500 modules).
+    subprocess.run([PY, "-m", "compileall", "-q", "-j", "0", root], check=True,
+                   stdout=subprocess.DEVNULL, env={"PATH": SYSTEM_PATH})
+    for dirpath, dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            p = os.path.join(dirpath, f)
+            os.chmod(p, 0o755 if os.access(p, os.X_OK) or "/bin/" in p else 0o644)
+
+
+def image_env(env, extra=None):
+    """An image's ENV: PATH to its virtualenv, PYTHONPATH to its code."""
+    root = S["root"]
+    e = {"PATH": os.path.join(root, "venv", "bin") + ":" + SYSTEM_PATH,
+         "PYTHONPATH": os.path.join(root, env, "app", "env") + ":" + os.path.join(root, "pylib"),
+         "ENABLE_WEB_INTERFACE": "false",  # gradio is not in the library tree
+         "LANG": "C.UTF-8"}
+    e.update(extra or {})
+    return e
+
+
+def echo_daemon():
+    """echo_env from its own openenv.yaml (app: server.app:app), started in
+    its directory with its image's ENV plus secrets it must not see."""
+    if "echo" not in S:
+        S["echo"] = Daemon(
+            OPENENVD, SHIM, cwd=os.path.join(S["root"], "echo", "app", "env"), token_env=True,
+            env=image_env("echo", {"OPENENVD_AGENT_TOKEN": AGENT_TOKEN, "HF_TOKEN": CANARY,
+                                   "ANTHROPIC_API_KEY": CANARY, "MAX_CONCURRENT_ENVS": "4"}),
+            ready_timeout=60)
+    return S["echo"]
+
+
+def wait_ready(d, standby=True, live=True):
+    """The live episode ready (live) and the next one provisioned (standby)."""
+    def ok():
+        i = d.ok("GET", "/info")
+        if i["phase"] == "failed":
+            raise livelib.Failure("unit failed: %s\n%s" % (i, d.tail()))
+        return ((not live or i["phase"] == "ready") and
+                (not standby or i["standby"]["state"] == "ready"))
+    poll(ok, "the unit ready", 240, 0.1)
+
+
+def env_process(d):
+    """pid of the env server (the shim's child running uvicorn)."""
+    def find():
+        for pid in d.member_pids("env"):
+            cmd = (read("/proc/%d/cmdline" % pid) or "").replace("\0", " ")
+            if "uvicorn" in cmd and "openenvd-shim" not in cmd and not cmd.startswith("sh "):
+                return pid
+        return None
+    return poll(find, "the env server's process", 60)
+
+
+def episodes_in(history):
+    """The history cut into episodes: each starts with a move to provisioning."""
+    out = []
+    for h in history:
+        if h["to"] == "provisioning":
+            out.append([])
+        if out:
+            out[-1].append((h["from"], h["to"], h["actor"], h["reason"]))
+    return out
+
+
+# --- the cases --------------------------------------------------------------------------
+
+def case_failure_names_status_and_stderr():
+    # The issue's first wall: echo_env's own openenv.yaml started without
+    # its image's environment dies on an import. openenvd says so.
+    d = Daemon(OPENENVD, SHIM, cwd=os.path.join(S["root"], "echo", "app", "env"),
+               env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, args=["--no-standby"])
+    try:
+        poll(lambda: d.ok("GET", "/info")["phase"] == "failed", "the first episode to fail", 120)
+        v = d.ok("GET", "/verdict")
+        check(v["verdict"] == "infrastructure_error", "verdict: %s" % v)
+        check("env exited with status 1 while starting" in v["reason"], "status: %s" % v["reason"])
+        check("ModuleNotFoundError" in v["reason"], "the last line says why: %s" % v["reason"])
+        tail = [e for e in v["events"] if e.get("what") == "exited"][0]["output_tail"]
+        check("env|   File " in tail and "ModuleNotFoundError" in tail,
+              "the verdict carries the stderr tail: %s" % tail)
+        check("No child processes" not in (read(d.log) or ""), "no errno text stands in for it")
+        status, h = d.request("GET", "/health", token=False)
+        check(status == 200 and h["phase"] == "failed", "/health answers with the phase: %s" % h)
+    finally:
+        d.stop()
+
+
+def case_runs_as_its_image_would():
+    d = echo_daemon()
+    wait_ready(d, standby=False)
+    pid = env_process(d)
+    cwd = os.readlink("/proc/%d/cwd" % pid)
+    environ = dict(kv.split("=", 1) for kv in
+                   (read("/proc/%d/environ" % pid) or "").split("\0") if "=" in kv)
+    check(cwd == os.path.join(S["root"], "echo", "app", "env"),
+          "the env starts in openenvd's directory: %s" % cwd)
+    check(environ.get("PYTHONPATH", "").startswith(os.path.join(S["root"], "echo")),
+          "the image's PYTHONPATH: %s" % environ.get("PYTHONPATH"))
+    check(environ.get("PATH", "").startswith(os.path.join(S["root"], "venv", "bin")),
+          "the image's PATH: %s" % environ.get("PATH"))
+    check(environ.get("ENABLE_WEB_INTERFACE") == "false" and
+          environ.get("MAX_CONCURRENT_ENVS") == "4", "the image's other ENV")
+    for name in ("OPENENVD_TOKEN", "OPENENVD_AGENT_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY"):
+        check(name not in environ, "%s reached the env server" % name)
+    blob = read("/proc/%d/environ" % pid) or ""
+    check(TOKEN not in blob and AGENT_TOKEN not in blob and CANARY not in blob,
+          "a secret's value reached the env server")
+    check("does not inherit" in (read(d.log) or "") and "HF_TOKEN" in read(d.log),
+          "the log names what was withheld")
+
+
+def case_validator_passes():
+    d = echo_daemon()
+    r = client("validate", base_url(d))
+    check(r["passed"], "OpenEnv's validator: %s" % json.dumps(r["criteria"], indent=1))
+    check(r["mode"] == "simulation", "mode: %s" % r["mode"])
+    # The same without credentials: only its health check passes.
+    r = client("validate", base_url(d, None))
+    failed = {c["id"] for c in r["criteria"] if not c["passed"]}
+    check(not r["passed"] and "health_endpoint" not in failed, "without credentials: %s" % failed)
+    check({"openapi_version_available", "metadata_endpoint", "schema_endpoint",
+           "mcp_endpoint"} <= failed, "refused without credentials: %s" % failed)
+
+
+def case_credentials():
+    d = echo_daemon()
+    wait_ready(d, standby=False)
+    routes = [("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/metadata"),
+              ("GET", "/schema"), ("GET", "/state"), ("POST", "/reset"), ("POST", "/step"),
+              ("POST", "/mcp"), ("GET", "/info"), ("GET", "/verdict"), ("POST", "/reset_unit"),
+              ("POST", "/end_episode"), ("GET", "/web"), ("GET", "/nonexistent")]
+    for method, path in routes:
+        for hdrs in ({}, {"Authorization": "Bearer wrong"},
+                     {"Authorization": "Basic " + base64.b64encode(b"openenv:wrong").decode()}):
+            status, _ = http(method, d.url + path, {} if method == "POST" else None, hdrs)
+            check(status == 401, "%s %s %s -> %d" % (method, path, hdrs, status))
+    for path in ("/health", "/healthz"):
+        status, j = http("GET", d.url + path)
+        check(status == 200, "%s without credentials: %d" % (path, status))
+    r = client("refused", base_url(d, None))
+    check("401" in r["ws"], "the stock client's WebSocket is refused: %s" % r["ws"])
+    check("401" in r["http_mcp"], "its HTTP /mcp is refused: %s" % r["http_mcp"])
+    # The agent's token: /mcp only.
+    agent = {"Authorization": "Bearer " + AGENT_TOKEN}
+    status, j = http("POST", d.url + "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                                             "params": {}}, agent)
+    check(status == 200 and "echo_message" in json.dumps(j), "agent on /mcp: %d %s" % (status, j))
+    for method, path in (("POST", "/reset"), ("POST", "/step"), ("GET", "/state"),
+                         ("GET", "/ws"), ("GET", "/info"), ("POST", "/reset_unit")):
+        status, _ = http(method, d.url + path, {} if method == "POST" else None, agent)
+        check(status == 403, "agent on %s %s: %d" % (method, path, status))
+
+
+def case_mcp_episodes_one_client():
+    d = echo_daemon()
+    wait_ready(d)
+    r = client("echo-episodes", base_url(d), 3)
+    eps = r["episodes"]
+    check(len(eps) == 3 and len({e["episode_id"] for e in eps}) == 3, "three episodes: %s" % eps)
+    for i, e in enumerate(eps):
+        check(e["tools"] == ["echo_message", "echo_with_length"], "tools: %s" % e["tools"])
+        check(e["said"] == "episode %d" % i, "call_tool: %s" % e["said"])
+        check(e["measured"] == {"message": "abc", "length": 3}, "call_tool: %s" % e["measured"])
+        check(e["stepped"] == {"tool_name": "echo_message", "data": "step %d" % i, "done": False},
+              "step(CallToolAction): %s" % e["stepped"])
+        # step() and two call_tool()s; list_tools() is a step too, the first
+        # time only (the client caches the tools).
+        check(e["step_count"] == (4 if i == 0 else 3), "state() after the calls: %s"
+              % e["step_count"])
+        check(e["phase_after_calls"] == "running", "tool calls are actions: %s" % e)
+        check(e["verdict"]["verdict"] == "graded" and
+              e["verdict"]["episode_id"] == e["episode_id"], "graded: %s" % e["verdict"])
+        v = d.ok("GET", "/verdict?episode_id=" + e["episode_id"])
+        check(v["verdict"] == "graded", "the verdict stays: %s" % v)
+    hist = episodes_in(d.ok("GET", "/info")["history"])[-3:]
+    ends = [("ready", "running", "system", "first action"),
+            ("running", "sealed", "orchestrator", "ended_by_orchestrator"),
+            ("sealed", "grading", "system", "agent zone empty"),
+            ("grading", "closed", "system", "graded")]
+    for k, h in enumerate(hist):
+        check(h[-4:] == ends, "episode %d's history: %s" % (k, h))
+        if k > 0:  # the client's reset started it
+            check(h[0] == ("closed", "provisioning", "orchestrator", "client reset"),
+                  "episode %d started by the client's reset: %s" % (k, h))
+    print("# echo_env: client reset() took %s s" % [round(e["reset_s"], 3) for e in eps])
+
+
+def case_mcp_over_http_and_ws():
+    d = echo_daemon()
+    for scenario in ("echo-http-mcp", "mcp-ws"):
+        wait_ready(d, live=False)
+        info = d.ok("POST", "/reset_unit")
+        check(info["phase"] == "ready", "reset: %s" % info["phase"])
+        r = client(scenario, base_url(d))
+        check(r["tools"] == ["echo_message", "echo_with_length"], "%s tools" % scenario)
+        check(r["info"]["phase"] == "running" and r["info"]["actions"] >= 1,
+              "%s: a tool call is an action: %s" % (scenario, r["info"]))
+        if scenario == "echo-http-mcp":
+            check(r["said"] == "over http", "HTTP /mcp result: %s" % r["said"])
+        else:
+            check("over ws" in json.dumps(r["called"]), "WebSocket /mcp result: %s" % r["called"])
+
+
+def case_large_messages_and_command_line():
+    root = S["root"]
+    envdir = os.path.join(root, "echo", "app", "env")
+    # The image's CMD, as its Dockerfile spells it, after `--`; a larger
+    # WebSocket limit than uvicorn's 16 MiB default is the env's own choice.
+    cmd = ["sh", "-c", "cd %s && uvicorn server.app:app --host 0.0.0.0 --port 8000 "
+           "--ws-max-size 134217728" % envdir]
+    d = Daemon(OPENENVD, SHIM, manifest=os.path.join(envdir, "openenv.yaml"), command=cmd,
+               cwd=os.path.join(root, "echo", "app"), env=image_env("echo"), token_env=True,
+               args=["--no-standby"], ready_timeout=60)
+    try:
+        wait_ready(d, standby=False)
+        pid = env_process(d)
+        check("--ws-max-size" in (read("/proc/%d/cmdline" % pid) or ""),
+              "the command line's command runs, not the manifest's app")
+        r = client("echo-big", base_url(d), 6, 17)
+        check(r["stock_ok"], "the stock client got its 6 MiB message back")
+        check(r["raw_sent"] > 16 * 2**20 and r["raw_received"] > 48 * 2**20,
+              "frames over 16 MiB both ways: %s" % r)
+        check(d.phase() == "running", "still running")
+    finally:
+        d.stop()
+
+
+def case_game_loop_one_client():
+    root = S["root"]
+    cmd = ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]
+    d = Daemon(OPENENVD, SHIM, command=cmd, cwd=os.path.join(root, "c4", "app"),
+               env=image_env("c4"), token_env=True, ready_timeout=60)
+    S["c4"] = d
+    wait_ready(d)
+    r = client("validate", base_url(d))
+    check(r["passed"], "validator on connect4_env: %s" % json.dumps(r["criteria"], indent=1))
+    t0 = time.monotonic()
+    r = client("c4-loop", base_url(d), 4)
+    wall = time.monotonic() - t0
+    eps = r["episodes"]
+    check(len(eps) == 4, "four episodes: %s" % eps)
+    for e in eps:
+        check(e["steps"] == 7 and e["reward"] == 1.0, "played to the win: %s" % e)
+        check(e["first_step_count"] == 0, "state() after reset: %s" % e)
+    info = d.ok("GET", "/info")
+    hist = episodes_in(info["history"])
+    check(len(hist) == 4, "four episodes in the history: %s" % hist)
+    for k, h in enumerate(hist):
+        check(("running", "sealed", "environment", "done") in h, "done sealed it: %s" % h)
+        check(h[-1][:3] == ("grading", "closed", "system"), "closed: %s" % h)
+        check(h[0][2] == "orchestrator", "started by the orchestrator: %s" % h)
+    # Every episode graded, by the judge of that episode.
+    check(len({e["episode_id"] for e in eps}) == 4, "four episode ids: %s" % eps)
+    for e in eps:
+        v = poll(lambda: (lambda v: v if v["verdict"] else None)(
+            d.ok("GET", "/verdict?episode_id=" + e["episode_id"])), "a verdict", 60)
+        check(v["verdict"] == "graded", "graded: %s" % v)
+        check(v["observers"]["judge"]["episode"] == e["episode_id"], "the judge ran: %s" % v)
+    print("# connect4_env: 4 episodes of 7 steps in %.1f s on one client (%.2f episodes/s); "
+          "reset() %s s" % (r["seconds"], 4 / r["seconds"],
+                             [round(e["reset_s"], 2) for e in eps]))
+    print("# (client process wall time %.1f s)" % wall)
+
+
+def case_client_libraries_send_basic():
+    heads = []
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                heads.append(data.decode("latin-1"))
+                c.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n"
+                          b"Connection: close\r\n\r\n")
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        r = client("headers-sent", "http://openenv:%s@127.0.0.1:%d" % (TOKEN, port))
+    finally:
+        srv.close()
+    want = "Basic " + base64.b64encode(("openenv:" + TOKEN).encode()).decode()
+    sent = {}
+    for h in heads:
+        fields = dict((k.strip().lower(), v.strip()) for k, v in
+                      (l.split(":", 1) for l in h.split("\r\n")[1:] if ":" in l))
+        sent[fields.get("user-agent", "?")] = fields.get("authorization") == want
+    print("# credentials in base_url sent as Basic: %s (%s)" % (sent, r))
+    for lib in ("websockets/", "python-httpx/", "python-requests/"):
+        check(any(lib in ua and ok for ua, ok in sent.items()),
+              "%s sent the credentials as Basic: %s" % (lib, heads))
+
+
+CASES = [
+    ("echo_env's own openenv.yaml without its image's environment: the failure names the exit "
+     "status and the missing module", case_failure_names_status_and_stderr),
+    ("echo_env's own openenv.yaml isolated as its image runs it: WORKDIR, ENV, no secrets",
+     case_runs_as_its_image_would),
+    ("OpenEnv's runtime validator passes with credentials in the URL only",
+     case_validator_passes),
+    ("without credentials 401 everywhere but /health(z); the agent token reaches /mcp only",
+     case_credentials),
+    ("three MCP episodes on one EchoEnv().sync(): reset, list_tools, step, call_tool, state; history, "
+     "graded verdicts", case_mcp_episodes_one_client),
+    ("MCP tool calls over HTTP /mcp and WebSocket /mcp are actions", case_mcp_over_http_and_ws),
+    ("the image's CMD after --; messages over 16 MiB both ways", case_large_messages_and_command_line),
+    ("connect4_env, no openenv.yaml of its own: the auto-episode loop on one client, done seals, "
+     "graded", case_game_loop_one_client),
+    ("OpenEnv's client libraries carry base_url credentials as HTTP Basic",
+     case_client_libraries_send_basic),
+]
+
+
+def setup():
+    install()
+
+
+def teardown():
+    for key in ("echo", "c4"):
+        if S.get(key):
+            S[key].stop()
+    if S.get("root"):
+        shutil.rmtree(S["root"], ignore_errors=True)
+
+
+def main():
+    if not os.path.isfile(os.path.join(FIXTURE, "pylib.tar.xz")):
+        return skip_all(CASES, "the real OpenEnv is not at %s (set OPENENVD_OPENENV_REAL)"
+                        % FIXTURE)
+    if os.geteuid() != 0:
+        return skip_all(CASES, "needs root")
+    r = subprocess.run([PY, "-c", "import numpy"], capture_output=True)
+    if r.returncode != 0:
+        return skip_all(CASES, "python3-numpy is not installed (scripts/install-deps.sh)")
+    return run_cases(CASES, setup, teardown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
