@@ -7,7 +7,8 @@ parsed strictly (promtext), its cgroup subtree's processes and memory.
     u = Unit(openenvd, shim, manifest, workdir, "unit000")
     u.start(); u.wait_ready(); u.call("GET", "/info"); u.metrics(); u.stop()
 
-Used by tools/fleet.py and tests/integration/test_metrics_log.py.
+Used by tools/fleet.py and the live tests (tests/integration/livelib.py takes
+its helpers from here).
 """
 import http.client
 import json
@@ -37,7 +38,8 @@ def read(path, default=None):
         return default
 
 
-def poll(cond, what, timeout, interval=0.01):
+def poll(cond, what, timeout, interval=0.01, max_interval=0.2):
+    """cond() until it returns a true value (returned); TimeoutError past timeout."""
     end = time.monotonic() + timeout
     while True:
         v = cond()
@@ -46,7 +48,7 @@ def poll(cond, what, timeout, interval=0.01):
         if time.monotonic() > end:
             raise TimeoutError("timed out waiting for " + what)
         time.sleep(interval)
-        interval = min(interval * 2, 0.2)
+        interval = min(interval * 2, max_interval)
 
 
 def cgroup2_mount():
@@ -56,6 +58,24 @@ def cgroup2_mount():
         if right.startswith("cgroup2 "):
             return left.split()[4]
     return "/sys/fs/cgroup"
+
+
+def subtree_roots(pid):
+    """A daemon's cgroup subtree in each hierarchy: {"unified": dir, "memory": dir,
+    "pids": dir, "freezer": dir, "cpu": dir} as far as they exist (the daemon
+    itself sits in <subtree>/control of each)."""
+    roots = {}
+    for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
+        _, ctrls, path = line.split(":", 2)
+        if not path.endswith("/control"):
+            continue
+        base = path[: -len("/control")]
+        if ctrls == "":
+            roots["unified"] = cgroup2_mount() + base
+        for c in ("pids", "memory", "freezer", "cpu"):
+            if c in ctrls.split(","):
+                roots[c] = "/sys/fs/cgroup/%s%s" % (ctrls, base)
+    return roots
 
 
 class Unit:
@@ -83,8 +103,7 @@ class Unit:
         self.nofile = nofile
         self.proc = None
         self.pid = None
-        self.cgroup = None  # the subtree's path in the cgroup2 hierarchy
-        self.memcg = None   # ... in the v1 memory hierarchy (hybrid hosts)
+        self.cg = {}  # its cgroup subtree per hierarchy (subtree_roots())
 
     @property
     def base_url(self):
@@ -110,15 +129,7 @@ class Unit:
         if self.proc.poll() is not None:
             raise RuntimeError("%s: openenvd exited %s:\n%s" % (self.name, self.proc.returncode,
                                                               self.tail()))
-        # The daemon sits in <subtree>/control of each hierarchy.
-        for line in (read("/proc/%d/cgroup" % self.pid) or "").splitlines():
-            _, ctrls, path = line.split(":", 2)
-            if not path.endswith("/control"):
-                continue
-            if ctrls == "":
-                self.cgroup = path[: -len("/control")]
-            elif "memory" in ctrls.split(","):
-                self.memcg = "/sys/fs/cgroup/%s%s" % (ctrls, path[: -len("/control")])
+        self.cg = subtree_roots(self.pid)
 
     def tail(self, n=20):
         return "\n".join((read(self.log_path) or "").splitlines()[-n:])
@@ -187,18 +198,17 @@ class Unit:
     def subtree_pids(self):
         """Every process in the unit's cgroup subtree (the daemon and its containers)."""
         pids = []
-        root = cgroup2_mount() + self.cgroup
-        for d, _, files in os.walk(root):
+        for d, _, files in os.walk(self.cg["unified"]):
             if "cgroup.procs" in files:
                 pids += [int(p) for p in (read(os.path.join(d, "cgroup.procs")) or "").split()]
         return pids
 
     def subtree_memory(self):
         """Bytes charged to the subtree: v1 memory hierarchy on a hybrid host, else v2."""
-        if self.memcg:
-            v = read(self.memcg + "/memory.usage_in_bytes")
+        if "memory" in self.cg:
+            v = read(self.cg["memory"] + "/memory.usage_in_bytes")
         else:
-            v = read(cgroup2_mount() + self.cgroup + "/memory.current")
+            v = read(self.cg["unified"] + "/memory.current")
         return int(v) if v else None
 
     def stop(self, timeout=60):

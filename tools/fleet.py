@@ -48,7 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from daemon_unit import Unit, cgroup2_mount, poll, read  # noqa: E402
+from daemon_unit import Unit, poll, read  # noqa: E402
 
 OPENENV_REAL = os.path.normpath(os.path.join(REPO, "..", "shared", "openenv-real"))
 PY = "/usr/bin/python3"  # Debian's: its python3-numpy, and the containers' root is ours
@@ -506,7 +506,7 @@ def run(args):
         for u in units:
             codes[u.name] = u.stop()
         if units:
-            left = [u.name for u in units if u.cgroup and os.path.exists(cgroup2_mount() + u.cgroup)]
+            left = [u.name for u in units if any(os.path.exists(d) for d in u.cg.values())]
             check("every unit exits 0 on SIGTERM and leaves no cgroup",
                   all(c == 0 for c in codes.values()) and not left,
                   "exit codes %s; left %s" % (sorted(set(codes.values()), key=str), left))

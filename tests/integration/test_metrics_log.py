@@ -31,6 +31,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import daemon_unit  # noqa: E402 - Unit: one openenvd, its control API, metrics and log
+import livelib  # noqa: E402
+from livelib import Failure, check  # noqa: E402
 import promtext  # noqa: E402
 
 OPENENVD, SHIM = (os.path.abspath(p) for p in sys.argv[1:3])
@@ -39,20 +41,8 @@ LEVELS = {"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
 KEYS = {"ts", "level", "program", "pid", "msg"}
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
 def poll(cond, what, timeout=60):
-    try:
-        return daemon_unit.poll(cond, what, timeout)
-    except TimeoutError as e:
-        raise Failure(str(e))
+    return livelib.poll(cond, what, timeout)
 
 
 class Counted(daemon_unit.Unit):
@@ -419,11 +409,9 @@ CASES = [
 
 
 def main():
-    print("1..%d" % len(CASES))
     if os.geteuid() != 0:
-        for i, (name, _) in enumerate(CASES, 1):
-            print("ok %d - %s # SKIP needs root" % (i, name))
-        return 0
+        return livelib.skip_all(CASES, "needs root")
+    print("1..%d" % len(CASES))
     inst = install()
     failed = 0
     t0 = time.monotonic()
