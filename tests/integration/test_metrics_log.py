@@ -17,6 +17,7 @@ each daemon logged must be one JSON object with the stable keys, and the
 bytes a failing env server wrote (0x01-0xff) must reach the log escaped.
 Output is TAP; as root every case runs, otherwise they are skipped.
 """
+import http.client
 import json
 import os
 import re
@@ -193,6 +194,28 @@ def scenario(inst):
     S["pressure_flooded"] = m
     for s in idle:
         s.close()
+    # At the fd limit the oldest unauthenticated connection yields first;
+    # only with none left is a newcomer accepted and closed at once. Held
+    # orchestrator connections fill every fd until one is refused.
+    held, refused, errors = [], 0, []
+    for _ in range(100):
+        c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=10)
+        try:
+            c.request("GET", "/info", headers={"Authorization": "Bearer " + p.token})
+            c.getresponse().read()
+            held.append(c)
+        except (OSError, http.client.HTTPException) as e:
+            c.close()
+            errors.append(repr(e))
+            refused += 1
+            if refused == 3:
+                break
+    S["pressure_held"] = (len(held), refused, errors)
+    for c in held[:4]:  # room for the scrape
+        c.close()
+    S["pressure_refused"] = poll(pressure_scrape, "a scrape after the refusals")
+    for c in held[4:]:
+        c.close()
     S["pressure_after"] = poll(
         lambda: (lambda m: m if m and m["openenvd_connections"].value() <= 2 else None)(
             pressure_scrape()), "connections closed")
@@ -201,7 +224,6 @@ def scenario(inst):
 
 
 def http_errors():
-    import http.client
     return http.client.HTTPException
 
 
@@ -293,13 +315,25 @@ def case_counters_monotonic():
 
 def case_port_pressure():
     m, after = S["pressure_flooded"], S["pressure_after"]
-    check(m["openenvd_fd_limit_refusals_total"].value() >= 1, "no fd-limit refusal counted")
+    held, refused, errors = S["pressure_held"]
     check(m["openenvd_unauthenticated_evictions_total"].value() >= 1, "no eviction counted")
+    check(m["openenvd_fd_limit_refusals_total"].value() == 0,
+          "a refusal while there was someone to evict")
+    check(refused == 3 and 0 < held < 64, "held %d connections, %d refused: %s" % (
+        held, refused, errors))
+    check(S["pressure_refused"]["openenvd_fd_limit_refusals_total"].value() >= refused,
+          "refusals counted: %s of %d (held %d: %s)" % (
+              S["pressure_refused"]["openenvd_fd_limit_refusals_total"].value(), refused, held,
+              errors))
     check(2 <= m["openenvd_connections"].value() <= 64,
           "open connections %s while flooded" % m["openenvd_connections"].value())
     check(after["openenvd_connections"].value() <= 2, "connections closed")
     check(m["process_max_fds"].value() == 64, "process_max_fds %s" % m["process_max_fds"].value())
-    check(0 < m["process_open_fds"].value() <= 64, "process_open_fds")
+    # Read at the fd limit through fds kept from the start.
+    check("process_open_fds" in m and 0 < m["process_open_fds"].value() <= 64,
+          "process_open_fds at the fd limit")
+    check("process_resident_memory_bytes" in m
+          and m["process_resident_memory_bytes"].value() > 0, "RSS at the fd limit")
     check(S["pressure_code"] == 0 and S["main_code"] == 0, "clean exits: %s %s" % (
         S["pressure_code"], S["main_code"]))
 
