@@ -574,30 +574,35 @@ def case_leak_1000_episodes():
             check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset")
             check(d.ok("POST", "/end_episode")["verdict"] == "graded", "end")
         episode()  # warm: the asset copy and state dirs exist from now on
-        # The client's last connection closes asynchronously, and the next
-        # standby episode is built in the background: count once the
-        # standby is ready and the daemon has seen the connection go (two
-        # equal counts in a row).
-        last = [None]
-
-        def settled():
+        # The next standby is built in the background, and the connection of
+        # the request that asked whether it is ready closes asynchronously:
+        # count once it is ready, with no request of ours in flight, when
+        # three counts in a row agree.
+        def quiet_census():
             if d.ok("GET", "/info")["standby"]["state"] != "ready":
                 return None
-            c, prev = census(d), last[0]
-            last[0] = c
-            return c if c == prev else None
-        before = poll(settled, "a settled census")
+            seen = []
+            for _ in range(100):
+                seen.append(census(d))
+                if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]:
+                    return seen[-1]
+                time.sleep(0.05)
+            return None
+        before = poll(quiet_census, "a settled census")
         t0 = time.monotonic()
         for _ in range(LEAK_EPISODES):
             episode()
         elapsed = time.monotonic() - t0
-        last[0] = None
+        last = [None]
+
+        def back_to_before():
+            last[0] = quiet_census()
+            return last[0] == before
         try:
-            after = poll(lambda: (lambda c: c if c == before else last.__setitem__(0, c))(
-                census(d) if d.ok("GET", "/info")["standby"]["state"] == "ready" else None),
-                         "the census to return to its first value", 10)
+            poll(back_to_before, "the census to return to its first value", 10)
         except Failure:
-            after = last[0]
+            pass
+        after = last[0]
         LEAK.update(before=before, after=after, episodes=LEAK_EPISODES,
                     per_episode_ms=1000 * elapsed / LEAK_EPISODES)
         print("# leak census before %s after %s; %d episodes, %.1f ms each"
