@@ -399,6 +399,7 @@ def case_json_errors_before_and_at_setup(inst):
             e = json.loads(line)
             check_entry(e, e["pid"], "invalid manifest line %d" % (n + 1))
             check(e["level"] == "err" and e["manifest"] == bad, "fields %s" % e)
+        # Errors name the file as it was given (tests/attacks/test_startup_hygiene.py).
         check(json.loads(lines[0])["msg"].startswith(bad + ":7:20: kill_deadline_s: "),
               "the error text: %s" % lines[0])
     r = subprocess.run([OPENENVD, "--manifest", bad], capture_output=True,
