@@ -29,19 +29,15 @@ Exit codes: 0 every check held; 1 a check failed (each is listed); 2 bad
 usage; 3 a prerequisite is missing (root, ../shared/openenv-real,
 python3-numpy): the message names it.
 
-The Unit class (one openenvd, its control API, its metrics and log) is also
-what tests/integration/test_metrics_log.py drives its daemons with.
+One unit's daemon, its control API, metrics and log: tools/daemon_unit.py.
 """
 import argparse
 import asyncio
 import contextlib
-import http.client
 import json
 import os
-import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,7 +48,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import promtext  # noqa: E402
+from daemon_unit import Unit, poll, read  # noqa: E402
 
 OPENENV_REAL = os.path.normpath(os.path.join(REPO, "..", "shared", "openenv-real"))
 PY = "/usr/bin/python3"  # Debian's: its python3-numpy, and the containers' root is ours
@@ -60,195 +56,6 @@ PY = "/usr/bin/python3"  # Debian's: its python3-numpy, and the containers' root
 
 class Missing(Exception):
     """A prerequisite is missing (exit 3)."""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def read(path, default=None):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return default
-
-
-def poll(cond, what, timeout, interval=0.01):
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise TimeoutError("timed out waiting for " + what)
-        time.sleep(interval)
-        interval = min(interval * 2, 0.2)
-
-
-def cgroup2_mount():
-    """Where the cgroup2 hierarchy is mounted (hybrid: /sys/fs/cgroup/unified)."""
-    for line in (read("/proc/self/mountinfo") or "").splitlines():
-        left, _, right = line.partition(" - ")
-        if right.startswith("cgroup2 "):
-            return left.split()[4]
-    return "/sys/fs/cgroup"
-
-
-class Unit:
-    """One openenvd on one manifest: own port, state dir, token; JSON log."""
-
-    def __init__(self, openenvd, shim, manifest, workdir, name, args=(), env=None,
-                 nofile=None, start_timeout=60):
-        self.name = name
-        self.dir = os.path.join(workdir, name)
-        os.makedirs(self.dir)
-        os.chmod(self.dir, 0o711)  # containers resolve their mounts below it as other uids
-        self.state = os.path.join(self.dir, "state")
-        self.token = secrets.token_urlsafe(24)
-        token_file = os.path.join(self.dir, "token")
-        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            f.write(self.token + "\n")
-        self.port = free_port()
-        self.out_path = os.path.join(self.dir, "daemon.out")
-        self.log_path = os.path.join(self.dir, "daemon.log")
-        self.cmd = [openenvd, "--manifest", manifest, "--state", self.state,
-                    "--port", str(self.port), "--listen", "127.0.0.1", "--shim", shim,
-                    "--token-file", token_file, "--require-isolation", "--log-format", "json",
-                    "--start-timeout", str(start_timeout)] + list(args)
-        self.env = env
-        self.nofile = nofile
-        self.proc = None
-        self.pid = None
-        self.cgroup = None  # the subtree's path in the cgroup2 hierarchy
-        self.memcg = None   # ... in the v1 memory hierarchy (hybrid hosts)
-
-    @property
-    def base_url(self):
-        """What a stock OpenEnv client is given: the token as Basic password."""
-        return "http://openenv:%s@127.0.0.1:%d" % (self.token, self.port)
-
-    def start(self):
-        def limits():
-            if self.nofile:
-                import resource
-                # The soft limit only: containers set their own, up to the hard one.
-                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-                resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, hard))
-        with open(self.out_path, "w") as o, open(self.log_path, "w") as e:
-            self.proc = subprocess.Popen(self.cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                         env=self.env, preexec_fn=limits)
-        self.pid = self.proc.pid
-
-    def wait_ready(self, timeout=60):
-        """Until the daemon printed "openenvd ready" (its listener is up)."""
-        poll(lambda: "openenvd ready" in (read(self.out_path) or "") or self.proc.poll() is not None,
-             "%s: openenvd ready" % self.name, timeout)
-        if self.proc.poll() is not None:
-            raise RuntimeError("%s: openenvd exited %s:\n%s" % (self.name, self.proc.returncode,
-                                                              self.tail()))
-        # The daemon sits in <subtree>/control of each hierarchy.
-        for line in (read("/proc/%d/cgroup" % self.pid) or "").splitlines():
-            _, ctrls, path = line.split(":", 2)
-            if not path.endswith("/control"):
-                continue
-            if ctrls == "":
-                self.cgroup = path[: -len("/control")]
-            elif "memory" in ctrls.split(","):
-                self.memcg = "/sys/fs/cgroup/%s%s" % (ctrls, path[: -len("/control")])
-
-    def tail(self, n=20):
-        return "\n".join((read(self.log_path) or "").splitlines()[-n:])
-
-    def request(self, method, path, body=None, token=True, timeout=120, headers=None):
-        """(status, {header: value}, body bytes), straight to 127.0.0.1 (no proxy)."""
-        h = dict(headers or {})
-        if token:
-            h["Authorization"] = "Bearer " + self.token
-        if body is not None and not isinstance(body, bytes):
-            body = json.dumps(body).encode()
-            h["Content-Type"] = "application/json"
-        if method == "POST" and body is None:
-            body = b""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            conn.request(method, path, body=body, headers=h)
-            r = conn.getresponse()
-            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-        finally:
-            conn.close()
-
-    def call(self, method, path, body=None, token=True):
-        """A control call that must succeed: its JSON answer."""
-        status, _, raw = self.request(method, path, body, token)
-        if status != 200:
-            raise RuntimeError("%s: %s %s -> %d %s\n%s" % (self.name, method, path, status,
-                                                          raw[:300], self.tail()))
-        return json.loads(raw)
-
-    def metrics(self):
-        """GET /metrics, parsed strictly (tools/promtext.py)."""
-        status, headers, raw = self.request("GET", "/metrics")
-        if status != 200:
-            raise RuntimeError("%s: GET /metrics -> %d" % (self.name, status))
-        if headers.get("content-type") != "text/plain; version=0.0.4; charset=utf-8":
-            raise RuntimeError("%s: /metrics content type %r" % (self.name,
-                                                                 headers.get("content-type")))
-        return promtext.parse(raw)
-
-    def log_entries(self):
-        """Every line of the daemon's log as JSON (ValueError names a line that is not)."""
-        entries = []
-        with open(self.log_path, "rb") as f:
-            data = f.read()
-        if data and not data.endswith(b"\n"):
-            raise ValueError("%s: the log does not end with a newline" % self.name)
-        for n, line in enumerate(data.split(b"\n")[:-1], 1):
-            try:
-                e = json.loads(line.decode("utf-8"))
-            except ValueError as err:
-                raise ValueError("%s: log line %d is not JSON (%s): %r" % (self.name, n, err,
-                                                                           line[:200]))
-            if not isinstance(e, dict):
-                raise ValueError("%s: log line %d is not an object" % (self.name, n))
-            entries.append(e)
-        return entries
-
-    def host_uids(self):
-        """The uid block the daemon took: (first, last), from its log."""
-        for e in self.log_entries():
-            if "uid_first" in e:
-                return int(e["uid_first"]), int(e["uid_last"])
-        raise RuntimeError("%s: no host uids in the log" % self.name)
-
-    def subtree_pids(self):
-        """Every process in the unit's cgroup subtree (the daemon and its containers)."""
-        pids = []
-        root = cgroup2_mount() + self.cgroup
-        for d, _, files in os.walk(root):
-            if "cgroup.procs" in files:
-                pids += [int(p) for p in (read(os.path.join(d, "cgroup.procs")) or "").split()]
-        return pids
-
-    def subtree_memory(self):
-        """Bytes charged to the subtree: v1 memory hierarchy on a hybrid host, else v2."""
-        if self.memcg:
-            v = read(self.memcg + "/memory.usage_in_bytes")
-        else:
-            v = read(cgroup2_mount() + self.cgroup + "/memory.current")
-        return int(v) if v else None
-
-    def stop(self, timeout=60):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode if self.proc else None
 
 
 # --- the connect4 fixture -------------------------------------------------------------
@@ -354,6 +161,7 @@ class Drive:
         self.error = None
         self.http = None  # its control API client, and its OpenEnv client (drive_all)
         self.env = None
+        self.stage = "connecting"  # where it is: what an error names
 
 
 async def connect_unit(d, stack, client_cls, httpx):
@@ -377,6 +185,7 @@ async def drive_unit(d, n_episodes, action_cls):
 
     for k in range(n_episodes):
         t0 = time.monotonic()
+        d.stage = "episode %d: reset" % k
         r = await env.reset()
         t_reset = time.monotonic() - t0
         empty = r.observation.board == [[0] * 7 for _ in range(6)] and not r.done
@@ -385,9 +194,11 @@ async def drive_unit(d, n_episodes, action_cls):
         want = simulate(cols)
         ok = empty
         for i, c in enumerate(cols):
+            d.stage = "episode %d: step %d" % (k, i)
             r = await env.step(action_cls(column=c))
             ok = ok and r.observation.board == want[i] and r.done == (i == len(cols) - 1)
         delay = 0.002
+        d.stage = "episode %d: verdict" % k
         while True:
             v = await get("/verdict?episode_id=" + eid)
             if v.get("verdict"):
@@ -415,7 +226,8 @@ async def drive_all(drives, n_episodes, fixture):
         try:
             await drive_unit(d, n_episodes, Connect4Action)
         except Exception as e:  # noqa: BLE001 - reported per unit, the others go on
-            d.error = "%s: %r" % (d.unit.name, e)
+            d.error = "%s: %s, %.0f s into the drive: %r" % (d.unit.name, d.stage,
+                                                            time.monotonic() - t0, e)
 
     async with contextlib.AsyncExitStack() as stack:
         for d in drives:
@@ -560,7 +372,8 @@ def run(args):
     shim = os.path.abspath(args.shim or os.path.join(build, "src/sandbox/shim/openenvd-shim"))
     workdir = tempfile.mkdtemp(prefix="openenvd-fleet.", dir="/var/tmp")
     os.chmod(workdir, 0o755)
-    units, checks, report = [], [], {"units": args.units, "episodes_per_unit": args.episodes}
+    units, drives, checks = [], [], []
+    report = {"units": args.units, "episodes_per_unit": args.episodes}
 
     def check(name, ok, detail=""):
         checks.append({"check": name, "ok": bool(ok), "detail": detail})
@@ -693,7 +506,7 @@ def run(args):
         for u in units:
             codes[u.name] = u.stop()
         if units:
-            left = [u.name for u in units if u.cgroup and os.path.exists(cgroup2_mount() + u.cgroup)]
+            left = [u.name for u in units if any(os.path.exists(d) for d in u.cg.values())]
             check("every unit exits 0 on SIGTERM and leaves no cgroup",
                   all(c == 0 for c in codes.values()) and not left,
                   "exit codes %s; left %s" % (sorted(set(codes.values()), key=str), left))
@@ -703,8 +516,11 @@ def run(args):
                 check("every line of every daemon's log is a JSON object", True)
             except ValueError as e:
                 check("every line of every daemon's log is a JSON object", False, str(e))
-            report["logs_tail"] = {u.name: u.tail(5) for u in units
-                                   if codes.get(u.name) != 0}
+            # The end of the log of every unit that failed or whose
+            # client failed: what the daemon saw meanwhile.
+            failed = {d.unit.name for d in drives if d.error}
+            report["logs_tail"] = {u.name: u.tail(30) for u in units
+                                   if codes.get(u.name) != 0 or u.name in failed}
         if args.keep:
             print("work dir kept: %s" % workdir, file=sys.stderr)
         else:

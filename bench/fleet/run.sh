@@ -73,7 +73,7 @@ for n in ns:
     total = sum(v[0] for v in src.values())
     waited = src.get("standby_provisioning", [0, 0.0])
     ready = src.get("standby", [0, 0.0])
-    print("%5s %7.1f %8s %10.3f %6.2f %7.1f %7.1f %4.0f %8.2f %9.1f %5.0f%% %7.2f %7.1fms %6.1f %3d/%d" % (
+    print("%5s %7.1f %8s %10.3f %6.2f %7.1f %7.1f %4.0f %8.2f %9.1f %5.0f%% %7.2f %6.0fus %6.1f %3d/%d" % (
         n, r.get("start_s", nan), r.get("episodes", "-"), r.get("episodes_per_s") or nan,
         r.get("cores_used") or nan,
         mean([x["rss_kb"] / 1024 for x in rest]),
@@ -83,7 +83,7 @@ for n in ns:
         1000 * mean([x["daemon_cpu_per_episode_s"] for x in pu]),
         100.0 * waited[0] / total if total else nan,
         waited[1] / waited[0] if waited[0] else nan,
-        1000 * ready[1] / ready[0] if ready[0] else nan,
+        1e6 * ready[1] / ready[0] if ready[0] else nan,
         r.get("loadavg_before", nan),
         sum(c["ok"] for c in r["checks"]), len(r["checks"])))
 print("""

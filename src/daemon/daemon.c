@@ -70,7 +70,8 @@ struct daemon {
         struct pending_op *pending;        /* owned */
         struct loop_source *signals[3];    /* owned by the loop */
         bool state_mounted;
-        double start_time; /* CLOCK_REALTIME, seconds: process_start_time_seconds */
+        double start_time;        /* CLOCK_REALTIME, seconds: process_start_time_seconds */
+        struct metrics_self self; /* owned: for /metrics */
 };
 
 /* --- control API --------------------------------------------------------- */
@@ -207,6 +208,7 @@ static void control_metrics(struct daemon *d, struct frontend_reply *reply)
                         .connections = frontend_connections(d->frontend),
                         .subtree = have_subtree ? &subtree : NULL,
                         .start_time = d->start_time,
+                        .self = &d->self,
                 },
                 &reply->text_len);
         reply->content_type = PROM_TEXT_CONTENT_TYPE;
@@ -470,6 +472,7 @@ static int prepare_state(struct daemon *d)
 
 static void daemon_done(struct daemon *d)
 {
+        metrics_self_close(&d->self);
         d->frontend = frontend_free(d->frontend);
         while (d->pending)
                 op_free(d, d->pending);
@@ -631,6 +634,7 @@ int daemon_run_isolated(const struct daemon_options *opts, const struct manifest
                             .start_time = (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC };
         int r;
 
+        metrics_self_open(&d.self);
         r = daemon_setup(&d);
         if (r >= 0)
                 r = loop_run(d.loop);

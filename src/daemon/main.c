@@ -465,6 +465,9 @@ int main(int argc, char **argv)
                 return DAEMON_EXIT_INVALID;
         }
 
+        /* Errors name the file as it was given: /x/y.yaml:3:1: ... */
+        manifest_errors_done(&errs);
+        manifest_errors_init(&errs, opts.manifest_path);
         r = load_manifest(&opts, &errs, &m);
         if (r < 0) {
                 if (r != -EINVAL) {

@@ -10,6 +10,7 @@
 #include "daemon/metrics.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -106,7 +107,8 @@ static void render_relay(struct strbuf *sb, const struct metrics_input *in)
                     "Connections without credentials closed to make room for new ones.");
         prom_sample_u64(sb, "openenvd_unauthenticated_evictions_total", NULL, 0, r->evicted);
         prom_family(sb, "openenvd_fd_limit_refusals_total", "counter",
-                    "Connections accepted and closed at once: the daemon had no fd left.");
+                    "Connections accepted and closed at once: the daemon had no fd left and "
+                    "no unauthenticated connection to evict.");
         prom_sample_u64(sb, "openenvd_fd_limit_refusals_total", NULL, 0, r->refused_at_fd_limit);
 }
 
@@ -127,38 +129,64 @@ static void render_subtree(struct strbuf *sb, const struct cgroup_stats *st)
         prom_sample_u64(sb, "openenvd_subtree_processes", NULL, 0, st->pids_current);
 }
 
-/* Open fds, without the one the count itself needs. -1: unreadable. */
-static long count_fds(void)
+void metrics_self_open(struct metrics_self *ret)
 {
-        DIR *d = opendir("/proc/self/fd");
+        ret->fd_dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ret->fd_dir < 0)
+                ret->fd_dir = -EBADF;
+        ret->statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        if (ret->statm < 0)
+                ret->statm = -EBADF;
+}
+
+void metrics_self_close(struct metrics_self *s)
+{
+        s->fd_dir = safe_close(s->fd_dir);
+        s->statm = safe_close(s->statm);
+}
+
+/* Open fds (these two included), read through the kept directory fd with
+ * getdents64() from its start: no fd needed now. -1: unreadable. */
+static long count_fds(const struct metrics_self *s)
+{
+        char buf[4096];
         long n = 0;
+        ssize_t k;
 
-        if (!d)
+        if (s->fd_dir < 0 || lseek(s->fd_dir, 0, SEEK_SET) < 0)
                 return -1;
-        for (struct dirent *de; (de = readdir(d));)
-                if (de->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        return n - 1;
+        while ((k = getdents64(s->fd_dir, buf, sizeof(buf))) > 0)
+                for (ssize_t off = 0; off < k;) {
+                        const struct dirent64 *de = (const struct dirent64 *) (buf + off);
+                        if (de->d_name[0] != '.')
+                                n++;
+                        off += de->d_reclen;
+                }
+        return k < 0 ? -1 : n;
 }
 
-/* Resident set size from /proc/self/statm (pages). 0: unreadable. */
-static uint64_t resident_bytes(void)
+/* Resident set size from the kept /proc/self/statm (pages); -1: unreadable.
+ * pread() at 0 makes the kernel render the file afresh. */
+static int64_t resident_bytes(const struct metrics_self *s)
 {
-        cleanup_free char *s = NULL;
+        char buf[128];
         unsigned long long size, resident;
+        ssize_t k;
 
-        if (read_full_file_at(AT_FDCWD, "/proc/self/statm", 4096, &s, NULL) < 0 ||
-            sscanf(s, "%llu %llu", &size, &resident) != 2)
-                return 0;
-        return (uint64_t) resident * (uint64_t) sysconf(_SC_PAGESIZE);
+        if (s->statm < 0 || (k = pread(s->statm, buf, sizeof(buf) - 1, 0)) <= 0)
+                return -1;
+        buf[k] = '\0';
+        if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+                return -1;
+        return (int64_t) resident * (int64_t) sysconf(_SC_PAGESIZE);
 }
 
-static void render_process(struct strbuf *sb, double start_time)
+static void render_process(struct strbuf *sb, const struct metrics_self *self, double start_time)
 {
         struct rusage ru;
         struct rlimit rl;
-        long fds = count_fds();
+        long fds = count_fds(self);
+        int64_t rss = resident_bytes(self);
 
         if (getrusage(RUSAGE_SELF, &ru) == 0) {
                 prom_family(sb, "process_cpu_seconds_total", "counter",
@@ -167,9 +195,11 @@ static void render_process(struct strbuf *sb, double start_time)
                             (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                                     (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
         }
-        prom_family(sb, "process_resident_memory_bytes", "gauge",
-                    "Resident memory of the daemon's own process.");
-        prom_sample_u64(sb, "process_resident_memory_bytes", NULL, 0, resident_bytes());
+        if (rss >= 0) {
+                prom_family(sb, "process_resident_memory_bytes", "gauge",
+                            "Resident memory of the daemon's own process.");
+                prom_sample_u64(sb, "process_resident_memory_bytes", NULL, 0, (uint64_t) rss);
+        }
         if (fds >= 0) {
                 prom_family(sb, "process_open_fds", "gauge", "Open file descriptors.");
                 prom_sample_u64(sb, "process_open_fds", NULL, 0, (uint64_t) fds);
@@ -196,6 +226,6 @@ char *metrics_render(const struct metrics_input *in, size_t *ret_len)
                             "Forks a container's pids limit refused.", false);
         render_relay(&sb, in);
         render_subtree(&sb, in->subtree);
-        render_process(&sb, in->start_time);
+        render_process(&sb, in->self, in->start_time);
         return strbuf_detach(&sb, ret_len);
 }

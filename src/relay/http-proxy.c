@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -524,8 +525,16 @@ static void evict(struct http_proxy *p, struct http_conn *c)
  */
 static bool fd_limit_relief(struct http_proxy *p, int fd)
 {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
         int cfd;
 
+        /* accept4() takes an fd before it looks at the queue (Linux's
+         * __sys_accept4_file()): once a newcomer got the last fd, the next
+         * call fails with EMFILE although nobody waits, and evicting now
+         * would close that newcomer before its head is read. Relief is only
+         * for a connection that is really waiting. */
+        if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+                return false;
         if (p->unauth_head) {
                 evict(p, p->unauth_head);
                 return true;

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -16,6 +15,11 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+
+# One openenvd's helpers, shared with tools/fleet.py (tools/daemon_unit.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import daemon_unit  # noqa: E402
+from daemon_unit import free_port, read, subtree_roots  # noqa: E402,F401 - re-exported
 
 TOKEN = "live-test-token"
 
@@ -31,29 +35,10 @@ def check(cond, what):
 
 def poll(cond, what, timeout=30.0, interval=0.01):
     """Polls cond() until it returns a true value (returned) or the deadline passes."""
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise Failure("timed out waiting for " + what)
-        time.sleep(interval)
-        interval = min(interval * 2, 0.1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def read(path, default=None):
     try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return default
+        return daemon_unit.poll(cond, what, timeout, interval, max_interval=0.1)
+    except TimeoutError as e:
+        raise Failure(str(e)) from None
 
 
 def descendants(pid):
@@ -143,22 +128,7 @@ class Daemon:
         except Exception:
             self.stop()
             raise
-        self.cg = self._cgroup_roots()
-
-    def _cgroup_roots(self):
-        """Subtree root per hierarchy: {"unified": path, "pids": path, ...}."""
-        roots = {}
-        for line in (read("/proc/%d/cgroup" % self.pid) or "").splitlines():
-            _, ctrls, path = line.split(":", 2)
-            if not path.endswith("/control"):
-                continue
-            base = path[: -len("/control")]
-            if ctrls == "":
-                roots["unified"] = "/sys/fs/cgroup/unified" + base
-            for c in ("pids", "memory", "freezer", "cpu"):
-                if c in ctrls.split(","):
-                    roots[c] = "/sys/fs/cgroup/%s%s" % (ctrls, base)
-        return roots
+        self.cg = subtree_roots(self.pid)  # subtree root per hierarchy
 
     @property
     def url(self):

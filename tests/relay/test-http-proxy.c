@@ -325,6 +325,65 @@ Test(proxy, fd_limit_accepts_and_closes_instead_of_spinning, .timeout = 120)
         close(pipefd[1]);
 }
 
+/* At the fd limit with no unauthenticated connection to evict, a newcomer is
+ * accepted and closed (refused_at_fd_limit), and one that got the last fd
+ * keeps it: accept4() fails with EMFILE after it even with nobody waiting
+ * (it takes the fd first), which must not evict the newcomer. Orchestrator
+ * connections, held from another process, fill the fds one at a time. */
+Test(proxy, fd_limit_keeps_the_newcomer_that_got_the_last_fd, .timeout = 120)
+{
+        struct rlimit old, low;
+        int res[2], go[2];
+        unsigned held = 0, refused = 0;
+        uint64_t evicted0 = proxy_stats().evicted, refused0 = proxy_stats().refused_at_fd_limit;
+        pid_t pid;
+        char c;
+
+        cr_assert(pipe(res) == 0 && pipe(go) == 0);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                (void) !read(go[0], &c, 1);
+                /* 'h': held (answered 200), 'r': closed unanswered. */
+                for (int i = 0; i < 40; i++) {
+                        struct cl k = { .fd = cl_connect_port(fe_port), .in = STRBUF_INIT };
+                        struct response r;
+                        cl_send(k.fd, "GET /info HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+                        bool ok = cl_response(&k, false, &r) && r.status == 200;
+                        (void) !write(res[1], ok ? "h" : "r", 1);
+                        if (!ok)
+                                close(k.fd);
+                }
+                (void) !write(res[1], ".", 1);
+                pause();
+                _exit(0);
+        }
+        cr_assert(getrlimit(RLIMIT_NOFILE, &old) == 0);
+        low = old;
+        low.rlim_cur = open_fds() + 8;
+        cr_assert(setrlimit(RLIMIT_NOFILE, &low) == 0);
+        (void) !write(go[1], "g", 1);
+        while (read(res[0], &c, 1) == 1 && c != '.') {
+                if (c == 'h')
+                        held++;
+                else
+                        refused++;
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cr_assert(setrlimit(RLIMIT_NOFILE, &old) == 0);
+        cr_assert_gt(held, 0);
+        cr_assert_gt(refused, 0, "40 connections fit below the limit");
+        /* Nobody unauthenticated was there to evict: the refusals are the
+         * ones at the limit, and no held newcomer was closed after its 200. */
+        cr_assert_eq(proxy_stats().evicted, evicted0, "a newcomer was evicted");
+        cr_assert_geq(proxy_stats().refused_at_fd_limit - refused0, refused);
+        close(res[0]);
+        close(res[1]);
+        close(go[0]);
+        close(go[1]);
+}
+
 /* --- service relay (the model proxy: test-model-proxy.c) --- */
 
 static char svc_sock[300];
