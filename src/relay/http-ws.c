@@ -191,18 +191,49 @@ void ws_end(struct http_conn *c, bool client_at_boundary, uint16_t code, const c
         c->sstate = RESP_IDLE;
 }
 
+/*
+ * While a detached session's message is with the policy or the session is
+ * attaching (an episode can take a while to start), the client's pings are
+ * still answered: the stock client (websockets) closes a connection whose
+ * ping goes unanswered for 20 s. Only complete ping and pong frames at the
+ * head of the buffer are taken; anything else waits where it is (an invalid
+ * one is left for the normal path to refuse). Returns the bytes taken.
+ */
+static size_t ws_take_pings(struct http_conn *c, const uint8_t *data, size_t avail)
+{
+        size_t done = 0;
+
+        while (avail - done >= 2) {
+                const uint8_t *f = data + done;
+                uint8_t op = f[0] & 0x0f;
+                size_t len = f[1] & 0x7f, need = 2 + ((f[1] & 0x80) ? 4 : 0) + len;
+
+                if ((op != WS_OP_PING && op != WS_OP_PONG) || len > 125 || avail - done < need)
+                        break;
+                if (ws_parser_feed(&c->ws_c, f, need) != (ssize_t) need)
+                        break;
+                done += need;
+        }
+        return done;
+}
+
 int ws_process_client(struct http_conn *c)
 {
         size_t avail = buf_avail(&c->cin);
         const uint8_t *data = (const uint8_t *) c->cin.data + c->cin.start;
         ssize_t n;
 
-        /* Attaching, detaching (the client's next message is for the next
-         * episode, not for an env server that is going away), or a detached
+        /* Detaching (the client's next message is for the next episode, not
+         * for an env server that is going away), attaching, or a detached
          * message is with the policy: the next frames wait (bounded by the
-         * buffer, then back-pressure). */
-        if (c->c_fwd > 0 || avail == 0 || c->ws_attaching || c->ws_detach_pending || c->ws_awaiting)
+         * buffer, then back-pressure), pings aside. */
+        if (c->c_fwd > 0 || avail == 0 || c->ws_detach_pending)
                 return 0;
+        if (c->ws_attaching || c->ws_awaiting) {
+                size_t taken = c->ws_detached ? ws_take_pings(c, data, avail) : 0;
+                buf_consume(&c->cin, taken);
+                return taken > 0;
+        }
         n = ws_parser_feed(&c->ws_c, data, avail);
         if (n < 0) {
                 /* The client broke the protocol: nothing more goes upstream. */

@@ -345,6 +345,34 @@ Test(ws, handshake_without_an_episode_is_accepted_here)
         cl_done(&c);
 }
 
+Test(ws, pings_are_answered_while_the_next_episode_starts)
+{
+        struct cl c;
+        struct strbuf p = STRBUF_INIT;
+
+        stub_end_episode();
+        c = ws_open();
+        ws_send_text(c.fd, "{\"type\":\"reset\"}");
+        while (load(&unit_stub.episode_requests) == 0)
+                usleep(1000);
+        /* The reset waits for an episode (an env server starting); the
+         * stock client's keepalive pings must not. */
+        ws_send(c.fd, WS_OP_PING, "k1", 2);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_PONG);
+        cr_assert_str_eq(p.buf, "k1");
+        ws_send(c.fd, WS_OP_PONG, "", 0);
+        ws_send(c.fd, WS_OP_PING, "k2", 2);
+        cr_assert_eq(ws_read(&c, &p), WS_OP_PONG);
+        cr_assert_str_eq(p.buf, "k2");
+        /* A message meanwhile waits for the reset's answer, then goes on. */
+        ws_send_text(c.fd, "{\"type\":\"state\"}");
+        stub_start_episode();
+        ws_expect_text(&c, "{\"type\":\"reset\"}");
+        ws_expect_text(&c, "{\"type\":\"state\"}");
+        strbuf_release(&p);
+        cl_done(&c);
+}
+
 Test(ws, close_message_while_detached_closes_normally)
 {
         struct cl c;
