@@ -17,6 +17,7 @@ packages=(
         python3-requests # OpenEnv's container providers import it (tests/lanes)
         python3-numpy # the real OpenEnv connect4_env (tests/integration/test_openenv_real.py)
         python3-kubernetes python3-yaml # the API schema deploy/kubernetes is checked against
+        python3-numpy # OpenEnv's connect4_env (tools/fleet.py, the fleet test and benchmark)
         # runtimes the OCI launcher, the lanes and the benchmarks drive
         runc crun bubblewrap docker.io debootstrap
         # benchmarks

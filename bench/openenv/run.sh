@@ -10,8 +10,8 @@
 #
 # Needs ../shared/openenv-real/ next to the repository (or OPENENV_REAL=DIR)
 # and python3-numpy. Its pylib.tar.xz is unpacked once into a cache dir
-# (OPENENVD_BENCH_CACHE, default /var/cache/openenvd-bench), keyed by the
-# tarball's hash; nothing of it enters the repository.
+# (cache.sh: OPENENVD_BENCH_CACHE, default /var/cache/openenvd-bench), keyed
+# by the tarball's hash; nothing of it enters the repository.
 set -euo pipefail
 
 BUILD=$(realpath "${1:-build}")
@@ -35,24 +35,7 @@ if ! "$PY" -c 'import numpy' 2>/dev/null; then
 fi
 [ -x "$OPENENVD" ] || { echo "run.sh: $OPENENVD not built" >&2; exit 1; }
 
-# The cache: world-readable (the containers' uids read it through the
-# host's "/"), complete or absent (unpacked aside, then renamed).
-CACHE=${OPENENVD_BENCH_CACHE:-/var/cache/openenvd-bench}
-KEY=$(sha256sum "$REAL/pylib.tar.xz" | cut -c1-16)
-DIR="$CACHE/openenv-real-$KEY-pyc"
-if [ ! -d "$DIR/pylib" ]; then
-        mkdir -p "$CACHE"
-        chmod 0755 "$CACHE"
-        tmp=$(mktemp -d "$CACHE/.unpack.XXXXXX")
-        tar -xJf "$REAL/pylib.tar.xz" -C "$tmp"
-        cp -r "$REAL/envs/connect4_env" "$tmp/connect4_env"
-        # Bytecode once, here: the containers' root is read-only, and a
-        # server compiling 37 MB of Python at every start would be measured.
-        "$PY" -m compileall -q -j 0 "$tmp" > /dev/null || true
-        chmod -R a+rX "$tmp"
-        chmod 0755 "$tmp"
-        mv "$tmp" "$DIR"
-fi
+DIR=$("$SRC/cache.sh" "$REAL")
 ENV_DIR="$DIR/connect4_env"
 PYLIB="$DIR/pylib"
 

@@ -54,8 +54,17 @@ static void reap(struct child_job *j)
 
         if (j->exited)
                 return;
-        if (waitid(P_PIDFD, (id_t) j->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+        if (waitid(P_PIDFD, (id_t) j->pidfd, &si, WEXITED | WNOHANG) < 0) {
+                /* ECHILD: reaped by someone else (PID 1's reaper of
+                 * orphans). It is over all the same, with its status lost:
+                 * a failure, but one that still ends the job (and frees its
+                 * pidfd) instead of leaving it waiting forever. */
+                if (errno != ECHILD)
+                        return;
+                si = (siginfo_t){ .si_code = CLD_KILLED, .si_status = SIGKILL };
+        } else if (si.si_pid == 0) {
                 return;
+        }
         j->exited = true;
         j->status = exit_status_from_siginfo(si.si_code, si.si_status);
         j->pid_src = loop_source_free(j->pid_src);

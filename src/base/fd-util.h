@@ -6,6 +6,8 @@
  * birth; "no fd" is -EBADF. Paths an untrusted party can write are resolved
  * fd-relative (openat2 with RESOLVE_* flags), never by string concatenation.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,3 +36,9 @@ int mkdir_p_at(int dirfd, const char *path, mode_t mode);
  * child can dup2() them to small fixed numbers (3, 4, ...) without clobbering
  * a source it still needs. On failure nothing stays open. */
 int fds_dup_above(const int *fds, size_t n, int floor, int *ret);
+
+/* A non-blocking fd had nothing to give or take right now (not an error). */
+static inline bool errno_is_again(int e)
+{
+        return e == EAGAIN || e == EWOULDBLOCK;
+}

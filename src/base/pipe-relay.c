@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/fd-util.h"
 #include "base/macro.h"
 #include "base/util.h"
 
@@ -78,11 +79,6 @@ void pipe_relay_prime(struct pipe_relay *r, bool to_b, const void *buf, size_t l
         d->prime_len += len;
 }
 
-static bool is_again(int e)
-{
-        return e == EAGAIN || e == EWOULDBLOCK;
-}
-
 /* Moves bytes in one direction until nothing more can move. Returns > 0 if
  * progress was made, 0 if not, -errno on a hard error. */
 static int dir_pump(struct relay_dir *d)
@@ -93,7 +89,7 @@ static int dir_pump(struct relay_dir *d)
                 ssize_t n = send(d->dst, d->prime + d->prime_off, d->prime_len - d->prime_off,
                                  MSG_NOSIGNAL);
                 if (n < 0)
-                        return is_again(errno) ? progress : negative_errno();
+                        return errno_is_again(errno) ? progress : negative_errno();
                 d->prime_off += (size_t) n;
                 d->moved += (uint64_t) n;
                 progress = 1;
@@ -107,7 +103,7 @@ static int dir_pump(struct relay_dir *d)
                         else
                                 n = send(d->dst, d->buf + d->buf_off, d->pending, MSG_NOSIGNAL);
                         if (n < 0)
-                                return is_again(errno) ? progress : negative_errno();
+                                return errno_is_again(errno) ? progress : negative_errno();
                         d->pending -= (size_t) n;
                         d->buf_off += (size_t) n;
                         d->moved += (uint64_t) n;
@@ -131,7 +127,7 @@ static int dir_pump(struct relay_dir *d)
                 else
                         n = recv(d->src, d->buf, RELAY_FALLBACK_BYTES, 0);
                 if (n < 0)
-                        return is_again(errno) ? progress : negative_errno();
+                        return errno_is_again(errno) ? progress : negative_errno();
                 if (n == 0)
                         d->eof = true;
                 d->pending = (size_t) n;

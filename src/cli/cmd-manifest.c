@@ -129,7 +129,7 @@ static void print_summary(const char *file, const struct manifest *m)
                                 printf("      output: %s\n", c->output);
                         for (char **a = c->after; a && *a; a++)
                                 printf("      after:  %s\n", *a);
-                        if (!streq(c->rootfs, "/"))
+                        if (c->rootfs)
                                 printf("      rootfs: %s\n", c->rootfs);
                 }
         }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenvctl check preflight [--json]: would isolation be on here? Exit 0 when
- * it would, 3 when it would not (every reason is printed), 2 on bad usage.
+ * openenvctl check preflight [--json] [--rootfs DIR]: would isolation be on
+ * here? Exit 0 when it would, 3 when it would not (every reason is printed),
+ * 2 on bad usage. --rootfs names the containers' root the daemon would get
+ * (its own --rootfs), for the containers_root check.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +18,17 @@
 int cli_check_preflight(int argc, char **argv)
 {
         cleanup(preflight_report_freep) struct preflight_report *report = NULL;
+        struct preflight_options opts = {};
         bool json = false;
         int r;
 
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "--json"))
                         json = true;
+                else if (streq(argv[i], "--rootfs") && i + 1 < argc)
+                        opts.rootfs = argv[++i];
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        fputs("Usage: openenvctl check preflight [--json]\n"
+                        fputs("Usage: openenvctl check preflight [--json] [--rootfs DIR]\n"
                               "Exit: 0 isolation on, 3 isolation off, 2 bad usage.\n",
                               stdout);
                         return EXIT_CODE_OK;
@@ -34,7 +39,7 @@ int cli_check_preflight(int argc, char **argv)
                 }
         }
 
-        r = preflight_run(NULL, &report);
+        r = preflight_run(&opts, &report);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
                 return EXIT_CODE_UNAVAILABLE;

@@ -24,10 +24,13 @@
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/prom-text.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
+#include "daemon/metrics.h"
 #include "relay/credentials.h"
 #include "relay/frontend.h"
+#include "relay/http-proxy.h"
 #include "relay/listen-socket.h"
 #include "unit/assets.h"
 #include "unit/uid-block.h"
@@ -67,6 +70,7 @@ struct daemon {
         struct pending_op *pending;        /* owned */
         struct loop_source *signals[3];    /* owned by the loop */
         bool state_mounted;
+        double start_time; /* CLOCK_REALTIME, seconds: process_start_time_seconds */
 };
 
 /* --- control API --------------------------------------------------------- */
@@ -186,6 +190,30 @@ static void control_logs(struct daemon *d, const struct frontend_request *req,
         reply->text_len = strlen(text);
 }
 
+static void control_metrics(struct daemon *d, struct frontend_reply *reply)
+{
+        struct unit_stats us;
+        struct http_proxy_stats relay;
+        struct cgroup_stats subtree;
+        bool have_subtree = cgroup_stats(d->cgroups, "", &subtree) >= 0;
+
+        unit_stats(d->unit, &us);
+        frontend_stats(d->frontend, &relay);
+        reply->text = metrics_render(
+                &(struct metrics_input){
+                        .unit = &us,
+                        .phase = unit_phase(d->unit),
+                        .relay = &relay,
+                        .connections = frontend_connections(d->frontend),
+                        .subtree = have_subtree ? &subtree : NULL,
+                        .start_time = d->start_time,
+                },
+                &reply->text_len);
+        reply->content_type = PROM_TEXT_CONTENT_TYPE;
+        reply->status = 200;
+        unit_stats_done(&us);
+}
+
 static void on_control(void *userdata, const struct frontend_request *req,
                        struct frontend_reply *reply)
 {
@@ -213,11 +241,16 @@ static void on_control(void *userdata, const struct frontend_request *req,
                 control_logs(d, req, reply);
                 return;
         }
+        if (streq(req->route, "/metrics")) {
+                control_metrics(d, reply);
+                return;
+        }
         if (streq(req->route, "/resume")) {
                 r = unit_resume(d->unit, refusal, sizeof(refusal));
                 if (r < 0) {
                         if (r == -EPERM)
-                                log_info("%s refused: %s", req->route, refusal);
+                                log_info_fields(LOG_FIELDS({ "route", req->route }),
+                                                "%s refused: %s", req->route, refusal);
                         reply_error(reply, r);
                         return;
                 }
@@ -244,7 +277,8 @@ static void on_control(void *userdata, const struct frontend_request *req,
         if (r == 1)
                 return; /* op_done() answers */
         if (r == -EPERM)
-                log_info("%s refused: %s", req->route, refusal);
+                log_info_fields(LOG_FIELDS({ "route", req->route }), "%s refused: %s", req->route,
+                                refusal);
         op_done(op, r < 0 ? r : 0);
 }
 
@@ -513,8 +547,14 @@ static int daemon_setup(struct daemon *d)
                               o->uid_lock_dir, &d->uids);
         if (r < 0)
                 return log_error_errno(r, "host uid range: %m");
-        log_info("host uids %u-%u", (unsigned) d->uids.base,
-                 (unsigned) (d->uids.base + d->uids.size - 1));
+        {
+                char first[16], last[16];
+                (void) snprintf(first, sizeof(first), "%u", (unsigned) d->uids.base);
+                (void) snprintf(last, sizeof(last), "%u",
+                                (unsigned) (d->uids.base + d->uids.size - 1));
+                log_info_fields(LOG_FIELDS({ "uid_first", first }, { "uid_last", last }),
+                                "host uids %s-%s", first, last);
+        }
         r = setup_cgroups(d);
         if (r < 0)
                 return r;
@@ -586,7 +626,9 @@ static int daemon_setup(struct daemon *d)
 
 int daemon_run_isolated(const struct daemon_options *opts, const struct manifest *m)
 {
-        struct daemon d = { .opts = opts, .manifest = m };
+        struct daemon d = { .opts = opts,
+                            .manifest = m,
+                            .start_time = (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC };
         int r;
 
         r = daemon_setup(&d);

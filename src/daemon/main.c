@@ -64,7 +64,9 @@ static void usage(FILE *f)
               "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
               "  --observer-timeout S   one observer's run (default 300)\n"
               "  --start-timeout S      services and env readiness (default 60)\n"
-              "  --log-level LEVEL      err, warning, info (default), debug\n",
+              "  --log-level LEVEL      err, warning, info (default), debug\n"
+              "  --log-format FORMAT    text (default) or json: one object per line\n"
+              "                         (also OPENENVD_LOG_FORMAT)\n",
               f);
 }
 
@@ -84,6 +86,7 @@ enum {
         ARG_OBSERVER_TIMEOUT,
         ARG_START_TIMEOUT,
         ARG_LOG_LEVEL,
+        ARG_LOG_FORMAT,
         ARG_WEAKEN,
         ARG_ROOTFS,
         ARG_NO_INITIAL,
@@ -171,6 +174,9 @@ static int load_manifest(const struct daemon_options *o, struct manifest_errors 
         char cwd[PATH_MAX];
         int r;
 
+        /* Errors name the file as it was given: /x/y.yaml:3:1: ... */
+        manifest_errors_done(errs);
+        manifest_errors_init(errs, o->manifest_path);
         r = manifest_load_with(o->manifest_path, &ov, errs, ret);
         if (r != -ENOENT || o->manifest_given || !o->env_command)
                 return r;
@@ -238,6 +244,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 { "observer-timeout", required_argument, NULL, ARG_OBSERVER_TIMEOUT },
                 { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
                 { "test-weaken", required_argument, NULL, ARG_WEAKEN },
                 { "rootfs", required_argument, NULL, ARG_ROOTFS },
                 { "no-initial-episode", no_argument, NULL, ARG_NO_INITIAL },
@@ -332,6 +339,15 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         }
                         log_set_level(r);
                         break;
+                case ARG_LOG_FORMAT:
+                        r = log_format_from_string(optarg);
+                        if (r < 0) {
+                                log_error("--log-format: unknown format '%s' (text or json)",
+                                          optarg);
+                                return r;
+                        }
+                        log_set_format(r);
+                        break;
                 case ARG_WEAKEN:
                         /* Test-only: proves the enforcement check can fail. The
                          * daemon takes two of the knobs. */
@@ -394,6 +410,25 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
         return 0;
 }
 
+/* An invalid manifest: every error, one per line, as text on stderr, or
+ * one JSON log entry each. */
+static void report_manifest_errors(const struct manifest_errors *errs, const char *path)
+{
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+
+        manifest_errors_format(errs, &sb);
+        if (log_get_format() != LOG_FORMAT_JSON) {
+                fputs(sb.buf, stderr);
+                return;
+        }
+        for (char *line = sb.buf, *eol; line && *line; line = eol ? eol + 1 : NULL) {
+                eol = strchr(line, '\n');
+                if (eol)
+                        *eol = '\0';
+                log_error_fields(LOG_FIELDS({ "manifest", path }), "%s", line);
+        }
+}
+
 int main(int argc, char **argv)
 {
         struct daemon_options opts;
@@ -406,8 +441,21 @@ int main(int argc, char **argv)
         cleanup(env_origin_done) struct env_origin origin = {};
         int r;
 
-        log_set_program("openenvd");
+        const char *log_format = getenv("OPENENVD_LOG_FORMAT");
+
+        /* First: every return below runs its cleanup. */
         manifest_errors_init(&errs, NULL);
+        log_set_program("openenvd");
+        /* Before anything is logged, so every line has the same format. */
+        if (log_format) {
+                r = log_format_from_string(log_format);
+                if (r < 0) {
+                        log_error("OPENENVD_LOG_FORMAT: unknown format '%s' (text or json)",
+                                  log_format);
+                        return DAEMON_EXIT_INVALID;
+                }
+                log_set_format(r);
+        }
         if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;
         /* The URL (and CA file) are checked before anything else starts. */
@@ -419,20 +467,17 @@ int main(int argc, char **argv)
 
         r = load_manifest(&opts, &errs, &m);
         if (r < 0) {
-                struct strbuf sb = STRBUF_INIT;
                 if (r != -EINVAL) {
                         log_error_errno(r, "cannot read %s: %m", opts.manifest_path);
                         return DAEMON_EXIT_INVALID;
                 }
-                manifest_errors_format(&errs, &sb);
-                fputs(sb.buf, stderr);
-                strbuf_release(&sb);
+                report_manifest_errors(&errs, opts.manifest_path);
                 return DAEMON_EXIT_INVALID;
         }
 
         pid1_remount_cgroups_writable();
         pid1_mount_cgroup2();
-        r = preflight_run(NULL, &pre);
+        r = preflight_run(&(struct preflight_options){ .rootfs = opts.rootfs }, &pre);
         if (r < 0) {
                 log_error_errno(r, "preflight: %m");
                 return DAEMON_EXIT_FAILURE;
@@ -447,6 +492,13 @@ int main(int argc, char **argv)
                 log_warning("isolation disabled: %s", reasons);
                 return daemon_exec_fallback(&opts, m);
         }
+
+        /* Isolation holds, but a general-purpose host's / as the containers'
+         * root leaves its world-readable files and world-connectable sockets
+         * in reach of every zone: said once, loudly (docs/SECURITY.md). */
+        const struct preflight_check *root = preflight_report_find(pre, "containers_root");
+        if (root && !root->ok)
+                log_warning("WARNING: %s", root->detail);
 
         if (!opts.shim_path) {
                 shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */

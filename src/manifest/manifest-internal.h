@@ -80,3 +80,51 @@ void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path,
 void manifest_check_rules(struct manifest_ctx *x);
 /* The env container's command and port (manifest-command.c). */
 void manifest_resolve_env_command(struct manifest_ctx *x, struct container_info *ci);
+
+/* Typed values of the YAML tree (manifest-values.c): each checks type, range
+ * or syntax, reports through ctx_error() at the node and returns false (or
+ * leaves *ret alone) when the value is refused. Paths are "a.b[2].c". */
+char *mpath_key(const char *path, const char *key);
+char *mpath_index(const char *path, size_t i);
+bool mnode_fields(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                  const char *const *known, size_t n_known, bool allow_unknown,
+                  const struct mnode **keys, const struct mnode **vals);
+bool mnode_user_map(struct manifest_ctx *x, const struct mnode *n, const char *path, size_t max,
+                    const char *what);
+bool mnode_get_string(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                      const char **ret);
+bool mnode_get_uint(struct manifest_ctx *x, const struct mnode *n, const char *path, uint64_t min,
+                    uint64_t max, uint64_t *ret);
+bool mnode_get_bool(struct manifest_ctx *x, const struct mnode *n, const char *path, bool *ret);
+bool mnode_get_port(struct manifest_ctx *x, const struct mnode *n, const char *path, uint16_t *ret);
+bool mnode_get_positive_double(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                               double max, double *ret);
+bool mnode_get_enum(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                    const char *what, const char *const *names, size_t n_names, unsigned *ret);
+bool mnode_get_container_path(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                              const char *what, char **ret);
+bool manifest_is_dns_label(const char *s);
+bool manifest_is_hostname(const char *s);
+bool manifest_is_env_name(const char *s);
+bool manifest_is_asset_name(const char *s);
+bool manifest_is_app_string(const char *s);
+bool manifest_resolve_host_path(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                                const char *what, char **ret);
+void manifest_check_host_path(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                              const char *abs, bool want_dir);
+const struct mnode *mnode_lookup(const struct mnode *n, const char *key);
+
+/* Containers (manifest-container.c): keys, limits, reads, phases and the
+ * effective policy of one container of a zone. */
+void manifest_parse_resources(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                              struct manifest_resources *res);
+int manifest_parse_network(struct manifest_ctx *x, const struct mnode *n, const char *path);
+char **manifest_parse_string_list(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                                  const struct mnode ***ret_nodes);
+void ctx_parse_container(struct manifest_ctx *x, struct manifest_zone *z,
+                         struct container_info *ci);
+void ctx_finalize_container(struct manifest_ctx *x, const struct manifest_zone *z,
+                            struct container_info *ci);
+struct container_info *ctx_add_container(struct manifest_ctx *x, struct manifest_zone *z,
+                                         const struct mnode *key, const struct mnode *node,
+                                         const char *name);

@@ -64,7 +64,7 @@ static json_t *json_container(const struct manifest_container *c)
         }
         return json_pack(
                 "{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-                "s:s, s:o}",
+                "s:o, s:o}",
                 "name", c->name, "zone", manifest_zone_kind_to_string(c->zone), "argv",
                 strv_to_json(c->argv), "argv_source",
                 manifest_argv_source_to_string(c->argv_source), "env", json_env(c->env),
@@ -77,8 +77,8 @@ static json_t *json_container(const struct manifest_container *c)
                                            (int) c->expose.port)
                                : json_null(),
                 "state", str_or_null_to_json(c->state), "output", str_or_null_to_json(c->output),
-                "after", strv_to_json(c->after), "rootfs", c->rootfs, "workdir",
-                str_or_null_to_json(c->workdir));
+                "after", strv_to_json(c->after), "rootfs", str_or_null_to_json(c->rootfs),
+                "workdir", str_or_null_to_json(c->workdir));
 }
 
 static json_t *json_zone(const struct manifest_zone *z)

@@ -71,6 +71,7 @@ struct preflight_env {
 struct preflight_options {
         const struct cgroup_layout *layout; /* borrowed; NULL: detect */
         usec_t child_timeout;               /* per forked check; 0: 5 s */
+        const char *rootfs;                 /* the containers' root (--rootfs); NULL: "/" */
 };
 
 struct preflight_check {
@@ -124,6 +125,16 @@ extern const struct preflight_cap preflight_required_caps[];
 extern const size_t preflight_n_required_caps;
 /* The name above for a required capability, else NULL. */
 const char *preflight_cap_name(int cap);
+
+/*
+ * The containers' root is this general-purpose host's own /: the root given
+ * is / itself, and openenvd is neither PID 1 nor inside a Docker container
+ * (where / is an image). Every zone can then read the host's world-readable
+ * files and connect to its world-connectable unix sockets: the
+ * "containers_root" check (not required: isolation stays on) fails and the
+ * daemon says so in its log. Pure.
+ */
+bool preflight_root_is_host(bool rootfs_is_slash, const struct preflight_env *env);
 
 /* Reasons joined with "; " (for "isolation disabled: <reasons>"); "" if on. */
 char *preflight_report_reasons(const struct preflight_report *r);

@@ -3,16 +3,16 @@
 
 /*
  * A minimal streaming JSON writer into a strbuf, for the static probe binary
- * (which deliberately links nothing but libc). Strings are escaped and made
- * valid UTF-8: bytes that are not part of a well-formed sequence become
- * U+FFFD, so a hostile mount point can make a path unreadable but never the
- * document unparsable. Nesting is bounded by JWRITER_MAX_DEPTH; misuse
- * (deeper nesting, a key outside an object) sets `failed`, which the caller
- * checks once at the end.
+ * (which deliberately links nothing but libc). Strings go through
+ * jstring_append() (base/jstring.h): a hostile mount point can make a path
+ * unreadable but never the document unparsable. Nesting is bounded by
+ * JWRITER_MAX_DEPTH; misuse (deeper nesting, a key outside an object) sets
+ * `failed`, which the caller checks once at the end.
  */
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/jstring.h"
 #include "base/strbuf.h"
 
 #define JWRITER_MAX_DEPTH 16
@@ -42,5 +42,3 @@ void jwriter_kv_string(struct jwriter *w, const char *key, const char *s);
 void jwriter_kv_uint(struct jwriter *w, const char *key, uint64_t v);
 void jwriter_kv_int(struct jwriter *w, const char *key, int64_t v);
 void jwriter_kv_bool(struct jwriter *w, const char *key, bool v);
-/* Appends s as a JSON string literal (quotes included) to sb. */
-void jstring_append(struct strbuf *sb, const char *s);

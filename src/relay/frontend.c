@@ -61,7 +61,7 @@ static const struct control_route {
 } control_routes[] = {
         { "/info", HTTP_GET },    { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
         { "/resume", HTTP_POST }, { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
-        { "/logs", HTTP_GET },
+        { "/logs", HTTP_GET },    { "/metrics", HTTP_GET },
 };
 
 /* The orchestrator's env paths: the episode's own controls. */
@@ -205,7 +205,8 @@ static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
                 http_exchange_error(x, reply->status ? reply->status : 500,
                                     reply->error_code ? reply->error_code : "infrastructure_error");
         else if (reply->text)
-                http_exchange_respond_body(x, reply->status, "text/plain; charset=utf-8",
+                http_exchange_respond_body(x, reply->status,
+                                           reply->content_type ?: "text/plain; charset=utf-8",
                                            reply->text, reply->text_len);
         else
                 http_exchange_respond(x, reply->status, reply->json ? reply->json : "{}");
@@ -224,7 +225,8 @@ void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
                 http_handle_error(pending, reply->status ? reply->status : 500,
                                   reply->error_code ? reply->error_code : "infrastructure_error");
         else if (reply->text)
-                http_handle_respond_body(pending, reply->status, "text/plain; charset=utf-8",
+                http_handle_respond_body(pending, reply->status,
+                                         reply->content_type ?: "text/plain; charset=utf-8",
                                          reply->text, reply->text_len);
         else
                 http_handle_respond(pending, reply->status, reply->json ? reply->json : "{}");

@@ -15,8 +15,9 @@
  *   - everything else needs a principal (credentials.h): 401 without;
  *     the agent principal reaches /mcp (and below) and the manifest's agent
  *     paths only (403 elsewhere); the orchestrator reaches everything;
- *   - control routes (/info /verdict /logs GET, /reset_unit /inspect
- *     /resume /end_episode POST): method checked (405), never relayed;
+ *   - control routes (/info /verdict /logs /metrics GET, /reset_unit
+ *     /inspect /resume /end_episode POST): method checked (405), never
+ *     relayed; what they answer is the unit's business (ops->control);
  *   - env traffic flows while an episode is live (503 otherwise), with
  *     Authorization and any "token" parameter removed and WebSocket
  *     compression declined (so frames stay readable).
@@ -60,10 +61,11 @@ struct frontend_request {
 struct frontend_reply {
         unsigned status; /* 200...; errors are turned into {"error":{"code":...}} */
         char *json;      /* owned: success body (NULL: "{}") */
-        char *text;      /* owned: a text/plain body instead (text_len bytes) */
+        char *text;      /* owned: a text body instead (text_len bytes) */
         size_t text_len;
-        const char *error_code; /* static: for status >= 400 */
-        bool later;             /* no answer now: frontend_answer() comes later */
+        const char *content_type; /* static: the text's (NULL: text/plain; charset=utf-8) */
+        const char *error_code;   /* static: for status >= 400 */
+        bool later;               /* no answer now: frontend_answer() comes later */
 };
 
 typedef void (*frontend_done_fn)(void *cookie, int result);

@@ -92,7 +92,7 @@ struct http_conn {
         struct strbuf uout;        /* rewritten request head, sent before c_fwd */
         struct strbuf inspect;     /* response body (inspect_response) */
         struct strbuf inspect_req; /* request body (inspect_request) */
-        struct strbuf ws_first;    /* re-attaching: the first client frame, sent after the 101 */
+        struct strbuf ws_first;    /* attaching: the masked frame sent once the 101 is in */
         struct http_chunked req_chunked, resp_chunked;
         struct sockaddr_storage peer;
         struct http_exchange x;
@@ -150,11 +150,19 @@ struct http_proxy {
         struct http_proxy_stats stats;
 };
 
-/* http-proxy.c */
+/* http-io.c */
 size_t buf_avail(const struct conn_buf *b);
 void buf_consume(struct conn_buf *b, size_t n);
+int side_watch_out(struct side_io *io, struct loop_source *src);
+int buf_read(struct conn_buf *b, int fd, struct tls_stream *tls, struct side_io *io,
+             struct loop_source *src, bool *eof);
+int flush_side(int fd, struct tls_stream *tls, struct side_io *io, struct loop_source *src,
+               struct strbuf *gen, size_t *gen_off, struct conn_buf *raw, size_t *fwd);
+void side_io_event(struct side_io *io, uint32_t revents);
 bool client_flushed(const struct http_conn *c);
 bool upstream_flushed(const struct http_conn *c);
+
+/* http-proxy.c */
 void conn_kill(struct http_conn *c);
 /* Moves what can move; frees the connection if it died. Safe to call from
  * the policy's callbacks of the same connection (the running pump goes on). */

@@ -58,6 +58,10 @@ static void on_client_control(void *userdata, uint8_t opcode, const uint8_t *pay
 
         if (!c->ws_detached)
                 return;
+        /* While a message is with the policy or the session is attaching,
+         * control frames are read one at a time (ws_process_client()). */
+        if (c->ws_awaiting || c->ws_attaching)
+                c->ws_c.stop = true;
         if (opcode == WS_OP_PING)
                 ws_append_frame(&c->cout, WS_OP_PONG, payload, len, NULL);
         else if (opcode == WS_OP_CLOSE) {
@@ -191,32 +195,6 @@ void ws_end(struct http_conn *c, bool client_at_boundary, uint16_t code, const c
         c->sstate = RESP_IDLE;
 }
 
-/*
- * While a detached session's message is with the policy or the session is
- * attaching (an episode can take a while to start), the client's pings are
- * still answered: the stock client (websockets) closes a connection whose
- * ping goes unanswered for 20 s. Only complete ping and pong frames at the
- * head of the buffer are taken; anything else waits where it is (an invalid
- * one is left for the normal path to refuse). Returns the bytes taken.
- */
-static size_t ws_take_pings(struct http_conn *c, const uint8_t *data, size_t avail)
-{
-        size_t done = 0;
-
-        while (avail - done >= 2) {
-                const uint8_t *f = data + done;
-                uint8_t op = f[0] & 0x0f;
-                size_t len = f[1] & 0x7f, need = 2 + ((f[1] & 0x80) ? 4 : 0) + len;
-
-                if ((op != WS_OP_PING && op != WS_OP_PONG) || len > 125 || avail - done < need)
-                        break;
-                if (ws_parser_feed(&c->ws_c, f, need) != (ssize_t) need)
-                        break;
-                done += need;
-        }
-        return done;
-}
-
 int ws_process_client(struct http_conn *c)
 {
         size_t avail = buf_avail(&c->cin);
@@ -224,16 +202,18 @@ int ws_process_client(struct http_conn *c)
         ssize_t n;
 
         /* Detaching (the client's next message is for the next episode, not
-         * for an env server that is going away), attaching, or a detached
-         * message is with the policy: the next frames wait (bounded by the
-         * buffer, then back-pressure), pings aside. */
+         * for an env server that is going away): the next frames wait
+         * (bounded by the buffer, then back-pressure). */
         if (c->c_fwd > 0 || avail == 0 || c->ws_detach_pending)
                 return 0;
-        if (c->ws_attaching || c->ws_awaiting) {
-                size_t taken = c->ws_detached ? ws_take_pings(c, data, avail) : 0;
-                buf_consume(&c->cin, taken);
-                return taken > 0;
-        }
+        /* Attaching, or a detached message is with the policy: data frames
+         * wait likewise, but control frames are answered here, as long as
+         * they come before the next data frame. A held reset lasts as long
+         * as a provisioning, and a client's keep-alive gives up on a ping
+         * left unanswered (OpenEnv's client, websockets: 20 s + 20 s). */
+        if ((c->ws_attaching || c->ws_awaiting) &&
+            !ws_parser_next_is_control(&c->ws_c, data, avail))
+                return 0;
         n = ws_parser_feed(&c->ws_c, data, avail);
         if (n < 0) {
                 /* The client broke the protocol: nothing more goes upstream. */
@@ -310,10 +290,12 @@ int ws_process_handshake(struct http_conn *c)
                 return 1;
         }
         buf_consume(&c->uin, end);
-        /* Only now the message that asked for the episode (RFC 6455 4.1: a
-         * client sends no frame before the server's 101; uvicorn drops
-         * whatever arrived with the handshake request). */
+        /* Only now the message that asked for the episode: RFC 6455 4.1,
+         * a client sends nothing after its handshake until the answer, and
+         * servers lose what arrives before (uvicorn's websockets server
+         * drops a frame that came with the handshake). */
         strbuf_add(&c->uout, c->ws_first.buf, c->ws_first.len);
+        c->proxy->stats.bytes_up += c->ws_first.len;
         strbuf_release(&c->ws_first);
         c->sstate = RESP_TUNNEL;
         c->ws_attaching = c->ws_detached = c->ws_awaiting = false;
@@ -422,8 +404,8 @@ int http_handle_ws_attach(struct http_handle *h, const char *path, const char *t
                     path, key64);
         strbuf_add(&c->uout, c->x.add_request.buf, c->x.add_request.len);
         strbuf_adds(&c->uout, "\r\n");
-        /* The message that asked for the new episode is its first: it
-         * follows the 101 (ws_process_handshake). */
+        /* The message that asked for the new episode is its first, sent
+         * when the handshake is answered (ws_process_handshake()). */
         strbuf_release(&c->ws_first);
         if (text)
                 ws_append_frame(&c->ws_first, WS_OP_TEXT, text, len, mask);

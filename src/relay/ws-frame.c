@@ -29,6 +29,17 @@ bool ws_parser_at_boundary(const struct ws_parser *p)
         return p->hdr_len == 0 && !p->in_payload;
 }
 
+bool ws_parser_next_is_control(const struct ws_parser *p, const uint8_t *buf, size_t len)
+{
+        /* Control opcodes are 0x8-0xF (RFC 6455 5.2); the opcode is the low
+         * nibble of a frame's first byte. */
+        if (p->in_payload)
+                return p->opcode >= WS_OP_CLOSE;
+        if (p->hdr_len > 0)
+                return (p->hdr[0] & 0x0f) >= WS_OP_CLOSE;
+        return len > 0 && (buf[0] & 0x0f) >= WS_OP_CLOSE;
+}
+
 size_t ws_close_frame(uint16_t code, uint8_t out[4])
 {
         out[0] = 0x80 | WS_OP_CLOSE;

@@ -83,6 +83,9 @@ void ws_parser_done(struct ws_parser *p);
 ssize_t ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len);
 /* True between frames (a close frame may be injected here). */
 bool ws_parser_at_boundary(const struct ws_parser *p);
+/* True if the next bytes fed belong to a control frame (close, ping, pong):
+ * the frame the parser is inside, else the one buf starts. */
+bool ws_parser_next_is_control(const struct ws_parser *p, const uint8_t *buf, size_t len);
 
 /* Writes an unmasked (server→client) close frame with code into out[4]. */
 size_t ws_close_frame(uint16_t code, uint8_t out[4]);

@@ -34,7 +34,7 @@ static int make_owned_dir(const char *path, mode_t mode, uid_t uid)
         return 0;
 }
 
-static uint64_t inodes_for(uint64_t disk_mb)
+uint64_t episode_fs_inodes_for(uint64_t disk_mb)
 {
         return MAX(disk_mb * EPISODE_FS_INODES_PER_MB, (uint64_t) EPISODE_FS_MIN_INODES);
 }
@@ -174,14 +174,16 @@ static int setup_container(const struct unit_plan_context *ctx, const struct man
                 return r;
         if (c->zone == MANIFEST_ZONE_SERVICES && c->state) {
                 cleanup_free char *d = xasprintf("%s/services/%s", ctx->episode_dir, c->name);
-                r = mount_bounded(d, disk_bytes(disk_mb), inodes_for(disk_mb), 0711, (uid_t) -1);
+                r = mount_bounded(d, disk_bytes(disk_mb), episode_fs_inodes_for(disk_mb), 0711,
+                                  (uid_t) -1);
                 if (r >= 0)
                         r = mount_overlay(d, empty, uid, 0755);
         } else if (c->zone == MANIFEST_ZONE_OBSERVERS) {
                 cleanup_free char *d = xasprintf("%s/observers/%s", ctx->episode_dir, c->name);
                 cleanup_free char *out = unit_observer_dir(ctx, c->name, "out");
                 cleanup_free char *in = unit_observer_dir(ctx, c->name, "inputs");
-                r = mount_bounded(d, disk_bytes(disk_mb), inodes_for(disk_mb), 0711, (uid_t) -1);
+                r = mount_bounded(d, disk_bytes(disk_mb), episode_fs_inodes_for(disk_mb), 0711,
+                                  (uid_t) -1);
                 if (r >= 0)
                         r = make_owned_dir(out, 0755, uid);
                 if (r >= 0)
@@ -214,14 +216,14 @@ static int setup(const struct unit_plan_context *ctx)
 
         /* The whole agent zone writes /workspace: owned by the env's principal,
          * open to the zone's other principals (same trust level). */
-        r = mount_bounded(ws, disk_bytes(ws_mb), inodes_for(ws_mb), 0711, (uid_t) -1);
+        r = mount_bounded(ws, disk_bytes(ws_mb), episode_fs_inodes_for(ws_mb), 0711, (uid_t) -1);
         if (r < 0)
                 return r;
         r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(ctx, env), 01777);
         if (r < 0)
                 return r;
         /* Its custody copy is as large as the workspace can be. */
-        r = mount_bounded(copy, disk_bytes(ws_mb), inodes_for(ws_mb), 0755, (uid_t) -1);
+        r = mount_bounded(copy, disk_bytes(ws_mb), episode_fs_inodes_for(ws_mb), 0755, (uid_t) -1);
         if (r < 0)
                 return r;
 
@@ -240,7 +242,7 @@ int episode_fs_reset_workspace_copy(const struct unit_plan_context *ctx)
         uint64_t mb = workspace_mb(ctx->manifest);
 
         (void) umount2(copy, MNT_DETACH | UMOUNT_NOFOLLOW);
-        return mount_bounded(copy, disk_bytes(mb), inodes_for(mb), 0755, (uid_t) -1);
+        return mount_bounded(copy, disk_bytes(mb), episode_fs_inodes_for(mb), 0755, (uid_t) -1);
 }
 
 int episode_fs_workspace_full(const struct unit_plan_context *ctx)
@@ -253,7 +255,11 @@ int episode_fs_workspace_full(const struct unit_plan_context *ctx)
         if (sf.f_type != TMPFS_MAGIC)
                 return -ENOMEDIUM;
         /* No block or no inode left: the next write would get ENOSPC. */
-        return sf.f_bavail == 0 || (sf.f_files > 0 && sf.f_ffree == 0);
+        if (sf.f_bavail == 0)
+                return EPISODE_FS_FULL_BYTES;
+        if (sf.f_files > 0 && sf.f_ffree == 0)
+                return EPISODE_FS_FULL_INODES;
+        return 0;
 }
 
 int episode_fs_init(const char *state_dir)

@@ -29,6 +29,8 @@
  * 65536 entries), and the floor. */
 #define EPISODE_FS_INODES_PER_MB 256
 #define EPISODE_FS_MIN_INODES    1024
+/* The inode cap of a tmpfs of disk_mb MiB. */
+uint64_t episode_fs_inodes_for(uint64_t disk_mb);
 /* A socket dir holds sockets and little else. */
 #define EPISODE_FS_SOCK_BYTES  (UINT64_C(1024) * 1024)
 #define EPISODE_FS_SOCK_INODES 256
@@ -38,8 +40,13 @@ int episode_fs_init(const char *state_dir);
 /* Creates every directory and mounts the tmpfs and overlays. On failure
  * everything made so far is undone. */
 int episode_fs_setup(const struct unit_plan_context *ctx);
-/* 1 if the workspace's bounded upper layer is full (no block or inode
- * left), 0 if not, -errno if it cannot be told. */
+/* Whether the workspace's bounded upper layer is full: EPISODE_FS_FULL_BYTES
+ * (no block left), EPISODE_FS_FULL_INODES (no inode left: many entries,
+ * even empty ones), 0 if not full, -errno if it cannot be told. */
+enum {
+        EPISODE_FS_FULL_BYTES = 1,
+        EPISODE_FS_FULL_INODES = 2,
+};
 int episode_fs_workspace_full(const struct unit_plan_context *ctx);
 /* A fresh, empty workspace-copy tmpfs (an earlier inspection's copy is
  * discarded by unmounting, never by walking it). */

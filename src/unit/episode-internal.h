@@ -25,6 +25,9 @@ struct ep_member {
         bool killed;       /* the daemon ended it on purpose (no failure) */
         char *log;         /* owned: its output, kept after the member is freed */
         char *start_error; /* owned: why the last start failed ("chdir: Permission denied") */
+        /* Its cgroup's limit events, read once before the cgroup goes. */
+        uint64_t oom_kills, pids_limit_events;
+        bool limits_final;
 };
 
 /* The observers of one phase, one after the other, in `after` order. */
@@ -67,6 +70,7 @@ struct episode {
         struct verdict verdict;
         uint64_t actions;
         bool workspace_copied; /* for the current run of observers */
+        int disk_full;         /* at sealing: EPISODE_FS_FULL_* or 0 */
 
         /* Waits of the operation in progress (at most one of each). */
         struct loop_source *step;     /* zero-delay steps (spawns one per round) */
@@ -90,6 +94,14 @@ int episode_watch(struct episode *e, const char *const *rels, size_t n, enum cgr
 int episode_job(struct episode *e, child_job_fn fn, void *arg, usec_t timeout,
                 void (*then)(struct episode *e, int result, const char *out, size_t len));
 void episode_cancel_waits(struct episode *e);
+/* The slot's kept network namespace handed on, if the reap left it clean. */
+void episode_member_netns_release(const struct episode *e, const struct ep_member *mb);
+
+/* episode-teardown.c: processes, relays, cgroups and storage released at
+ * once (episode_free()); every zone thawed and killed, rels[] filled with
+ * the zones' cgroups (owned by the caller). */
+void episode_release(struct episode *e);
+void episode_kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX]);
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z);
 
 /* grading.c */

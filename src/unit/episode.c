@@ -21,11 +21,10 @@
 #include "sandbox/netns-keep.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
+#include "unit/unit-stats.h"
 
 /* A member's last output lines quoted in a failure. */
 #define LOG_TAIL_LINES 20
-/* Teardown waits this long for the kernel to empty the episode's cgroups. */
-#define TEARDOWN_TIMEOUT (5 * USEC_PER_SEC)
 
 static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
         [EPISODE_PROVISIONING] = "provisioning",
@@ -218,7 +217,9 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 const char *why = startswith(last, mb->mc->name) ?: last;
                 record_exit(e, mb);
                 if (*tail)
-                        log_info("episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
+                        log_info_fields(
+                                LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                "episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
                 why = startswith(why, "| ") ?: why;
                 last[strcspn(last, "\n")] = '\0';
                 fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name,
@@ -300,7 +301,7 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
 /* After the reap: every process that could use the namespace is gone;
  * hand it to the next episode of the slot only if nothing of this one is
  * left in it. */
-static void member_netns_release(const struct episode *e, const struct ep_member *mb)
+void episode_member_netns_release(const struct episode *e, const struct ep_member *mb)
 {
         struct kept_netns **k = member_netns_slot(e, mb);
         char what[128];
@@ -333,6 +334,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         int r;
 
         e->plan.phase = phase;
+        e->plan.actions = e->actions;
         r = unit_plan_container(&e->plan, mb->mc, &spec);
         if (r < 0) {
                 free(mb->start_error);
@@ -359,7 +361,9 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                          &member_ops, mb, &mb->m, &error);
         container_spec_done(&spec);
         if (r < 0) {
-                log_error("episode %s: container %s: %s", e->id, mb->mc->name, error ?: "failed");
+                log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                 "episode %s: container %s: %s", e->id, mb->mc->name,
+                                 error ?: "failed");
                 free(mb->start_error);
                 mb->start_error = xstrdup(error ?: strerror(-r));
                 verdict_add_event(&e->verdict,
@@ -371,8 +375,9 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         mb->exited = false;
         mb->killed = false;
         mb->status = -1;
-        log_debug("episode %s: container %s started as pid %d", e->id, mb->mc->name,
-                  (int) member_pid(mb->m));
+        log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                         "episode %s: container %s started as pid %d", e->id, mb->mc->name,
+                         (int) member_pid(mb->m));
         return 0;
 }
 
@@ -390,7 +395,7 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
-        member_netns_release(mb->episode, mb);
+        episode_member_netns_release(mb->episode, mb);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;
@@ -427,6 +432,21 @@ json_t *episode_members_json(const struct episode *e)
         return j;
 }
 
+void episode_add_limit_events(const struct episode *e, struct unit_container_stats *acc)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                struct cgroup_stats st;
+                if (mb->limits_final) {
+                        acc[i].oom_kills += mb->oom_kills;
+                        acc[i].pids_limit_events += mb->pids_limit_events;
+                } else if (e->cgroups && cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
+                        acc[i].oom_kills += st.oom_kills;
+                        acc[i].pids_limit_events += st.pids_max_events;
+                }
+        }
+}
+
 bool episode_owns_pid(struct episode *e, pid_t pid)
 {
         for (size_t i = 0; i < e->n_members; i++)
@@ -454,7 +474,8 @@ static void fail_provisioning(struct episode *e, int error, const char *blame, c
         va_start(ap, fmt);
         strbuf_vaddf(&sb, fmt, ap);
         va_end(ap);
-        log_error("episode %s: provisioning failed: %s", e->id, sb.buf);
+        log_error_fields(LOG_FIELDS({ "episode_id", e->id }), "episode %s: provisioning failed: %s",
+                         e->id, sb.buf);
         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, blame, "provisioning failed: %s",
                      sb.buf);
         strbuf_release(&sb);
@@ -689,82 +710,6 @@ int episode_resume(struct episode *e)
         return cgroup_thaw(e->cfg->cgroups, agent);
 }
 
-/* --- teardown ---------------------------------------------------------------- */
-
-static void release(struct episode *e)
-{
-        e->relays = unit_relays_free(e->relays);
-        for (size_t i = 0; i < e->n_members; i++) {
-                episode_stop_member(&e->members[i]);
-                e->members[i].activation_fd = safe_close(e->members[i].activation_fd);
-        }
-        if (e->cgroups) {
-                for (size_t i = 0; i < e->n_members; i++) {
-                        int r = cgroup_remove(e->cfg->cgroups, e->members[i].cgroup);
-                        if (r < 0 && r != -ENOENT)
-                                log_warning_errno(r, "removing %s: %m", e->members[i].cgroup);
-                }
-                for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                        cleanup_free char *slot = episode_zone_cgroup(e, z);
-                        (void) cgroup_remove(e->cfg->cgroups, slot);
-                }
-                e->cgroups = false;
-        }
-        if (e->storage) {
-                int r = episode_fs_teardown(&e->plan);
-                if (r < 0)
-                        log_warning_errno(r, "episode %s: storage teardown: %m", e->id);
-                /* Only the daemon's own files: activation sockets, the OCI
-                 * runtime's state, the key hand-over file. */
-                (void) rm_rf_at(AT_FDCWD, e->private_dir);
-                e->storage = false;
-        }
-}
-
-static void torn_down(struct episode *e, int result)
-{
-        if (result < 0)
-                log_warning("episode %s: cgroups did not empty within %gs", e->id,
-                            (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
-        release(e);
-        e->state = EPISODE_GONE;
-        if (e->ev->torn_down)
-                e->ev->torn_down(e, e->userdata);
-}
-
-static void kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX])
-{
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                rels[z] = episode_zone_cgroup(e, z);
-                (void) cgroup_thaw(e->cfg->cgroups, rels[z]);
-                (void) cgroup_kill(e->cfg->cgroups, rels[z]);
-        }
-}
-
-void episode_teardown(struct episode *e)
-{
-        char *rels[MANIFEST_ZONE_MAX] = {};
-
-        if (e->state == EPISODE_TEARDOWN || e->state == EPISODE_GONE)
-                return;
-        episode_cancel_waits(e);
-        e->state = EPISODE_TEARDOWN;
-        /* Relays first: nothing new reaches a container being stopped. */
-        e->relays = unit_relays_free(e->relays);
-        for (size_t i = 0; i < e->n_members; i++)
-                e->members[i].killed = true;
-        if (!e->cgroups) {
-                torn_down(e, 0);
-                return;
-        }
-        kill_all(e, rels);
-        if (episode_watch(e, (const char *const *) rels, MANIFEST_ZONE_MAX, CGROUP_WATCH_EMPTY,
-                          TEARDOWN_TIMEOUT, torn_down) < 0)
-                torn_down(e, -ENOMEM);
-        for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
-                free(rels[z]);
-}
-
 /* --- new / free -------------------------------------------------------------- */
 
 int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
@@ -835,13 +780,13 @@ struct episode *episode_free(struct episode *e)
         if (e->cgroups) {
                 /* Synchronous on purpose (daemon shutdown): the kernel empties
                  * a killed cgroup within a millisecond or so. */
-                kill_all(e, rels);
+                episode_kill_all(e, rels);
                 for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                         (void) cgroup_wait_empty(e->cfg->cgroups, rels[z], USEC_PER_SEC);
                         free(rels[z]);
                 }
         }
-        release(e);
+        episode_release(e);
         e->step = loop_source_free(e->step);
         e->deadline = loop_source_free(e->deadline);
         for (size_t i = 0; i < e->n_members; i++) {

@@ -42,6 +42,7 @@
 
 struct syscall_filter;
 struct kept_netns;
+struct unit_container_stats;
 
 enum episode_state {
         EPISODE_PROVISIONING,
@@ -144,6 +145,10 @@ uint64_t episode_actions(const struct episode *e);
 char *episode_member_log(const struct episode *e, const char *name);
 /* {"<name>": {"running", "exit_status", "ready", "cgroup"}} for /info. */
 json_t *episode_members_json(const struct episode *e);
+/* Adds each member's OOM kills and refused forks (its cgroup's counters,
+ * final once the episode is torn down) to acc[i], in member order: the
+ * manifest's containers, zone by zone (unit-plan.h). */
+void episode_add_limit_events(const struct episode *e, struct unit_container_stats *acc);
 /* For the daemon's reaper: pid is one of this episode's children (a
  * container or a custody job): it is reaped through its pidfd. */
 bool episode_owns_pid(struct episode *e, pid_t pid);

@@ -25,12 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "unit/custody.h"
+#include "unit/disk-blame.h"
 #include "unit/episode-fs.h"
 #include "unit/episode-internal.h"
 
@@ -68,6 +68,11 @@ struct custody_job_args {
         int src_fd, dst_fd; /* the parent closes its copies once the child runs */
         const char *dst_name;
         struct custody_options opts;
+        /* The workspace copy: its tmpfs is replaced by a fresh one first, in
+         * the child (freeing an earlier copy's pages takes the unmounting
+         * task hundreds of milliseconds), and dst_path opened after. */
+        const struct unit_plan_context *fresh_copy;
+        const char *dst_path;
 };
 
 /* In the child. Result: "<r> <reason> <message>". */
@@ -75,8 +80,23 @@ static size_t custody_job_run(void *arg, char *out, size_t size)
 {
         struct custody_job_args *a = arg;
         struct custody_error err = {};
-        int r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
-        int n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
+        int r = 0, n;
+
+        if (a->fresh_copy) {
+                r = episode_fs_reset_workspace_copy(a->fresh_copy);
+                if (r >= 0) {
+                        a->dst_fd =
+                                open(a->dst_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = a->dst_fd < 0 ? -errno : 0;
+                }
+                if (r < 0) {
+                        n = snprintf(out, size, "%d %d .: the copy's storage: %s", r,
+                                     (int) CUSTODY_ERR_IO, strerror(-r));
+                        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+                }
+        }
+        r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
+        n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
         return n < 0 ? 0 : MIN((size_t) n, size - 1);
 }
 
@@ -115,18 +135,23 @@ static struct custody_outcome custody_outcome_parse(int result, const char *out,
         return o;
 }
 
-/* Opens the two dirs, forks the copier, closes our copies of the fds. */
+/* Opens the two dirs (the destination in the child, for a fresh
+ * workspace copy), forks the copier, closes our copies of the fds. */
 static int start_custody(struct episode *e, const char *src, const char *dst_parent,
-                         const char *dst_name, uint64_t max_bytes,
+                         const char *dst_name, uint64_t max_bytes, bool fresh_copy,
                          void (*then)(struct episode *e, int result, const char *out, size_t len))
 {
         struct custody_job_args a = {
                 .src_fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-                .dst_fd = open(dst_parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+                .dst_fd = fresh_copy ? -EBADF
+                                     : open(dst_parent,
+                                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
                 .dst_name = dst_name,
                 .opts = { .limits = { .max_bytes = max_bytes } },
+                .fresh_copy = fresh_copy ? &e->plan : NULL,
+                .dst_path = dst_parent,
         };
-        int r = a.src_fd < 0 || a.dst_fd < 0 ? -errno : 0;
+        int r = a.src_fd < 0 || (!fresh_copy && a.dst_fd < 0) ? -errno : 0;
 
         /* The child gets a copy of a (fork): it need not outlive this call. */
         if (r >= 0)
@@ -134,59 +159,6 @@ static int start_custody(struct episode *e, const char *src, const char *dst_par
         safe_close(a.src_fd);
         safe_close(a.dst_fd);
         return r;
-}
-
-/* --- the agent's disk, walked in a child ------------------------------------------ */
-
-struct disk_walk_args {
-        int root_fd;
-        uid_t bases[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
-        size_t n;
-};
-
-struct disk_walk {
-        const struct disk_walk_args *a;
-        uint64_t bytes[MANIFEST_MAX_CONTAINERS * MANIFEST_ZONE_MAX];
-        size_t entries;
-};
-
-/* Every entry, directories too, counts toward the uid range that owns it. */
-static int disk_walk_visit(const struct dir_walk_entry *e, enum dir_walk_event event,
-                           void *userdata)
-{
-        struct disk_walk *w = userdata;
-        struct stat st;
-
-        if (event == DIR_WALK_LEAVE || (event == DIR_WALK_ERROR && e->fd >= 0))
-                return DIR_WALK_CONTINUE; /* counted when it was found */
-        if (w->entries >= UNIT_DISK_BLAME_MAX_ENTRIES)
-                return DIR_WALK_STOP;
-        w->entries++;
-        if (fstatat(e->parent_fd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return DIR_WALK_SKIP;
-        for (size_t i = 0; i < w->a->n; i++)
-                if (st.st_uid >= w->a->bases[i] && st.st_uid - w->a->bases[i] < UNIT_UID_RANGE)
-                        w->bytes[i] += (uint64_t) st.st_blocks * 512;
-        return DIR_WALK_CONTINUE;
-}
-
-/* In the child: bytes owned per uid range, as "<bytes> <bytes> ...". */
-static size_t disk_walk_run(void *arg, char *out, size_t size)
-{
-        struct disk_walk w = { .a = arg };
-        size_t used = 0;
-
-        if (dir_walk(w.a->root_fd,
-                     &(const struct dir_walk_options){ .max_depth = UNIT_DISK_BLAME_MAX_DEPTH - 1 },
-                     disk_walk_visit, &w) < 0)
-                return 0;
-        for (size_t i = 0; i < w.a->n && used < size; i++) {
-                int n = snprintf(out + used, size - used, "%llu ", (unsigned long long) w.bytes[i]);
-                if (n < 0)
-                        break;
-                used += (size_t) n;
-        }
-        return MIN(used, size);
 }
 
 /* --- observers ----------------------------------------------------------------- */
@@ -374,7 +346,7 @@ static bool stage_inputs(struct episode *e)
                 if (dfd >= 0)
                         (void) rm_rf_at(dfd, rd->target);
                 uint64_t max = (c->effective.disk_mb ?: 256) * 1024 * 1024;
-                if (start_custody(e, src, dst, rd->target, max, after_input) < 0) {
+                if (start_custody(e, src, dst, rd->target, max, false, after_input) < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s inputs: cannot copy %s", c->name, rd->target);
                         e->run.stage = RUN_NEXT;
@@ -415,8 +387,8 @@ static bool run_advance(struct episode *e)
                 uint64_t mb =
                         manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT)->resources.disk_mb
                                 ?: 256;
-                if (episode_fs_reset_workspace_copy(&e->plan) < 0 ||
-                    start_custody(e, src, dst, "ws", mb * 1024 * 1024, after_workspace_copy) < 0) {
+                if (start_custody(e, src, dst, "ws", mb * 1024 * 1024, true, after_workspace_copy) <
+                    0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "workspace custody copy could not start");
                         e->run.stage = RUN_NEXT;
@@ -562,34 +534,38 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
         const char *subtree = "zones/agent", *who = "the agent zone";
+        bool inodes = e->disk_full == EPISODE_FS_FULL_INODES;
+        struct disk_blame_owned owned[DISK_BLAME_MAX_OWNERS];
+        size_t n = 0, k = 0;
         uint64_t most = 0;
-        char buf[OUTCOME_MAX];
-        char *p = buf;
 
-        if (result == 0 && len < sizeof(buf)) {
-                memcpy(buf, out, len);
-                buf[len] = '\0';
-                /* Byte counts, in member order (agent members only). */
+        for (size_t i = 0; i < e->n_members; i++)
+                n += e->members[i].mc->zone == MANIFEST_ZONE_AGENT;
+        /* Blame whoever owns most of what ran out (agent members, in order). */
+        if (result == 0 && n <= DISK_BLAME_MAX_OWNERS && disk_blame_parse(out, len, n, owned) >= 0)
                 for (size_t i = 0; i < e->n_members; i++) {
                         const struct ep_member *mb = &e->members[i];
-                        char *end;
-                        unsigned long long v;
                         if (mb->mc->zone != MANIFEST_ZONE_AGENT)
                                 continue;
-                        v = strtoull(p, &end, 10);
-                        if (end == p)
-                                break;
-                        p = end;
+                        uint64_t v = inodes ? owned[k].entries : owned[k].bytes;
+                        k++;
                         if (v > most) {
                                 most = v;
                                 subtree = mb->subtree;
                                 who = mb->mc->name;
                         }
                 }
-        }
-        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
-                     "%s filled its disk (workspace full at %llu MB)", who,
-                     (unsigned long long) (z->resources.disk_mb ?: 256));
+        if (inodes)
+                verdict_fail(
+                        &e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                        "%s filled its disk (workspace out of inodes: %llu entries at %llu MB)",
+                        who,
+                        (unsigned long long) episode_fs_inodes_for(z->resources.disk_mb ?: 256),
+                        (unsigned long long) (z->resources.disk_mb ?: 256));
+        else
+                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                             "%s filled its disk (workspace full at %llu MB)", who,
+                             (unsigned long long) (z->resources.disk_mb ?: 256));
         sealed(e);
 }
 
@@ -611,20 +587,21 @@ static void after_agent_empty(struct episode *e, int result)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                         episode_stop_member(&e->members[i]);
 
-        /* A full workspace is the fault of whoever owns the bytes: each
-         * container writes as its own host uid range. */
-        if (episode_fs_workspace_full(&e->plan) > 0) {
+        /* A full workspace is the fault of whoever owns the bytes (or the
+         * entries): each container writes as its own host uid range. */
+        e->disk_full = episode_fs_workspace_full(&e->plan);
+        if (e->disk_full > 0) {
                 cleanup_free char *upper = xasprintf("%s/workspace/upper", e->dir);
-                struct disk_walk_args a = {
+                struct disk_blame_args a = {
                         .root_fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
                 };
-                for (size_t i = 0; i < e->n_members; i++)
+                for (size_t i = 0; i < e->n_members && a.n < DISK_BLAME_MAX_OWNERS; i++)
                         if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                                 a.bases[a.n++] =
                                         unit_container_host_uid(&e->plan, e->members[i].mc) -
                                         UNIT_PRINCIPAL_UID;
                 int r = a.root_fd >= 0
-                                ? episode_job(e, disk_walk_run, &a, JOB_TIMEOUT, after_disk_walk)
+                                ? episode_job(e, disk_blame_walk, &a, JOB_TIMEOUT, after_disk_walk)
                                 : -errno;
                 safe_close(a.root_fd);
                 if (r >= 0)
@@ -720,6 +697,7 @@ int grading_seal(struct episode *e)
         unit_relays_stop_agent(e->relays);
         json_decref(e->verdict.model);
         e->verdict.model = unit_relays_model_json(e->relays);
+        e->verdict.actions = e->actions;
         agent_evidence(e);
         for (size_t i = 0; i < e->n_members; i++)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
@@ -727,7 +705,8 @@ int grading_seal(struct episode *e)
         (void) cgroup_thaw(e->cfg->cgroups, agent);
         int r = cgroup_kill(e->cfg->cgroups, agent);
         if (r < 0)
-                log_warning_errno(r, "episode %s: killing the agent zone: %m", e->id);
+                log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
+                                      "episode %s: killing the agent zone: %m", e->id);
         r = episode_watch(e, &rel, 1, CGROUP_WATCH_EMPTY,
                           (usec_t) (m->kill_deadline_s * (double) USEC_PER_SEC), after_agent_empty);
         if (r < 0)
@@ -746,8 +725,9 @@ static void inspected(struct episode *e)
 static void after_frozen(struct episode *e, int result)
 {
         if (result < 0)
-                log_warning("episode %s: the agent zone did not freeze within %gs", e->id,
-                            (double) FREEZE_TIMEOUT / USEC_PER_SEC);
+                log_warning_fields(LOG_FIELDS({ "episode_id", e->id }),
+                                   "episode %s: the agent zone did not freeze within %gs", e->id,
+                                   (double) FREEZE_TIMEOUT / USEC_PER_SEC);
         e->workspace_copied = false;
         run_observers(e, PHASE_FROZEN, false, inspected);
 }

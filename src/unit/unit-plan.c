@@ -241,8 +241,15 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                                                   (unsigned) x->expose.port));
                 }
         }
-        if (c->zone == MANIFEST_ZONE_OBSERVERS)
+        if (c->zone == MANIFEST_ZONE_OBSERVERS) {
                 strv_env_set(v, xasprintf("OPENENVD_PHASE=%s", phase_to_string(ctx->phase)));
+                /* The daemon's own count (steps, /ws steps, MCP tool calls on
+                 * the unit's port): the one step count no agent code can
+                 * write, unlike anything in the workspace or a service the
+                 * env reaches. Final from sealing on. */
+                strv_env_set(v,
+                             xasprintf("OPENENVD_ACTIONS=%llu", (unsigned long long) ctx->actions));
+        }
         /* The container's own environment comes last and wins. */
         for (char **e = c->env; e && *e; e++)
                 strv_env_set(v, xstrdup(*e));

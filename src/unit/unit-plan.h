@@ -58,6 +58,7 @@ struct unit_plan_context {
         uid_t uid_base;           /* first host uid of this episode's containers */
         const char *rootfs;       /* default image root (--rootfs); NULL: "/" */
         enum phase phase;         /* phase the container starts in (observers) */
+        uint64_t actions;         /* the unit's count of actions so far (observers) */
         char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
         /* The env container's working directory (when the manifest sets
          * none and its root is the daemon's) and inherited environment;

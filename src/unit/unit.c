@@ -15,6 +15,7 @@
 #include "sandbox/syscall-filter.h"
 #include "unit/episode-fs.h"
 #include "unit/episode.h"
+#include "unit/unit-stats.h"
 
 /* Recent episodes whose verdict /verdict?episode_id= still serves. */
 #define UNIT_VERDICT_HISTORY 16
@@ -61,6 +62,14 @@ struct unit {
         unsigned standby_failures;
         bool freeing;
         bool sweep_scheduled;
+
+        /* For /metrics (unit-stats.h). */
+        struct unit_stats stats;
+        usec_t phase_since;                  /* CLOCK_MONOTONIC: entered the current phase */
+        usec_t reset_at;                     /* CLOCK_MONOTONIC: the reset in progress began */
+        enum unit_reset_source reset_source; /* ... and where its episode comes from */
+        enum unit_end live_end;              /* how the live episode is ending */
+        bool live_counted;                   /* the live episode is in stats.episodes */
 };
 
 static int move(struct unit *u, enum phase_actor actor, enum phase to, const char *reason,
@@ -69,9 +78,18 @@ static int move(struct unit *u, enum phase_actor actor, enum phase to, const cha
         enum phase from = u->phase.current;
         int r = phase_machine_move(&u->phase, actor, to, reason, now_usec(CLOCK_REALTIME),
                                    ret_refusal, refusal_size);
-        if (r >= 0)
-                log_info("phase %s -> %s (%s: %s)", phase_to_string(from), phase_to_string(to),
-                         phase_actor_to_string(actor), reason);
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (r < 0)
+                return r;
+        histogram_observe(&u->stats.phase_seconds[from],
+                          (double) (now - u->phase_since) / (double) USEC_PER_SEC);
+        u->phase_since = now;
+        log_info_fields(LOG_FIELDS({ "episode_id", u->live ? episode_id(u->live) : NULL },
+                                   { "from", phase_to_string(from) }, { "to", phase_to_string(to) },
+                                   { "actor", phase_actor_to_string(actor) }, { "reason", reason }),
+                        "phase %s -> %s (%s: %s)", phase_to_string(from), phase_to_string(to),
+                        phase_actor_to_string(actor), reason);
         return r;
 }
 
@@ -113,6 +131,15 @@ void unit_forget(struct unit *u, void *userdata)
 }
 
 /* --- episodes ------------------------------------------------------------------- */
+
+/* The live episode's outcome, once: by its verdict and how it ended. */
+static void count_episode(struct unit *u, enum unit_end end)
+{
+        if (!u->live || u->live_counted)
+                return;
+        u->live_counted = true;
+        u->stats.episodes[episode_verdict(u->live)->kind][end]++;
+}
 
 static const struct episode_events episode_events;
 
@@ -215,13 +242,19 @@ static void go_live(struct unit *u, const char *why)
 {
         int r = episode_activate(u->live);
 
+        histogram_observe(&u->stats.reset_seconds[u->reset_source],
+                          (double) (now_usec(CLOCK_MONOTONIC) - u->reset_at) /
+                                  (double) USEC_PER_SEC);
+
         (void) move(u, ACTOR_SYSTEM, PHASE_READY, why, NULL, 0);
         if (u->ops->env_changed)
                 u->ops->env_changed(u->userdata, episode_env_socket(u->live));
         wait_complete(u, WAIT_READY, 0);
         wait_complete(u, WAIT_EPISODE, 0);
         if (r < 0)
-                log_warning_errno(r, "episode %s: activation: %m", episode_id(u->live));
+                log_full_fields_errno(LOG_WARNING, r,
+                                      LOG_FIELDS({ "episode_id", episode_id(u->live) }),
+                                      "episode %s: activation: %m", episode_id(u->live));
         maybe_start_standby(u);
 }
 
@@ -248,19 +281,25 @@ static int do_reset(struct unit *u, const char *reason, char *ret_refusal, size_
         u->episode_requested = false;
         if (u->ops->env_changed)
                 u->ops->env_changed(u->userdata, NULL);
+        count_episode(u, UNIT_END_SUPERSEDED);
         retire(u, u->live);
         r = move(u, ACTOR_ORCHESTRATOR, PHASE_PROVISIONING, reason, ret_refusal, refusal_size);
         if (r < 0)
                 return r;
         u->standby_failures = 0;
+        u->reset_at = now_usec(CLOCK_MONOTONIC);
+        u->live_counted = false;
         if (u->standby) {
                 u->live = TAKE_PTR(u->standby);
                 if (episode_state(u->live) == EPISODE_STANDBY) {
+                        u->reset_source = UNIT_RESET_STANDBY;
                         go_live(u, "standby");
                         return 0;
                 }
+                u->reset_source = UNIT_RESET_STANDBY_PROVISIONING;
                 return 1; /* still provisioning: provisioned() goes on */
         }
+        u->reset_source = UNIT_RESET_COLD;
         cold_provision(u);
         return 1;
 }
@@ -286,18 +325,22 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
         if (e == u->standby) {
                 if (result < 0) {
                         u->standby_failures++;
-                        log_warning("standby episode %s failed (%u in a row)", episode_id(e),
-                                    u->standby_failures);
+                        u->stats.standby_failures++;
+                        log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
+                                           "standby episode %s failed (%u in a row)", episode_id(e),
+                                           u->standby_failures);
                         retire(u, e);
                         return;
                 }
                 u->standby_failures = 0;
-                log_info("standby episode %s ready", episode_id(e));
+                log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
+                                "standby episode %s ready", episode_id(e));
                 return;
         }
         if (e != u->live)
                 return;
         if (result < 0) {
+                count_episode(u, UNIT_END_PROVISIONING_FAILED);
                 (void) move(u, ACTOR_SYSTEM, PHASE_FAILED, "provisioning failed", NULL, 0);
                 wait_complete(u, WAIT_READY, -EIO);
                 wait_complete(u, WAIT_EPISODE, -EIO);
@@ -319,9 +362,12 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
                 return;
         if (e == u->standby) {
                 /* A standby must be pristine and whole: start over. */
-                log_warning("standby episode %s: %s exited (status %d): discarded", episode_id(e),
-                            c->name, status);
+                log_warning_fields(
+                        LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
+                        "standby episode %s: %s exited (status %d): discarded", episode_id(e),
+                        c->name, status);
                 u->standby_failures++;
+                u->stats.standby_failures++;
                 retire(u, e);
                 maybe_start_standby(u);
                 return;
@@ -329,7 +375,8 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         if (e != u->live)
                 return;
         subtree = xasprintf("zones/%s/%s", manifest_zone_kind_to_string(c->zone), c->name);
-        log_warning("episode %s: %s", episode_id(e), how);
+        log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
+                           "episode %s: %s", episode_id(e), how);
         if (c->zone == MANIFEST_ZONE_AGENT && !streq(c->name, "env")) {
                 /* A harness may finish its work; only a failure is one. */
                 if (status != 0)
@@ -345,6 +392,7 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
                 wait_complete(u, WAIT_INSPECT, -ECANCELED);
                 if (u->ops->env_changed)
                         u->ops->env_changed(u->userdata, NULL);
+                u->live_end = UNIT_END_MEMBER_EXITED;
                 (void) move(u, ACTOR_SYSTEM, PHASE_SEALED, how, NULL, 0);
                 (void) episode_seal(e);
                 maybe_start_standby(u);
@@ -383,9 +431,12 @@ static void on_graded(struct episode *e, void *userdata)
         if (e != u->live)
                 return;
         kind = verdict_kind_to_string(episode_verdict(e)->kind);
+        count_episode(u, u->live_end);
         (void) move(u, ACTOR_SYSTEM, PHASE_CLOSED, kind ?: "graded", NULL, 0);
-        log_info("episode %s: %s%s%s", episode_id(e), kind ?: "graded",
-                 episode_verdict(e)->reason ? ": " : "", episode_verdict(e)->reason ?: "");
+        log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "verdict", kind ?: "graded" },
+                                   { "reason", episode_verdict(e)->reason }),
+                        "episode %s: %s%s%s", episode_id(e), kind ?: "graded",
+                        episode_verdict(e)->reason ? ": " : "", episode_verdict(e)->reason ?: "");
         wait_complete(u, WAIT_GRADED, 0);
         /* Its services and observers go; the record stays until the next
          * reset. */
@@ -403,6 +454,8 @@ static void on_torn_down(struct episode *e, void *userdata)
 
         if (u->slots[episode_slot(e)] == e)
                 u->slots[episode_slot(e)] = NULL;
+        /* Its cgroups are gone: their counters are final now. */
+        episode_add_limit_events(e, u->stats.containers);
         for (size_t i = 0; i < u->n_retiring; i++)
                 if (u->retiring[i] == e)
                         schedule_sweep(u);
@@ -485,6 +538,9 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_do
         r = move(u, actor, PHASE_SEALED, reason, ret_refusal, refusal_size);
         if (r < 0)
                 return r;
+        u->live_end = actor == ACTOR_ENVIRONMENT    ? UNIT_END_DONE
+                      : actor == ACTOR_ORCHESTRATOR ? UNIT_END_ORCHESTRATOR
+                                                    : UNIT_END_MEMBER_EXITED;
         wait_complete(u, WAIT_INSPECT, -ECANCELED);
         if (u->ops->env_changed)
                 u->ops->env_changed(u->userdata, NULL);
@@ -500,6 +556,7 @@ void unit_note_action(struct unit *u)
 {
         if (!u->live)
                 return;
+        u->stats.actions++;
         episode_count_action(u->live);
         if (u->phase.current == PHASE_READY)
                 (void) move(u, ACTOR_SYSTEM, PHASE_RUNNING, "first action", NULL, 0);
@@ -634,6 +691,20 @@ json_t *unit_info(const struct unit *u)
         return info;
 }
 
+void unit_stats(const struct unit *u, struct unit_stats *ret)
+{
+        unit_stats_copy(&u->stats, ret);
+        /* Episodes whose cgroups still exist: their counters as they are now
+         * (a torn-down one was added by on_torn_down()). */
+        if (u->live && episode_state(u->live) != EPISODE_GONE)
+                episode_add_limit_events(u->live, ret->containers);
+        if (u->standby && episode_state(u->standby) != EPISODE_GONE)
+                episode_add_limit_events(u->standby, ret->containers);
+        for (size_t i = 0; i < u->n_retiring; i++)
+                if (episode_state(u->retiring[i]) != EPISODE_GONE)
+                        episode_add_limit_events(u->retiring[i], ret->containers);
+}
+
 bool unit_owns_pid(struct unit *u, pid_t pid)
 {
         if (u->live && episode_owns_pid(u->live, pid))
@@ -720,6 +791,8 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         };
         u->recent = json_array();
         phase_machine_init(&u->phase);
+        unit_stats_init(&u->stats, cfg->manifest);
+        u->phase_since = now_usec(CLOCK_MONOTONIC);
         *ret = u;
         return 0;
 }
@@ -745,5 +818,6 @@ struct unit *unit_free(struct unit *u)
         free(u->kept_netns);
         json_decref(u->recent);
         json_decref(u->inspection);
+        unit_stats_done(&u->stats);
         return mfree(u);
 }

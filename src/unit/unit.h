@@ -42,6 +42,7 @@
 #include "phase/phase.h"
 #include "unit/env-origin.h"
 #include "unit/unit-relays.h"
+#include "unit/unit-stats.h"
 
 struct model_upstream;
 
@@ -115,6 +116,10 @@ json_t *unit_verdict(const struct unit *u, const char *episode_id);
 char *unit_container_log(const struct unit *u, const char *container, const char *episode_id);
 /* Observers' results of the last inspection; new reference. */
 json_t *unit_inspection(const struct unit *u);
+
+/* What the unit has done since it started (unit-stats.h), with the limit
+ * events of the episodes still running; ret is a copy to unit_stats_done(). */
+void unit_stats(const struct unit *u, struct unit_stats *ret);
 
 /* For the daemon's reaper: pid is one of the unit's children (a container
  * or a job); it is reaped through its pidfd. */

@@ -93,5 +93,6 @@ json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
                             v->observers ? json_incref(v->observers) : json_object());
         json_object_set_new(j, "events", v->events ? json_incref(v->events) : json_array());
         json_object_set_new(j, "model", v->model ? json_incref(v->model) : json_null());
+        json_object_set_new(j, "actions", json_integer((json_int_t) v->actions));
         return j;
 }

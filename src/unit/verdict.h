@@ -15,6 +15,7 @@
  */
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/macro.h"
 
@@ -33,6 +34,7 @@ struct verdict {
         json_t *observers; /* owned: name -> result object (or null) */
         json_t *events;    /* owned: [{"at", "what", ...}], bounded */
         json_t *model;     /* owned: what each harness's model proxy did (null: none) */
+        uint64_t actions;  /* the unit's count of actions, final at sealing */
 };
 
 const char *verdict_kind_to_string(enum verdict_kind k); /* NULL for VERDICT_NONE */

@@ -22,7 +22,7 @@
 # dockerd (scripts/dockerd.sh, own data root, --bridge=none, no iptables) in
 # a temporary directory, stopped and removed at the end. Every container runs
 # with --network none; the test reaches it from the host with
-# `nsenter -t <pid> -n` into that container's network namespace, so traffic
+# `nsenter --net` into that container's network namespace, so traffic
 # only ever goes to 127.0.0.1 of a namespace the test created. Nothing is
 # left running: containers (and, on a shared daemon, the image if this run
 # built it) are removed on every exit path. The base root tarball stays
@@ -157,12 +157,28 @@ run() {
 pid_of() {
         docker inspect -f '{{.State.Pid}}' "$1"
 }
+# The nsenter arguments for a container's network namespace: Docker's file of
+# it (SandboxKey), not /proc/PID/ns/net of the container's PID 1. openenvd's
+# main thread is in a kept network namespace of a slot for a moment when it
+# makes one or spawns a container into one, and /proc/PID/ns/net shows the
+# thread's namespace of that moment: a client entered then talks to a slot's
+# namespace, where nothing listens on the unit's port.
+netns_of() {
+        local ns pid
+        ns=$(docker inspect -f '{{.NetworkSettings.SandboxKey}}' "$1" 2>/dev/null) || ns=
+        if [ -n "$ns" ] && [ -e "$ns" ]; then
+                echo "--net=$ns"
+                return
+        fi
+        pid=$(pid_of "$1") && [ "$pid" -gt 0 ] || return 1
+        echo "--net=/proc/$pid/ns/net"
+}
 # Runs client.py inside the container's network namespace.
 in_netns() {
-        local c=$1 pid
+        local c=$1 net
         shift
-        pid=$(pid_of "$c") && [ "$pid" -gt 0 ] || return 1
-        timeout 300 nsenter -t "$pid" -n "$PY" "$client" "$@"
+        net=$(netns_of "$c") || return 1
+        timeout 300 nsenter "$net" "$PY" "$client" "$@"
 }
 logs() {
         docker logs "$1" 2>&1
@@ -300,7 +316,7 @@ if [ -n "$priv" ] && in_netns "$priv" wait 8000 /healthz any 2>"$work/wait.err" 
         ok "privileged (image defaults): isolation on, episode graded"
 else
         not_ok "privileged (image defaults): isolation on, episode graded"
-        { logs "$priv" | tail -n 20; cat "$work/episode.json"; } 2>/dev/null | diag
+        { logs "$priv" | tail -n 20; cat "$work/wait.err" "$work/episode.json"; } 2>/dev/null | diag
 fi
 preflight_says_on "$priv" "privileged"
 if [ -n "$priv" ]; then
@@ -399,10 +415,10 @@ openenv_missing() { # REASON
 # The stock client, with OpenEnv on its path (no __pycache__ in the fixture),
 # in a container's network namespace.
 oclient() { # CONTAINER SCENARIO ARGS...
-        local c=$1 pid
+        local c=$1 net
         shift
-        pid=$(pid_of "$c") && [ "$pid" -gt 0 ] || return 1
-        timeout 600 nsenter -t "$pid" -n env PYTHONDONTWRITEBYTECODE=1 \
+        net=$(netns_of "$c") || return 1
+        timeout 600 nsenter "$net" env PYTHONDONTWRITEBYTECODE=1 \
                 PYTHONPATH="$openenv_real/envs:$openenv_real/src:$work/pylib" \
                 "$PY" "$repo/tests/integration/openenv_client.py" "$@"
 }

@@ -31,6 +31,17 @@ static struct preflight_report *sample(void)
         return r;
 }
 
+/* Whose / is it? Only a host's own, outside PID 1 and Docker, is flagged. */
+Test(preflight_report, root_is_host)
+{
+        struct preflight_env host = {}, pid1 = { .pid1 = true }, docker = { .docker = true };
+
+        cr_expect(preflight_root_is_host(true, &host));
+        cr_expect(!preflight_root_is_host(false, &host), "--rootfs: an image");
+        cr_expect(!preflight_root_is_host(true, &pid1), "PID 1: / is the image's");
+        cr_expect(!preflight_root_is_host(true, &docker), "in Docker: / is the image's");
+}
+
 Test(preflight_report, reasons_joined)
 {
         cleanup(preflight_report_freep) struct preflight_report *r = sample();

@@ -21,9 +21,10 @@
 #include "test-helpers.h"
 
 static const char *const order[] = {
-        "privileges", "uid_range", "userns",   "mntns",     "pidns",       "netns",
-        "ipcns",      "utsns",     "cgroupns", "overlayfs", "nosymfollow", "pivot_root",
-        "procfs",     "sysfs",     "seccomp",  "pidfd",     "cgroup",      "clone_into_cgroup",
+        "privileges",      "uid_range", "userns",   "mntns",     "pidns",       "netns",
+        "ipcns",           "utsns",     "cgroupns", "overlayfs", "nosymfollow", "pivot_root",
+        "procfs",          "sysfs",     "seccomp",  "pidfd",     "cgroup",      "clone_into_cgroup",
+        "containers_root",
 };
 
 static struct preflight_report *run(void)
@@ -60,8 +61,11 @@ Test(preflight_kernel, root_is_on)
 
         require_root();
         r = run();
+        /* containers_root says where the containers' root is, not whether
+         * isolation works (containers_root_* below). */
         for (size_t i = 0; i < r->n_checks; i++)
-                cr_expect(r->checks[i].ok, "%s: %s", r->checks[i].name, r->checks[i].detail);
+                cr_expect(r->checks[i].ok || streq(r->checks[i].name, "containers_root"), "%s: %s",
+                          r->checks[i].name, r->checks[i].detail);
         cr_expect(r->isolation);
         cr_expect_null(r->reasons[0]);
         reasons = preflight_report_reasons(r);
@@ -76,6 +80,50 @@ Test(preflight_kernel, root_is_on)
         cr_assert_not_null(mode);
         cr_expect(streq(mode, "v2") || streq(mode, "hybrid"));
         json_decref(j);
+}
+
+static const struct preflight_check *root_check(const char *rootfs, struct preflight_report **ret)
+{
+        int k = preflight_run(&(struct preflight_options){ .rootfs = rootfs }, ret);
+        cr_assert_eq(k, 0);
+        const struct preflight_check *c = preflight_report_find(*ret, "containers_root");
+        cr_assert_not_null(c);
+        cr_expect(!c->required, "a warning, never a reason to turn isolation off");
+        return c;
+}
+
+/* The host's own / (not PID 1, not in Docker, as these tests run): said so,
+ * with what it exposes and the fix; isolation stays on. */
+Test(preflight_kernel, containers_root_names_the_host)
+{
+        cleanup(preflight_report_freep) struct preflight_report *a = NULL, *b = NULL;
+
+        require_root();
+        const struct preflight_check *c = root_check(NULL, &a);
+        cr_assert_eq(c->ok, !preflight_root_is_host(true, &a->env));
+        if (!c->ok) {
+                cr_expect(strstr(c->detail, "this host's /"), "%s", c->detail);
+                cr_expect(strstr(c->detail, "world-connectable unix sockets"), "%s", c->detail);
+                cr_expect(strstr(c->detail, "--rootfs DIR"), "%s", c->detail);
+        }
+        cr_expect(a->isolation == (a->reasons[0] == NULL));
+        /* "/" given explicitly is the same root. */
+        const struct preflight_check *d = root_check("/", &b);
+        cr_expect_eq(d->ok, c->ok);
+        cr_expect_str_eq(d->detail, c->detail);
+}
+
+Test(preflight_kernel, containers_root_image_is_fine)
+{
+        cleanup(preflight_report_freep) struct preflight_report *r = NULL;
+        char dir[] = "/tmp/openenvd-preflight-root.XXXXXX";
+
+        require_root();
+        cr_assert_not_null(mkdtemp(dir));
+        const struct preflight_check *c = root_check(dir, &r);
+        cr_expect(c->ok, "%s", c->detail);
+        cr_expect(strstr(c->detail, dir), "%s", c->detail);
+        (void) rmdir(dir);
 }
 
 Test(preflight_kernel, without_cap_sys_admin_is_off)

@@ -58,7 +58,8 @@ static size_t n_waiting;
 static void stub_control(void *ud, const struct frontend_request *req, struct frontend_reply *reply)
 {
         const char *path = req->route;
-        const char *method = streq(path, "/info") || streq(path, "/verdict") || streq(path, "/logs")
+        const char *method = streq(path, "/info") || streq(path, "/verdict") ||
+                                             streq(path, "/logs") || streq(path, "/metrics")
                                      ? "GET"
                                      : "POST";
         (void) ud;
@@ -71,6 +72,13 @@ static void stub_control(void *ud, const struct frontend_request *req, struct fr
                 return;
         }
         reply->status = 200;
+        if (streq(path, "/metrics")) {
+                /* A text answer with the unit's own content type. */
+                reply->text = xstrdup("# TYPE m gauge\nm 1\n");
+                reply->text_len = strlen(reply->text);
+                reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
+                return;
+        }
         reply->json = xasprintf("{\"method\":\"%s\",\"path\":\"%s\"}", method, path);
 }
 

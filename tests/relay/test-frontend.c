@@ -153,6 +153,7 @@ Test(frontend, agent_reaches_its_paths_only)
                 "GET /state HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
                 "GET /st%61te HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
                 "GET /info HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
+                "GET /metrics HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
                 "POST /end_episode HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "Content-Length: 0\r\n\r\n",
                 "GET /schema HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
                 "GET /tools/run/more HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "\r\n",
@@ -281,6 +282,25 @@ Test(frontend, control_routes_answered_locally)
         cr_assert_str_eq(unit_stub.last_control_body, "{\"seed\":42}");
         expect("POST /resume HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 0\r\n\r\n", 409,
                "{\"error\":{\"code\":\"conflict\"}}");
+        expect_log("[]");
+}
+
+Test(frontend, metrics_is_the_orchestrators_and_keeps_its_content_type)
+{
+        struct response r = request("GET /metrics HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+
+        cr_assert_eq(r.status, 200);
+        cr_assert(strstr(r.head.buf, "\r\nContent-Type: text/plain; version=0.0.4; "
+                                     "charset=utf-8\r\n"),
+                  "%s", r.head.buf);
+        cr_assert_str_eq(r.body.buf, "# TYPE m gauge\nm 1\n");
+        response_release(&r);
+        expect("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 401,
+               "{\"error\":{\"code\":\"not_permitted\"}}");
+        expect("POST /metrics HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 0\r\n\r\n", 405,
+               "{\"error\":{\"code\":\"method_not_allowed\"}}");
+        cr_assert(frontend_route_is_orchestrators("/metrics"));
+        cr_assert_eq(load(&unit_stub.controls), 1);
         expect_log("[]");
 }
 

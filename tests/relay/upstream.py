@@ -80,6 +80,13 @@ async def websocket(r, w, hdrs, head):
         await w.drain()
         return
     key = get(hdrs, "sec-websocket-key")
+    if r._buffer:
+        # A frame sent with the handshake, before its answer: RFC 6455 4.1
+        # forbids it, and real servers lose it (uvicorn's websockets does).
+        # Refused loudly here, so a relay that does it fails its test.
+        w.write(b"HTTP/1.1 400 X\r\nContent-Length: 0\r\n\r\n")
+        await w.drain()
+        return
     acc = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
     w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             b"Sec-WebSocket-Accept: " + acc + b"\r\n\r\n")
@@ -89,6 +96,10 @@ async def websocket(r, w, hdrs, head):
             ws_send(w, 8, data)
             await w.drain()
             return
+        if op == 9:  # a ping is answered, as every server does (RFC 6455 5.5.2)
+            ws_send(w, 10, data)
+            await w.drain()
+            continue
         if data == b"done":
             ws_send(w, 1, json.dumps({"type": "observation", "data": {"done": True}}).encode())
         elif data == b"close":

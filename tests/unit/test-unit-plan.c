@@ -398,3 +398,44 @@ Test(plan, env_origin_classifies_by_name)
                 cr_expect_eq(env_origin_classify(cases[i].name, strlen(cases[i].name)),
                              cases[i].want, "%s", cases[i].name);
 }
+
+/* The daemon's --rootfs is every container's root unless the manifest names
+ * one for it; without either, the root is "/" (the image's own, as PID 1). */
+Test(plan, root_is_the_daemons_rootfs_unless_the_manifest_names_one)
+{
+        static const char *const names[] = { "env", "harness", "sim", "runner", "verdict" };
+        struct manifest_container *sim =
+                (struct manifest_container *) manifest_find_container(m, "sim");
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, "/", "%s", names[i]);
+                container_spec_done(&s);
+        }
+        ctx.rootfs = "/srv/image";
+        sim->rootfs = xstrdup("/srv/sim-root");
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s = plan(names[i]);
+                cr_expect_str_eq(s.rootfs, streq(names[i], "sim") ? "/srv/sim-root" : "/srv/image",
+                                 "%s", names[i]);
+                container_spec_done(&s);
+        }
+}
+
+/* Observers learn the daemon's own count of actions (the one step count no
+ * agent code can write); nobody else is told it. */
+Test(plan, observers_get_the_daemons_count_of_actions)
+{
+        static const char *const agents[] = { "env", "harness", "sim" };
+
+        ctx.actions = 7;
+        struct container_spec v = plan("verdict");
+        cr_expect(has_env(&v, "OPENENVD_ACTIONS=7"));
+        container_spec_done(&v);
+        for (size_t i = 0; i < ELEMENTSOF(agents); i++) {
+                struct container_spec s = plan(agents[i]);
+                for (char **e = s.env; e && *e; e++)
+                        cr_expect(!startswith(*e, "OPENENVD_ACTIONS="), "%s: %s", agents[i], *e);
+                container_spec_done(&s);
+        }
+}

@@ -1,6 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Verdict: reads the oracle (read-only, nosymfollow), the runner's report
-(custody copy) and the hidden service's state, then scores the episode."""
+"""Verdict: scores the episode on what agent code cannot write.
+
+Agent actions run in the env container: code there can append to the
+transcript in /workspace and post anything to the hidden `sim` service
+through its relay. So neither the runner's report (a summary of the
+workspace) nor the sim's log decides the score: they are reported as what
+the agent zone *claims*. The score counts the steps openenvd itself saw on
+the unit's port (OPENENVD_ACTIONS, set by the daemon for observers: no
+container writes it), against the oracle's expectation (/assets, read-only).
+"""
 import json
 import os
 
@@ -26,7 +34,11 @@ try:
 except OSError:
     sim_lines = []
 expected = oracle.get("expected_steps", 3)
-score = 1.0 if report.get("steps", 0) >= expected else 0.0
+steps = int(os.environ.get("OPENENVD_ACTIONS", "0"))  # counted by openenvd
+claimed = {"transcript": report.get("steps", 0), "sim": len(sim_lines)}
 with open(os.path.join(out, "verdict.json"), "w") as f:
-    json.dump({"score": score, "steps_seen": report.get("steps", 0), "expected": expected,
-               "sim_lines": len(sim_lines), "runner_saw_assets": report.get("assets_visible")}, f)
+    json.dump({"score": 1.0 if steps >= expected else 0.0, "steps": steps, "expected": expected,
+               "claimed": claimed,
+               # More claimed than done: something in the agent zone wrote them.
+               "tampered": any(n > steps for n in claimed.values()),
+               "runner_saw_assets": report.get("assets_visible")}, f)

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Attack: kill members mid-episode and see whether the episode notices.
+
+An env server or hidden service killed mid-episode used to go unnoticed:
+/end_episode then returned `graded` with no reason and no blame (and the
+exit status read "No child processes"). Here agent code kills its own env
+server, a harness exits with a failure (and another one successfully), and
+a hidden service is killed from outside (as the OOM killer or a crash
+would).
+
+Must not happen: a graded verdict after an env or service death; a death
+missing from the verdict's events (actor, exit status or signal); blame on
+anything but the dead member's subtree, or on the agent for a service's
+death; a harness that finished cleanly counted as a failure; anything left
+behind.
+"""
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attacklib as A  # noqa: E402
+from attacklib import check  # noqa: E402
+
+
+def manifest(run, harness_moves=()):
+    return run.manifest("""
+spec_version: 1
+name: member-death
+port: 8000
+openenvd:
+  kill_deadline_s: 5
+  zones:
+    agent:
+      containers:
+        env:
+          argv: %s
+        harness:
+          argv: %s
+    services:
+      containers:
+        svc:
+          argv: %s
+          port: 8080
+          expose: {host: svc.local, port: 80}
+""" % (A.argv("env", "8000"), A.argv("harness", *harness_moves), A.argv("service", "8080")))
+
+
+def event(v, container):
+    for e in v.get("events") or []:
+        if e.get("what") == "exited" and e.get("container") == container:
+            return e
+    return None
+
+
+def case_env_killed_by_agent(run):
+    d = A.Daemon(run, manifest(run))
+    try:
+        d.ok("POST", "/step", {"action": {"message": "x"}})
+        try:
+            d.request("POST", "/attack", {"move": "kill_self", "args": {"sig": 9}}, timeout=10)
+        except OSError:
+            pass  # the env died mid-answer
+        A.poll(lambda: d.phase() in ("closed", "grading", "sealed"), "the episode to end")
+        v = d.wait_verdict()
+        check(v["verdict"] == "agent_misbehavior", "verdict: %s" % v)
+        check(v["blame"]["subtree"] == "zones/agent/env", "blame: %s" % v)
+        check("killed by signal 9" in v["reason"], "reason: %s" % v["reason"])
+        e = event(v, "env")
+        check(e and e.get("signal") == 9 and e.get("subtree") == "zones/agent/env",
+              "the death is an event: %s" % v["events"])
+        hist = [(h["from"], h["to"], h["actor"]) for h in d.info()["history"]]
+        check(("running", "sealed", "system") in hist, "the system sealed it: %s" % hist)
+        check("No child processes" not in str(v), "a real status: %s" % v)
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "the next episode")
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        d.kill()
+
+
+def harness_exit(run, status):
+    moves = ("write", {"path": "/workspace/harness.done", "data": "1"}, "exit_now",
+             {"status": status})
+    d = A.Daemon(run, manifest(run, moves))
+    try:
+        eid = d.info()["episode_id"]
+        A.poll(lambda: d.info()["members"]["harness"]["running"] is False, "the harness's exit")
+        d.ok("POST", "/step", {"action": {"message": "x"}})  # the episode goes on
+        v = d.ok("POST", "/end_episode")
+        check(v["episode_id"] == eid, "the same episode")
+        e = event(v, "harness")
+        check(e and e.get("exit_status") == status, "the exit is an event: %s" % v["events"])
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+        return v
+    finally:
+        d.kill()
+
+
+def case_harness_fails(run):
+    v = harness_exit(run, 3)
+    check(v["verdict"] == "agent_misbehavior", "verdict: %s" % v)
+    check(v["blame"]["subtree"] == "zones/agent/harness", "blame: %s" % v)
+    check("exited with status 3" in v["reason"], "reason: %s" % v["reason"])
+
+
+def case_harness_finishes(run):
+    v = harness_exit(run, 0)
+    check(v["verdict"] == "graded", "a harness that finished is no failure: %s" % v)
+
+
+def case_service_killed(run):
+    d = A.Daemon(run, manifest(run))
+    try:
+        d.ok("POST", "/step", {"action": {"message": "x"}})
+        os.kill(d.principal("svc"), signal.SIGKILL)
+        v = d.wait_verdict()
+        check(v["verdict"] == "infrastructure_error", "verdict: %s" % v)
+        check(v["blame"]["subtree"] == "zones/services/svc", "blame: %s" % v)
+        check("killed by signal 9" in v["reason"], "reason: %s" % v["reason"])
+        e = event(v, "svc")
+        check(e and e.get("signal") == 9, "the death is an event: %s" % v["events"])
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "the next episode")
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        d.kill()
+
+
+CASES = [
+    ("agent code kills its env server: agent_misbehavior on zones/agent/env, signal 9, sealed by "
+     "the system", case_env_killed_by_agent),
+    ("a harness exits 3: recorded, agent_misbehavior on zones/agent/harness", case_harness_fails),
+    ("a harness exits 0: recorded, no failure", case_harness_finishes),
+    ("a hidden service is killed: infrastructure_error on zones/services/svc, signal 9",
+     case_service_killed),
+]
+
+if __name__ == "__main__":
+    sys.exit(A.main(CASES))
