@@ -87,11 +87,13 @@ class Daemon:
     manifest: --manifest (None: none given); command: the env server's
     command after `--`; env/cwd: the daemon's environment and working
     directory (an image's ENV and WORKDIR); token_env: pass the token as
-    OPENENVD_TOKEN instead of --token-file.
+    OPENENVD_TOKEN instead of --token-file; start_timeout: --start-timeout
+    (a liveness bound: how long an env server may take to listen).
     """
 
     def __init__(self, openenvd, shim, manifest=None, args=(), key=None, model_port=None,
-                 command=None, env=None, cwd=None, token_env=False, ready_timeout=30):
+                 command=None, env=None, cwd=None, token_env=False, ready_timeout=30,
+                 start_timeout=60):
         self.dir = make_workdir()
         self.state = os.path.join(self.dir, "state")
         self.port = free_port()
@@ -99,7 +101,7 @@ class Daemon:
         self.log = os.path.join(self.dir, "daemon.log")
         self.token = TOKEN
         cmd = [openenvd, "--state", self.state, "--port", str(self.port), "--listen", "127.0.0.1",
-               "--shim", shim, "--start-timeout", "60"]
+               "--shim", shim, "--start-timeout", str(start_timeout)]
         if manifest:
             cmd += ["--manifest", manifest]
         env = dict(os.environ if env is None else env)

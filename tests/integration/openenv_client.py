@@ -5,7 +5,8 @@
 
 Runs with the real OpenEnv on PYTHONPATH (its envs/, src/ and library tree,
 see ../shared/openenv-real/README.md). BASE_URL is all the client is given:
-credentials go in it (http://openenv:TOKEN@127.0.0.1:PORT). Nothing of
+credentials go in it (http://openenv:TOKEN@127.0.0.1:PORT); the only other
+constructor argument is message_timeout_s (TIMEOUT below). Nothing of
 OpenEnv is patched or subclassed here; what is not OpenEnv's (the control
 API, raw WebSocket frames) uses the libraries OpenEnv itself uses.
 """
@@ -22,6 +23,12 @@ from echo_env import EchoEnv
 from openenv.core.env_server.mcp_types import CallToolAction
 from openenv.cli._validation import validate_running_environment
 from websockets.asyncio.client import connect as ws_connect
+
+
+# The client's own answer timeout (its default is 60 s): a reset() that
+# starts an episode waits for an env server to start, which a loaded
+# machine can take longer than that over. A parameter of the stock client.
+TIMEOUT = 600
 
 
 def control(base, method, path):
@@ -48,7 +55,7 @@ def echo_episodes(base, n):
     """n MCP episodes on ONE client: reset, tools, calls, state; the
     orchestrator ends each (an MCP env never reports done itself)."""
     out = []
-    with EchoEnv(base_url=base).sync() as env:
+    with EchoEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
         for i in range(n):
             t0 = time.monotonic()
             r = env.reset()
@@ -75,7 +82,7 @@ def echo_episodes(base, n):
 def echo_session(base):
     """One session of the stock client, OpenEnv's calls only (an env server
     with or without openenvd in front of it)."""
-    with EchoEnv(base_url=base).sync() as env:
+    with EchoEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
         r = env.reset()
         tools = sorted(t.name for t in env.list_tools())
         said = env.call_tool("echo_message", message="hello")
@@ -85,7 +92,7 @@ def echo_session(base):
 
 def echo_http_mcp(base):
     """OpenEnv's production mode: tools over HTTP POST /mcp (httpx)."""
-    env = EchoEnv(base_url=base)
+    env = EchoEnv(base_url=base, message_timeout_s=TIMEOUT)
     env.use_production_mode = True
     with env.sync() as s:
         tools = sorted(t.name for t in s.list_tools())
@@ -128,7 +135,7 @@ def echo_big(base, mib_down, mib_up):
     """Messages over 16 MiB: with the stock client (an observation three times
     the message), then raw frames both ways."""
     n = int(float(mib_down) * 2**20)
-    with EchoEnv(base_url=base).sync() as env:
+    with EchoEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
         env.reset()
         # A small action first: messages past the inspection limit (1 MiB)
         # stream through unread, so they are not counted.
@@ -143,7 +150,7 @@ def c4_loop(base, n):
     """The auto-episode loop on ONE client: for episode: reset(); while not done: step()."""
     out = []
     t_all = time.monotonic()
-    with Connect4Env(base_url=base).sync() as env:
+    with Connect4Env(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
         for i in range(n):
             t0 = time.monotonic()
             r = env.reset()
@@ -169,12 +176,12 @@ def refused(base):
     """What the stock client gets without credentials."""
     out = {}
     try:
-        with EchoEnv(base_url=base).sync() as env:
+        with EchoEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
             env.reset()
         out["ws"] = "connected"
     except Exception as e:  # noqa: BLE001 - the refusal is the result
         out["ws"] = "%s: %s" % (type(e).__name__, e)
-    env = EchoEnv(base_url=base)
+    env = EchoEnv(base_url=base, message_timeout_s=TIMEOUT)
     env.use_production_mode = True
     try:
         with env.sync() as s:
@@ -192,7 +199,7 @@ def headers_sent(base):
     import requests
     out = {}
     try:
-        with EchoEnv(base_url=base).sync() as env:
+        with EchoEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
             env.reset()
     except Exception as e:  # noqa: BLE001 - the capture server refuses
         out["websockets"] = type(e).__name__

@@ -44,6 +44,9 @@ TOKEN = livelib.TOKEN
 AGENT_TOKEN = "live-agent-token"
 CANARY = "canary-" + os.urandom(8).hex()
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# A liveness bound, not a timing: an OpenEnv server imports ~2500 modules
+# before it listens (about 15 s here), far longer on a loaded machine.
+START_TIMEOUT = 300
 
 S = {}  # the install root and the daemons cases share
 
@@ -130,7 +133,7 @@ def echo_daemon():
             OPENENVD, SHIM, cwd=os.path.join(S["root"], "echo", "app", "env"), token_env=True,
             env=image_env("echo", {"OPENENVD_AGENT_TOKEN": AGENT_TOKEN, "HF_TOKEN": CANARY,
                                    "ANTHROPIC_API_KEY": CANARY, "MAX_CONCURRENT_ENVS": "4"}),
-            ready_timeout=60)
+            ready_timeout=60, start_timeout=START_TIMEOUT)
     return S["echo"]
 
 
@@ -142,7 +145,7 @@ def wait_ready(d, standby=True, live=True):
             raise livelib.Failure("unit failed: %s\n%s" % (i, d.tail()))
         return ((not live or i["phase"] == "ready") and
                 (not standby or i["standby"]["state"] == "ready"))
-    poll(ok, "the unit ready", 240, 0.1)
+    poll(ok, "the unit ready", START_TIMEOUT + 60, 0.1)
 
 
 def env_process(d):
@@ -315,7 +318,7 @@ def case_large_messages_and_command_line():
            "--ws-max-size 134217728" % envdir]
     d = Daemon(OPENENVD, SHIM, manifest=os.path.join(envdir, "openenv.yaml"), command=cmd,
                cwd=os.path.join(root, "echo", "app"), env=image_env("echo"), token_env=True,
-               args=["--no-standby"], ready_timeout=60)
+               args=["--no-standby"], ready_timeout=60, start_timeout=START_TIMEOUT)
     try:
         wait_ready(d, standby=False)
         pid = env_process(d)
@@ -334,7 +337,8 @@ def case_game_loop_one_client():
     root = S["root"]
     cmd = ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]
     d = Daemon(OPENENVD, SHIM, command=cmd, cwd=os.path.join(root, "c4", "app"),
-               env=image_env("c4"), token_env=True, ready_timeout=60)
+               env=image_env("c4"), token_env=True, ready_timeout=60,
+               start_timeout=START_TIMEOUT)
     S["c4"] = d
     wait_ready(d)
     r = client("validate", base_url(d))
