@@ -174,9 +174,6 @@ static int load_manifest(const struct daemon_options *o, struct manifest_errors 
         char cwd[PATH_MAX];
         int r;
 
-        /* Errors name the file as it was given: /x/y.yaml:3:1: ... */
-        manifest_errors_done(errs);
-        manifest_errors_init(errs, o->manifest_path);
         r = manifest_load_with(o->manifest_path, &ov, errs, ret);
         if (r != -ENOENT || o->manifest_given || !o->env_command)
                 return r;
