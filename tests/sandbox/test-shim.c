@@ -2,13 +2,19 @@
 /*
  * openenvd-shim as PID 1 of real containers: exit status propagation,
  * signal forwarding, orphan reaping and the forwarders (both directions,
- * half-close, a 1 MiB payload, a missing upstream).
+ * half-close, a 1 MiB payload, a missing upstream, no Nagle delay).
  */
+#include <dirent.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include "base/parse-util.h"
 #include "sandbox-test.h"
 
 TestSuite(shim, .fini = box_fini, .timeout = 60);
@@ -173,6 +179,76 @@ Test(shim, forward_unix_to_tcp_1mib)
         cr_assert_eq(got, (size_t) MIB, "got %zu bytes back, output: %s", got, B.out);
         cr_assert(memcmp(buf, back, MIB) == 0);
         cr_assert_eq(status, 128 + SIGTERM, "output: %s", B.out);
+}
+
+/* TCP sockets of pid (connected ones, not listeners): how many, and how
+ * many of them have TCP_NODELAY. Read through pidfd_getfd() (we are root). */
+static void tcp_sockets_of(pid_t pid, unsigned *ret_n, unsigned *ret_nodelay)
+{
+        cleanup_free char *dir = xasprintf("/proc/%d/fd", (int) pid);
+        cleanup_close int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        cr_assert(pidfd >= 0 && d);
+        *ret_n = *ret_nodelay = 0;
+        while ((de = readdir(d))) {
+                int one = 0, proto = 0, listening = 0;
+                socklen_t l1 = sizeof(one), l2 = sizeof(proto), l3 = sizeof(listening);
+                unsigned target;
+                if (parse_uint(de->d_name, 0, INT_MAX, &target) < 0)
+                        continue;
+                cleanup_close int fd = (int) syscall(SYS_pidfd_getfd, pidfd, (int) target, 0);
+                if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l2) < 0 ||
+                    proto != IPPROTO_TCP ||
+                    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l3) < 0 || listening)
+                        continue;
+                (*ret_n)++;
+                if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, &l1) == 0 && one)
+                        (*ret_nodelay)++;
+        }
+        closedir(d);
+}
+
+/*
+ * Every forwarded write is a message (an HTTP head, a WebSocket frame) that
+ * a peer waits for: the shim's TCP side must not hold a small write back
+ * under Nagle until the previous one is acknowledged (an HTTP server that
+ * writes head and body apart made every relayed step ~1 ms slower). Seen
+ * from the host: the shim's connection to the principal has TCP_NODELAY.
+ */
+Test(shim, forwarded_tcp_connections_have_nodelay)
+{
+        box_init();
+        B.forwards[0] = (struct forward){ .kind = FORWARD_UNIX_TO_TCP,
+                                          .host = (char *) "127.0.0.1",
+                                          .port = 9000,
+                                          .path = (char *) "/run/openenvd/in.sock" };
+        B.spec.n_forwards = 1;
+        B.argv[1] = (char *) "tcp-echo";
+        B.argv[2] = (char *) "9000";
+        box_start();
+        cr_assert(box_read_until("result: ready"));
+
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        (void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/in.sock", B.sockdir);
+        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert(fd >= 0);
+        cr_assert(connect(fd, (struct sockaddr *) &sun, sizeof(sun)) == 0, "%s", strerror(errno));
+        cr_assert_eq(write(fd, "x", 1), 1);
+        /* The shim connects upstream once it accepted us. */
+        unsigned n = 0, nodelay = 0;
+        for (int i = 0; i < 5000 && n == 0; i++) {
+                tcp_sockets_of(container_pid(B.c), &n, &nodelay);
+                if (n == 0)
+                        (void) poll(NULL, 0, 1);
+        }
+        cr_assert_eq(n, 1u, "the shim holds %u connected TCP socket(s)", n);
+        cr_assert_eq(nodelay, 1u, "the shim's connection to the principal has no TCP_NODELAY");
+        cr_assert(shutdown(fd, SHUT_WR) == 0);
+        cr_assert(box_read_until("result: echoed 1"), "%s", B.out);
+        cr_assert_eq(container_kill(B.c, SIGTERM), 0);
+        cr_assert_eq(box_wait(), 128 + SIGTERM, "output: %s", B.out);
 }
 
 Test(shim, forward_without_upstream_closes_client)

@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -264,6 +265,12 @@ static int on_pending(struct loop_source *src, int fd, uint32_t revents, void *u
         return 0;
 }
 
+/* TCP_NODELAY on a TCP socket; a no-op (ENOTSUP/EOPNOTSUPP) on a unix one. */
+static void set_nodelay(int fd)
+{
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+}
+
 static void forward_one(struct listener *l, int cfd)
 {
         struct shim *s = l->shim;
@@ -278,6 +285,11 @@ static void forward_one(struct listener *l, int cfd)
                 close(cfd);
                 return;
         }
+        /* Each relayed write is a message (an HTTP head, a WebSocket
+         * frame): send it now. Under Nagle a small write that follows
+         * another waits for the peer's ACK, delayed by up to 40 ms. */
+        set_nodelay(cfd);
+        set_nodelay(ufd);
         struct pending *p = xcalloc(1, sizeof(*p));
         *p = (struct pending){ .shim = s, .cfd = cfd, .ufd = ufd };
         s->n_conns++;
