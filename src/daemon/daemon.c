@@ -332,11 +332,26 @@ static const struct frontend_ops frontend_ops = {
         .on_done = on_done,
 };
 
+static int env_tcp_socket(void *userdata, int family)
+{
+        struct daemon *d = userdata;
+        return unit_env_tcp_socket(d->unit, family, NULL);
+}
+
 static void on_env_changed(void *userdata, const char *env_socket)
 {
         struct daemon *d = userdata;
-        if (d->frontend)
-                (void) frontend_set_env_socket(d->frontend, env_socket);
+        struct frontend_env env = { .socket = env_socket };
+
+        if (!d->frontend)
+                return;
+        /* Straight into the env's namespace when the daemon keeps it: one
+         * hop (and two wake-ups a message) less than through the shim. */
+        if (env_socket && unit_env_tcp_socket(d->unit, -1, &env.port) >= 0) {
+                env.make_socket = env_tcp_socket;
+                env.make_socket_userdata = d;
+        }
+        (void) frontend_set_env(d->frontend, env_socket ? &env : NULL);
 }
 
 static const struct unit_ops unit_ops = {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <http_parser.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -569,9 +570,24 @@ struct frontend *frontend_free(struct frontend *f)
         return mfree(f);
 }
 
-int frontend_set_env_socket(struct frontend *f, const char *path)
+int frontend_set_env(struct frontend *f, const struct frontend_env *env)
 {
-        int r = http_proxy_set_upstream_unix(f->proxy, path);
+        struct http_proxy_config up = {};
+        int r = 0;
+
+        if (env && env->make_socket) {
+                struct sockaddr_in sin = {
+                        .sin_family = AF_INET,
+                        .sin_port = htons(env->port),
+                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                };
+                r = http_proxy_upstream_add(&up, (const struct sockaddr *) &sin, sizeof(sin));
+                up.make_socket = env->make_socket;
+                up.make_socket_userdata = env->make_socket_userdata;
+        } else if (env)
+                r = http_proxy_upstream_unix(&up, env->socket);
+        /* On failure nothing is reachable: requests get a 502. */
+        http_proxy_set_upstream(f->proxy, env && r >= 0 ? &up : NULL);
 
         /* Sessions on the previous env server: it is gone (or going). */
         for (struct session *s = f->sessions, *next; s; s = next) {

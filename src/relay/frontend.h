@@ -107,9 +107,21 @@ DEFINE_CLEANUP_FUNC(struct frontend, frontend_free);
 unsigned frontend_connections(const struct frontend *f);
 struct http_proxy_stats;
 void frontend_stats(const struct frontend *f, struct http_proxy_stats *ret);
-/* New env requests go to path from now on (NULL: none is live); sessions
- * of the previous env server detach (sticky) or close. */
-int frontend_set_env_socket(struct frontend *f, const char *path);
+/* Where the live env server answers. */
+struct frontend_env {
+        const char *socket; /* unix path of the shim's activation socket */
+        /* Non-NULL: straight to 127.0.0.1:port over TCP instead, from sockets
+         * this makes (in the env server's network namespace: no hop through
+         * the shim), fd or -errno. */
+        int (*make_socket)(void *userdata, int family);
+        void *make_socket_userdata;
+        uint16_t port;
+};
+
+/* New env requests go to env from now on (NULL: none is live); sessions
+ * of the previous env server detach (sticky) or close, idle connections
+ * let go of their upstream socket. */
+int frontend_set_env(struct frontend *f, const struct frontend_env *env);
 /* From control(): the answer comes later; the handle is what to answer. */
 struct http_handle *frontend_later(const struct frontend_request *req);
 /* Answers a pending control request (reply's strings are freed). */

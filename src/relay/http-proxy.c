@@ -171,9 +171,11 @@ static int conn_connect_addr(struct http_conn *c)
         int fd, r;
 
         conn_close_upstream_socket(c);
-        fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = p->cfg.make_socket
+                     ? p->cfg.make_socket(p->cfg.make_socket_userdata, a->sa.ss_family)
+                     : socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
-                return negative_errno();
+                return p->cfg.make_socket ? fd : negative_errno();
         if (a->sa.ss_family != AF_UNIX)
                 (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
         if (connect(fd, (const struct sockaddr *) &a->sa, a->len) < 0) {
@@ -638,7 +640,7 @@ int http_proxy_new(struct loop *l, int listen_fd, const struct http_proxy_config
                 safe_close(listen_fd);
                 return r;
         }
-        /* No upstream yet is fine (http_proxy_set_upstream_unix() later:
+        /* No upstream yet is fine (http_proxy_set_upstream() later:
          * requests get 502 until then). */
         if (cfg->n_upstream > HTTP_MAX_UPSTREAM_ADDRS || (cfg->tls && !cfg->tls_host)) {
                 safe_close(listen_fd);
@@ -699,14 +701,21 @@ unsigned http_proxy_connections(const struct http_proxy *p)
         return p->n_conns + p->n_tunnels;
 }
 
-int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path)
+void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_config *upstream)
 {
         p->next_addr = 0;
-        if (!path) {
-                p->cfg.n_upstream = 0;
-                return 0;
-        }
-        return http_proxy_upstream_unix(&p->cfg, path);
+        p->cfg.n_upstream = upstream ? upstream->n_upstream : 0;
+        if (upstream)
+                memcpy(p->cfg.upstream, upstream->upstream, sizeof(p->cfg.upstream));
+        p->cfg.make_socket = upstream ? upstream->make_socket : NULL;
+        p->cfg.make_socket_userdata = upstream ? upstream->make_socket_userdata : NULL;
+        /* Nothing of the previous upstream lingers in an idle connection:
+         * not a socket into the namespace of an env server that is gone
+         * (kept_netns_check() would refuse to hand the namespace on), nor a
+         * way to the previous server while it still answers. */
+        for (struct http_conn *c = p->conns; c; c = c->next)
+                if (c->ufd >= 0 && c->rstate == REQ_HEAD && c->sstate == RESP_IDLE)
+                        conn_close_upstream(c);
 }
 
 void http_proxy_stats(const struct http_proxy *p, struct http_proxy_stats *ret)

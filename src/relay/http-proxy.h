@@ -157,6 +157,11 @@ struct http_proxy_config {
         unsigned max_connections; /* HTTP_MAX_CONNECTIONS */
         /* Hostile clients: see above. Off, every connection is trusted. */
         bool auth_required;
+        /* NULL: socket(2). Else it makes every upstream socket (family,
+         * SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC): fd or -errno; e.g. in
+         * the env server's own network namespace. */
+        int (*make_socket)(void *userdata, int family);
+        void *make_socket_userdata;
         usec_t unauth_timeout;          /* HTTP_UNAUTH_TIMEOUT */
         unsigned max_unauth;            /* HTTP_MAX_UNAUTH_CONNECTIONS */
         unsigned max_unauth_per_client; /* HTTP_MAX_UNAUTH_PER_CLIENT */
@@ -221,9 +226,11 @@ int http_handle_ws_attach(struct http_handle *h, const char *path, const char *t
  * client (the episode is over): the session is detached then. */
 void http_handle_ws_detach(struct http_handle *h);
 
-/* Where new requests go from now on (a path, NULL: nowhere — they get a
- * 502); connections already open keep their upstream. */
-int http_proxy_set_upstream_unix(struct http_proxy *p, const char *path);
+/* Where requests go from now on: upstream's addresses and make_socket
+ * (NULL: nowhere, they get a 502). A connection between two exchanges
+ * closes its upstream socket now (its next request connects anew); one in
+ * the middle of an exchange finishes it on the socket it has. */
+void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_config *upstream);
 /* Sets cfg->upstream to a unix socket path (-ENAMETOOLONG). */
 int http_proxy_upstream_unix(struct http_proxy_config *cfg, const char *path);
 /* Appends one more address: -E2BIG past HTTP_MAX_UPSTREAM_ADDRS, -EINVAL if

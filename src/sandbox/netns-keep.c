@@ -120,6 +120,19 @@ int kept_netns_leave(const struct kept_netns *k)
         return 0;
 }
 
+int kept_netns_socket(const struct kept_netns *k, int family)
+{
+        int r = kept_netns_enter(k);
+        if (r < 0)
+                return r;
+        /* A socket belongs for good to the namespace it was made in. */
+        int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        r = fd < 0 ? -errno : fd;
+        if (kept_netns_leave(k) < 0)
+                abort(); /* see kept_netns_new() */
+        return r;
+}
+
 int kept_netns_sysfs_fd(const struct kept_netns *k)
 {
         return k->sysfs_fd;

@@ -55,6 +55,12 @@ int kept_netns_check(struct kept_netns *k, char *what, size_t what_size);
 int kept_netns_enter(const struct kept_netns *k);
 int kept_netns_leave(const struct kept_netns *k);
 
+/* A socket (family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC) that lives
+ * in the namespace, e.g. for the daemon to connect to a server listening
+ * on loopback there: fd or -errno. It counts in kept_netns_check() until
+ * closed. */
+int kept_netns_socket(const struct kept_netns *k, int family);
+
 /* A detached read-only sysfs mount showing the namespace's devices (only
  * lo), to be cloned (open_tree OPEN_TREE_CLONE) into each container. */
 int kept_netns_sysfs_fd(const struct kept_netns *k);

@@ -62,6 +62,21 @@ const char *episode_env_socket(const struct episode *e)
         return e->env_socket;
 }
 
+int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_port)
+{
+        for (size_t i = 0; i < e->n_members; i++) {
+                const struct ep_member *mb = &e->members[i];
+                if (mb->mc->zone != MANIFEST_ZONE_AGENT || !streq(mb->mc->name, "env"))
+                        continue;
+                if (!mb->netns || !mb->m)
+                        return -ENETUNREACH;
+                if (ret_port)
+                        *ret_port = mb->mc->port ?: e->cfg->manifest->port;
+                return family < 0 ? 0 : kept_netns_socket(mb->netns, family);
+        }
+        return -ENETUNREACH;
+}
+
 struct verdict *episode_verdict(struct episode *e)
 {
         return &e->verdict;
@@ -301,11 +316,12 @@ static const struct kept_netns *member_netns(const struct episode *e, const stru
 /* After the reap: every process that could use the namespace is gone;
  * hand it to the next episode of the slot only if nothing of this one is
  * left in it. */
-void episode_member_netns_release(const struct episode *e, const struct ep_member *mb)
+void episode_member_netns_release(const struct episode *e, struct ep_member *mb)
 {
         struct kept_netns **k = member_netns_slot(e, mb);
         char what[128];
 
+        mb->netns = NULL; /* reaped: no socket goes in any more */
         if (!k || !*k)
                 return;
         int r = kept_netns_check(*k, what, sizeof(what));
@@ -359,6 +375,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                                  .notify = unit_container_activated(mb->mc),
                          },
                          &member_ops, mb, &mb->m, &error);
+        mb->netns = r >= 0 ? spec.netns : NULL;
         container_spec_done(&spec);
         if (r < 0) {
                 log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),

@@ -136,6 +136,12 @@ unsigned episode_slot(const struct episode *e);
 enum episode_state episode_state(const struct episode *e);
 /* The env server's activation socket (what the frontend connects to). */
 const char *episode_env_socket(const struct episode *e);
+/* A TCP socket (SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC) in the network
+ * namespace of the running env server, which listens at 127.0.0.1:*ret_port
+ * there: the frontend reaches it without the shim's hop. -ENETUNREACH when
+ * the env runs in no namespace the daemon keeps (an OCI runtime, a fresh
+ * one) or is not running. family < 0: only whether it could be made (0). */
+int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_port);
 struct verdict *episode_verdict(struct episode *e);
 /* An agent action went through (a step, a tool call): counted. */
 void episode_count_action(struct episode *e);

@@ -624,9 +624,11 @@ bool unit_env_traffic_allowed(const struct unit *u)
         return u->phase.current == PHASE_READY || u->phase.current == PHASE_RUNNING;
 }
 
-const char *unit_env_socket(const struct unit *u)
+int unit_env_tcp_socket(const struct unit *u, int family, uint16_t *ret_port)
 {
-        return u->live && unit_env_traffic_allowed(u) ? episode_env_socket(u->live) : NULL;
+        if (!u->live || !unit_env_traffic_allowed(u))
+                return -ENETUNREACH;
+        return episode_env_tcp_socket(u->live, family, ret_port);
 }
 
 json_t *unit_verdict(const struct unit *u, const char *id)

@@ -88,8 +88,10 @@ enum phase unit_phase(const struct unit *u);
 const char *unit_episode_id(const struct unit *u); /* NULL before the first episode */
 /* Env traffic is served while the unit is ready or running. */
 bool unit_env_traffic_allowed(const struct unit *u);
-/* The live env server's socket, NULL when none. */
-const char *unit_env_socket(const struct unit *u);
+/* A TCP socket in the live env server's network namespace, where it
+ * listens at 127.0.0.1:*ret_port (episode_env_tcp_socket()); -ENETUNREACH
+ * when no env server is live or the daemon keeps no namespace for it. */
+int unit_env_tcp_socket(const struct unit *u, int family, uint16_t *ret_port);
 
 int unit_reset(struct unit *u, const char *reason, unit_done_fn done, void *userdata,
                char *ret_refusal, size_t refusal_size);

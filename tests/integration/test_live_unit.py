@@ -13,6 +13,7 @@ As root every case runs (nothing is skipped); otherwise they are skipped.
 No sleep synchronises anything: every wait polls a condition with a deadline.
 """
 import fcntl
+import http.client
 import json
 import os
 import shutil
@@ -551,6 +552,62 @@ def census(d):
 LEAK = {}
 
 
+def daemon_tcp_into(d, pid):
+    """The daemon's TCP sockets that live in pid's network namespace (their
+    inodes in its /proc/PID/net/tcp) and are connected to port 8000 there."""
+    mine = set()
+    for fd in os.listdir("/proc/%d/fd" % d.pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (d.pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            mine.add(link[8:-1])
+    found = 0
+    for line in (read("/proc/%d/net/tcp" % pid) or "").splitlines()[1:]:
+        f = line.split()
+        if f[2].endswith(":1F40") and f[9] in mine:
+            found += 1
+    return found
+
+
+def case_env_direct_keepalive():
+    # One keep-alive client connection across three episodes: each episode's
+    # first step must reach that episode's own, fresh env server (steps == 1),
+    # through a socket the daemon made in the env's network namespace (no hop
+    # through the shim), and nothing of it may stay behind in the namespace:
+    # the slot's namespace is handed to its next episode, not thrown away.
+    d = Daemon("failable.yaml", args=["--log-level", "debug"])
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+    hdr = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
+
+    def step(msg):
+        conn.request("POST", "/step", json.dumps({"action": {"message": msg}}), hdr)
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    try:
+        for ep in range(3):
+            check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset %d" % ep)
+            status, body = step("hello")
+            check(status == 200 and body["observation"]["steps"] == 1,
+                  "episode %d: the kept-alive connection reached a fresh env server: %s %s"
+                  % (ep, status, body))
+            env_pid = d.member_pids("env")[-1]
+            check(daemon_tcp_into(d, env_pid) == 1,
+                  "episode %d: the daemon holds one TCP connection to port 8000 inside the "
+                  "env's network namespace" % ep)
+            status, body = step("done")
+            check(status == 200 and body["done"] is True, "done: %s %s" % (status, body))
+            check(d.wait_verdict()["verdict"] == "graded", "graded")
+        log = read(d.log) or ""
+        check("not reused" not in log, "a namespace was thrown away:\n" + d.tail())
+        check(log.count("the slot's network namespace") >= 2,
+              "the slots' namespaces were handed on:\n" + d.tail())
+    finally:
+        conn.close()
+        d.stop()
+
+
 def case_leak_1000_episodes():
     d = Daemon("minimal.yaml")
     try:
@@ -635,6 +692,8 @@ CASES = [
      case_require_isolation_refusal),
     ("unprivileged: --port and --listen go into the app's command, or the log says why not",
      case_fallback_port_and_listen),
+    ("a keep-alive client reaches each episode's env server directly in its namespace, "
+     "and the namespace is reused", case_env_direct_keepalive),
     ("%d consecutive episodes leak no fd, mount, cgroup or process" % LEAK_EPISODES,
      case_leak_1000_episodes),
 ]

@@ -149,10 +149,10 @@ static int on_cmd(struct loop_source *s, int fd, uint32_t ev, void *ud)
                 return 0;
         if (v == 1) { /* the episode ends */
                 __atomic_store_n(&unit_stub.env_allowed, 0, __ATOMIC_SEQ_CST);
-                (void) frontend_set_env_socket(fe, NULL);
+                (void) frontend_set_env(fe, NULL);
         } else { /* a new episode is live: the waiting clients first */
                 __atomic_store_n(&unit_stub.env_allowed, 1, __ATOMIC_SEQ_CST);
-                (void) frontend_set_env_socket(fe, env_sock);
+                (void) frontend_set_env(fe, &(struct frontend_env){ .socket = env_sock });
                 while (n_waiting > 0) {
                         n_waiting--;
                         waiting[n_waiting].done(waiting[n_waiting].cookie, 0);

@@ -108,6 +108,47 @@ Test(proxy, upstream_down_is_502)
         response_release(&r);
 }
 
+/*
+ * A keep-alive client across an episode switch: its next request goes to
+ * the new episode's env server, never to the previous one, even while that
+ * one still answers (its old upstream connection is let go at the switch;
+ * the daemon's connection into a kept network namespace must not outlive
+ * the episode either).
+ */
+Test(proxy, episode_switch_moves_kept_alive_connections)
+{
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct response r;
+
+        cl_send(c.fd, "GET /echo-head?first HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        cr_assert(cl_response(&c, false, &r));
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+
+        stub_end_episode();
+        /* The next episode's server on its own socket; the first one stays
+         * up and would answer on the connection the relay has to it. */
+        pid_t first = upstream_pid;
+        (void) snprintf(env_sock, sizeof(env_sock), "%s/env2.sock", tmpdir);
+        upstream_pid = spawn_unix_upstream(env_sock);
+        stub_start_episode();
+
+        cl_send(c.fd, "GET /echo-head?second HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        bool answered = cl_response(&c, false, &r);
+        /* Stopped before any assertion: a failing one must not leave it
+         * running for the teardown to wait on. */
+        kill(first, SIGKILL);
+        waitpid(first, NULL, 0);
+        cr_assert(answered);
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+        cleanup_free char *log = upstream_log();
+        cr_assert(strstr(log, "?second"), "the new env server did not get it: %s", log);
+        cr_assert_null(strstr(log, "?first"), "%s", log);
+        close(c.fd);
+        strbuf_release(&c.in);
+}
+
 static long vmrss_kib(void)
 {
         cleanup_free char *s = NULL;

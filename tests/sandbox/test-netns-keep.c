@@ -8,7 +8,9 @@
  * with the leftovers it must refuse.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -195,6 +197,54 @@ Test(netns_keep, check_refuses_leftovers)
         int r = kept_netns_check(K, what, sizeof(what));
         cr_assert_eq(r, -EBUSY, "%d %s", r, what);
         cr_assert(strstr(what, "TIME_WAIT"), "%s", what);
+}
+
+/* The daemon's own sockets in a kept namespace (kept_netns_socket(), how
+ * the frontend reaches the env server): they connect to what listens
+ * there, never to the same port in the caller's namespace, leave the
+ * caller where it was, and count in the check until closed. */
+Test(netns_keep, kept_socket_reaches_the_namespace_only)
+{
+        char what[128];
+        struct stat home, after;
+        require_root();
+        cr_assert(kept_netns_new(&K) == 0);
+        cr_assert(stat("/proc/thread-self/ns/net", &home) == 0);
+
+        int outside = tcp_listen(7074);
+        cr_assert(fcntl(outside, F_SETFL, O_NONBLOCK) == 0);
+        cr_assert(kept_netns_enter(K) == 0);
+        int inside = tcp_listen(7074);
+        cr_assert(kept_netns_leave(K) == 0);
+
+        int c = kept_netns_socket(K, AF_INET);
+        cr_assert(c >= 0, "%s", strerror(-c));
+        cr_assert(stat("/proc/thread-self/ns/net", &after) == 0);
+        cr_assert(home.st_ino == after.st_ino && home.st_dev == after.st_dev,
+                  "the caller was left in another network namespace");
+        struct sockaddr_in sin = { .sin_family = AF_INET,
+                                   .sin_port = htons(7074),
+                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int r = connect(c, (struct sockaddr *) &sin, sizeof(sin));
+        cr_assert(r == 0 || errno == EINPROGRESS, "%m");
+        /* A hang guard, not a timing: loopback connects at once. */
+        cr_assert(poll(&(struct pollfd){ .fd = inside, .events = POLLIN }, 1, 10000) == 1,
+                  "nothing reached the namespace's listener");
+        int a = accept4(inside, NULL, NULL, SOCK_CLOEXEC);
+        cr_assert(a >= 0, "%m");
+        cr_assert(accept4(outside, NULL, NULL, SOCK_CLOEXEC) < 0 && errno == EAGAIN,
+                  "the connection reached the caller's namespace");
+        safe_close(a);
+        safe_close(inside);
+        safe_close(outside);
+
+        cr_assert_eq(kept_netns_check(K, what, sizeof(what)), -EBUSY);
+        cr_assert(strstr(what, "TCP"), "%s", what);
+        safe_close(c);
+        /* Both ends closed: the loopback FIN exchange may take a moment. */
+        for (int i = 0; i < 100 && (r = kept_netns_check(K, what, sizeof(what))) < 0; i++)
+                (void) nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+        cr_assert_eq(r, 0, "%d %s", r, what);
 }
 
 /* A seccomp profile without setns() (Docker's, narrowed: deploy/docker/)
