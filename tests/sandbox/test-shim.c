@@ -128,7 +128,9 @@ Test(shim, forward_tcp_to_unix_1mib)
         tcp_to_unix_round_trip("1048576");
 }
 
-Test(shim, forward_unix_to_tcp_1mib)
+/* A tcp-echo principal on 127.0.0.1:9000 behind a unix-to-tcp forwarder at
+ * in.sock: a client connected to that socket. */
+static int connect_unix_to_tcp_echo(void)
 {
         box_init();
         B.forwards[0] = (struct forward){ .kind = FORWARD_UNIX_TO_TCP,
@@ -145,9 +147,15 @@ Test(shim, forward_unix_to_tcp_1mib)
 
         struct sockaddr_un sun = { .sun_family = AF_UNIX };
         (void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/in.sock", B.sockdir);
-        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         cr_assert(fd >= 0);
         cr_assert(connect(fd, (struct sockaddr *) &sun, sizeof(sun)) == 0, "%s", strerror(errno));
+        return fd;
+}
+
+Test(shim, forward_unix_to_tcp_1mib)
+{
+        cleanup_close int fd = connect_unix_to_tcp_echo();
 
         cleanup_free char *buf = xmalloc(MIB), *back = xmalloc(MIB + 1);
         for (size_t i = 0; i < MIB; i++)
@@ -219,22 +227,7 @@ static void tcp_sockets_of(pid_t pid, unsigned *ret_n, unsigned *ret_nodelay)
  */
 Test(shim, forwarded_tcp_connections_have_nodelay)
 {
-        box_init();
-        B.forwards[0] = (struct forward){ .kind = FORWARD_UNIX_TO_TCP,
-                                          .host = (char *) "127.0.0.1",
-                                          .port = 9000,
-                                          .path = (char *) "/run/openenvd/in.sock" };
-        B.spec.n_forwards = 1;
-        B.argv[1] = (char *) "tcp-echo";
-        B.argv[2] = (char *) "9000";
-        box_start();
-        cr_assert(box_read_until("result: ready"));
-
-        struct sockaddr_un sun = { .sun_family = AF_UNIX };
-        (void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/in.sock", B.sockdir);
-        cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        cr_assert(fd >= 0);
-        cr_assert(connect(fd, (struct sockaddr *) &sun, sizeof(sun)) == 0, "%s", strerror(errno));
+        cleanup_close int fd = connect_unix_to_tcp_echo();
         cr_assert_eq(write(fd, "x", 1), 1);
         /* The shim connects upstream once it accepted us. */
         unsigned n = 0, nodelay = 0;
