@@ -307,6 +307,13 @@ class Sampler(threading.Thread):
             lo, hi = self.blocks[u.name]
             for pid in u.subtree_pids():
                 uid = status_field(pid, "Uid")
+                if uid is not None and not self.daemon_code(u, pid, uid):
+                    # Read again after the exe check: a fork of the daemon
+                    # (a job, a container before its uid map) shows uid 0;
+                    # one that exited or exec'd between the two reads is
+                    # judged by what it is now, gone or its new uid (one
+                    # that stays root outside the daemon's code is caught).
+                    uid = status_field(pid, "Uid")
                 if uid is None:
                     continue  # gone meanwhile
                 if self.daemon_code(u, pid, uid):
