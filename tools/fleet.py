@@ -249,6 +249,28 @@ def status_field(pid, key):
     return None
 
 
+def live_uid(pid):
+    """pid's uids, or None once it is exiting: a zombie, or a process whose
+    memory is gone (and /proc/PID/exe with it: a live one always has it,
+    even when the file was deleted), runs nothing."""
+    state = status_field(pid, "State")
+    if not state or state[0] in ("Z", "X"):
+        return None
+    uid = status_field(pid, "Uid")
+    return uid if os.path.exists("/proc/%d/exe" % pid) else None
+
+
+def describe(pid):
+    """What a process is, for a message: name, parent, exe, argv."""
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except OSError as e:
+        exe = "exe: %s" % e.strerror
+    argv = (read("/proc/%d/cmdline" % pid) or "").replace("\0", " ").strip()
+    return "%s, ppid %s, %s, argv %r" % ((status_field(pid, "Name") or ["?"])[0],
+                                        (status_field(pid, "PPid") or ["?"])[0], exe, argv[:200])
+
+
 def fd_targets(pid):
     out = []
     try:
@@ -306,14 +328,14 @@ class Sampler(threading.Thread):
         for u in self.units:
             lo, hi = self.blocks[u.name]
             for pid in u.subtree_pids():
-                uid = status_field(pid, "Uid")
+                uid = live_uid(pid)
                 if uid is not None and not self.daemon_code(u, pid, uid):
                     # Read again after the exe check: a fork of the daemon
                     # (a job, a container before its uid map) shows uid 0;
                     # one that exited or exec'd between the two reads is
-                    # judged by what it is now, gone or its new uid (one
-                    # that stays root outside the daemon's code is caught).
-                    uid = status_field(pid, "Uid")
+                    # judged by what it is now (one that stays root outside
+                    # the daemon's code is caught).
+                    uid = live_uid(pid)
                 if uid is None:
                     continue  # gone meanwhile
                 if self.daemon_code(u, pid, uid):
@@ -321,8 +343,8 @@ class Sampler(threading.Thread):
                 else:
                     self.containers_seen += 1
                     if not all(lo <= int(x) <= hi for x in uid):
-                        self.violations.append("%s: pid %d runs as uid %s, outside %d-%d"
-                                               % (u.name, pid, uid, lo, hi))
+                        self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"
+                                               % (u.name, pid, describe(pid), uid, lo, hi))
                     try:
                         ns = os.readlink("/proc/%d/ns/net" % pid)
                     except OSError:
