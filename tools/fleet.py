@@ -329,18 +329,17 @@ class Sampler(threading.Thread):
             lo, hi = self.blocks[u.name]
             for pid in u.subtree_pids():
                 uid = live_uid(pid)
-                if uid is not None and not self.daemon_code(u, pid, uid):
+                if uid is not None and self.daemon_code(u, pid, uid):
+                    self.daemon_forks += pid != u.pid
+                else:
                     # Read again after the exe check: a fork of the daemon
                     # (a job, a container before its uid map) shows uid 0;
                     # one that exited or exec'd between the two reads is
                     # judged by what it is now (one that stays root outside
                     # the daemon's code is caught).
                     uid = live_uid(pid)
-                if uid is None:
-                    continue  # gone meanwhile
-                if self.daemon_code(u, pid, uid):
-                    self.daemon_forks += pid != u.pid
-                else:
+                    if uid is None:
+                        continue  # gone meanwhile
                     self.containers_seen += 1
                     if not all(lo <= int(x) <= hi for x in uid):
                         self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"

@@ -66,7 +66,7 @@ int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_po
 {
         for (size_t i = 0; i < e->n_members; i++) {
                 const struct ep_member *mb = &e->members[i];
-                if (mb->mc->zone != MANIFEST_ZONE_AGENT || !streq(mb->mc->name, "env"))
+                if (!unit_container_is_env(mb->mc))
                         continue;
                 if (!mb->netns || !mb->m)
                         return -ENETUNREACH;
@@ -563,8 +563,7 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
         }
         while (e->spawn_next < e->n_members) {
                 struct ep_member *mb = &e->members[e->spawn_next++];
-                bool env = mb->mc->zone == MANIFEST_ZONE_AGENT && streq(mb->mc->name, "env");
-                if (mb->mc->zone != MANIFEST_ZONE_SERVICES && !env)
+                if (mb->mc->zone != MANIFEST_ZONE_SERVICES && !unit_container_is_env(mb->mc))
                         continue;
                 int r = episode_start_member(e, mb, PHASE_PROVISIONING);
                 if (r < 0) {
@@ -702,7 +701,7 @@ int episode_activate(struct episode *e)
         e->state = EPISODE_LIVE;
         for (size_t i = 0; i < e->n_members; i++) {
                 struct ep_member *mb = &e->members[i];
-                if (mb->mc->zone != MANIFEST_ZONE_AGENT || streq(mb->mc->name, "env"))
+                if (mb->mc->zone != MANIFEST_ZONE_AGENT || unit_container_is_env(mb->mc))
                         continue;
                 int r = episode_start_member(e, mb, PHASE_READY);
                 if (r < 0) {

@@ -65,10 +65,14 @@ uid_t unit_container_host_uid(const struct unit_plan_context *ctx,
         return range_base(ctx, c) + UNIT_PRINCIPAL_UID;
 }
 
+bool unit_container_is_env(const struct manifest_container *c)
+{
+        return c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env");
+}
+
 bool unit_container_activated(const struct manifest_container *c)
 {
-        return (c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env")) ||
-               (c->zone == MANIFEST_ZONE_SERVICES && c->port);
+        return unit_container_is_env(c) || (c->zone == MANIFEST_ZONE_SERVICES && c->port);
 }
 
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container)
@@ -187,7 +191,7 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                      struct container_spec *s)
 {
         const struct manifest *m = ctx->manifest;
-        bool is_env = c->zone == MANIFEST_ZONE_AGENT && streq(c->name, "env");
+        bool is_env = unit_container_is_env(c);
         char ***v = &s->env;
 
         /* Every entry is set, not appended: of duplicate keys getenv() and

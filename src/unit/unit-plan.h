@@ -75,6 +75,8 @@ size_t unit_container_count(const struct manifest *m);
 /* Principal's host uid (uid_base + index * range + UNIT_PRINCIPAL_UID). */
 uid_t unit_container_host_uid(const struct unit_plan_context *ctx,
                               const struct manifest_container *c);
+/* Whether c is the env server (the agent zone's "env"). */
+bool unit_container_is_env(const struct manifest_container *c);
 /* Whether c gets a listening socket from the daemon (env, services with a
  * port): it is pass_fds[0] of its spec, forwarded to its TCP port. */
 bool unit_container_activated(const struct manifest_container *c);

@@ -377,7 +377,7 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         subtree = xasprintf("zones/%s/%s", manifest_zone_kind_to_string(c->zone), c->name);
         log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
                            "episode %s: %s", episode_id(e), how);
-        if (c->zone == MANIFEST_ZONE_AGENT && !streq(c->name, "env")) {
+        if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c)) {
                 /* A harness may finish its work; only a failure is one. */
                 if (status != 0)
                         verdict_fail(v, VERDICT_AGENT_MISBEHAVIOR, subtree, "%s", how);
