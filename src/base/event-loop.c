@@ -240,20 +240,17 @@ int loop_io_set_events(struct loop_source *s, uint32_t events)
         return 0;
 }
 
-int loop_add_signal(struct loop *l, int sig, loop_signal_fn cb, void *userdata,
-                    struct loop_source **ret)
+int loop_add_signals(struct loop *l, const sigset_t *mask, loop_signal_fn cb, void *userdata,
+                     struct loop_source **ret)
 {
-        sigset_t mask;
         struct loop_source *s;
         int fd, r;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, sig);
-        /* Blocked first, so the signal queues for the signalfd instead of
+        /* Blocked first, so a signal queues for the signalfd instead of
          * running a default action between the two calls. */
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+        if (sigprocmask(SIG_BLOCK, mask, NULL) < 0)
                 return negative_errno();
-        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
         s = source_new(l, SOURCE_SIGNAL, userdata);
@@ -266,6 +263,16 @@ int loop_add_signal(struct loop *l, int sig, loop_signal_fn cb, void *userdata,
         }
         *ret = s;
         return 0;
+}
+
+int loop_add_signal(struct loop *l, int sig, loop_signal_fn cb, void *userdata,
+                    struct loop_source **ret)
+{
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, sig);
+        return loop_add_signals(l, &mask, cb, userdata, ret);
 }
 
 int loop_add_child(struct loop *l, int pidfd, loop_child_fn cb, void *userdata,

@@ -47,7 +47,10 @@ int loop_add_timer(struct loop *l, usec_t when, loop_time_fn cb, void *userdata,
                    struct loop_source **ret);
 void loop_timer_set(struct loop_source *s, usec_t when);
 
-/* Blocks sig in the calling thread and delivers it through a signalfd. */
+/* Blocks the signals of mask in the calling thread and delivers them
+ * through one signalfd (cb tells them apart by ssi_signo). */
+int loop_add_signals(struct loop *l, const sigset_t *mask, loop_signal_fn cb, void *userdata,
+                     struct loop_source **ret);
 int loop_add_signal(struct loop *l, int sig, loop_signal_fn cb, void *userdata,
                     struct loop_source **ret);
 /* Takes ownership of pidfd (also on failure). The child is reaped by the source. */

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,18 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "wait-term"))
                 return do_wait_term();
+        if (!strcmp(a, "start-state")) {
+                /* What the principal got from PID 1: its blocked signals and
+                 * whether it leads its own session (pid == sid == pgid). */
+                sigset_t blocked;
+                sigprocmask(SIG_BLOCK, NULL, &blocked);
+                bool any = false;
+                for (int sig = 1; sig < NSIG; sig++)
+                        any |= sigismember(&blocked, sig) == 1;
+                result("blocked %s leader %s", any ? "some" : "none",
+                       getsid(0) == getpid() && getpgrp() == getpid() ? "yes" : "no");
+                return 0;
+        }
         if (!strcmp(a, "orphan"))
                 return do_orphan();
         signal(SIGPIPE, SIG_IGN); /* a reset peer is a result, not a death */

@@ -48,6 +48,18 @@ Test(shim, missing_principal_is_127)
         cr_assert(strstr(B.out, "openenvd-shim: failed to start the principal"), "%s", B.out);
 }
 
+/* The shim blocks every signal it handles (signalfd) and is PID 1; the
+ * principal must start with none blocked, leading its own session (so a
+ * forwarded signal reaches its whole group). */
+Test(shim, principal_starts_unblocked_in_its_own_session)
+{
+        box_init();
+        B.argv[1] = (char *) "start-state";
+        box_start();
+        cr_assert_eq(box_wait(), 0, "output: %s", B.out);
+        cr_assert(strstr(B.out, "result: blocked none leader yes"), "%s", B.out);
+}
+
 Test(shim, sigterm_forwarded)
 {
         box_init();
