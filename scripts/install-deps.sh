@@ -15,13 +15,12 @@ packages=(
         libcriterion-dev iproute2 python3 python3-fastapi python3-uvicorn uvicorn
         python3-websockets python3-httpx busybox-static
         python3-requests # OpenEnv's container providers import it (tests/lanes)
-        python3-numpy # the real OpenEnv connect4_env (tests/integration/test_openenv_real.py)
+        python3-numpy # OpenEnv's connect4_env (tests/integration/test_openenv_real.py, tools/fleet.py)
         python3-kubernetes python3-yaml # the API schema deploy/kubernetes is checked against
-        python3-numpy # OpenEnv's connect4_env (tools/fleet.py, the fleet test and benchmark)
         # runtimes the OCI launcher, the lanes and the benchmarks drive
         runc crun bubblewrap docker.io debootstrap
         # benchmarks
-        hyperfine wrk
+        hyperfine wrk haproxy # haproxy: the relay's competitor in bench/relay
 )
 
 missing=()

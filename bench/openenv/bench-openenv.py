@@ -12,11 +12,13 @@ All times client side, time.perf_counter(); phases interleave the daemons
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 STEP_OK = b'{"action": {"column": 3}}'
@@ -148,6 +150,40 @@ class DirectEnv:
         self.proc = None
 
 
+class HaproxyHop:
+    """HAProxy (if installed) in front of the direct env server: what one
+    established proxy hop costs a step here, beside the relay's."""
+
+    def __init__(self, upstream_port):
+        self.dir = tempfile.mkdtemp(prefix="bench-openenv-haproxy.")
+        self.port, self.proc = free_port(), None
+        cfg = os.path.join(self.dir, "haproxy.cfg")
+        with open(cfg, "w") as f:
+            f.write("global\n  nbthread 1\n"
+                    "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n"
+                    "  timeout server 60s\n  http-reuse always\n"
+                    f"frontend fe\n  bind 127.0.0.1:{self.port}\n  default_backend be\n"
+                    f"backend be\n  server env 127.0.0.1:{upstream_port}\n")
+        self.proc = subprocess.Popen(["haproxy", "-db", "-f", cfg], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        for _ in range(500):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.01)
+        self.stop()
+        raise OSError("haproxy did not start")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def timed_steps(conn, n):
     out = []
     for _ in range(n):
@@ -200,12 +236,26 @@ def main():
     cold.settle(0.0)
     cold.reset()
     r_conn = Http(cold.port, token)
-    relayed, straight = [], []
+    hop = None
+    if shutil.which("haproxy"):
+        try:
+            hop = HaproxyHop(direct.port)
+        except OSError as e:
+            print(f"# haproxy: unavailable ({e})")
+    else:
+        print("# haproxy: unavailable (not installed)")
+    h_conn = Http(hop.port) if hop else None
+    relayed, straight, hopped = [], [], []
     for _ in range(max(5, reps // 2)):
         straight += timed_steps(d_conn, 100)
         relayed += timed_steps(r_conn, 100)
+        if h_conn:
+            hopped += timed_steps(h_conn, 100)
     r_conn.close()
     d_conn.close()
+    if hop:
+        h_conn.close()
+        hop.stop()
     direct.stop()
 
     # 3. Back-to-back episodes: reset -> 6 valid moves -> the move that ends
@@ -238,6 +288,11 @@ def main():
     row("POST /step p50, through openenvd", f"{m(relayed):.0f}", "us")
     row("  added p50 / direct step p50", f"{100 * add / m(straight):.1f}", "%",
         f"<= 5 %: {ok(add <= 0.05 * m(straight))}")
+    if hopped:
+        h_add = m(hopped) - m(straight)
+        row("POST /step p50, haproxy in front of the direct env", f"{m(hopped):.0f}", "us")
+        row("  haproxy's added p50 / direct step p50", f"{100 * h_add / m(straight):.1f}", "%",
+            "(the competitor: one proxy hop, no container)")
     for think, what in ((0.0, "no agent time"), (0.2, "200 ms agent time a move")):
         c, s_ = loops["cold", think], loops["standby", think]
         row(f"episodes/s back-to-back, {what}, cold", f"{c:.2f}", "1/s")

@@ -16,7 +16,9 @@
  *
  * Latency samples are interleaved in blocks of 1000 requests (direct, unix,
  * relay, direct, ...) so that load from other processes on this shared
- * machine hits all paths alike. Timing is CLOCK_MONOTONIC per request.
+ * machine hits all paths alike. Timing is CLOCK_MONOTONIC per request. If
+ * haproxy is installed, the latency tests add "haproxy" (one thread, HTTP
+ * mode, keep-alive) in front of the same unix socket: the competitor.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -51,7 +53,7 @@
 #define BULK_CHUNK  (1024 * 1024)
 #define BLOCK       1000
 #define WARMUP      500
-#define MAX_TARGETS 3
+#define MAX_TARGETS 4
 
 struct target {
         const char *name;
@@ -547,6 +549,64 @@ static pid_t spawn_upstream(int unix_fd, int tcp_fd)
         return pid;
 }
 
+/* Runs haproxy with args (stdout and stderr to log, listen_fd as fd 3);
+ * returns its pid. */
+static pid_t haproxy_exec(char *const args[], const char *log, int listen_fd)
+{
+        pid_t pid = fork();
+
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+                if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0 ||
+                    dup2(listen_fd, 3) < 0)
+                        _exit(126);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execvp("haproxy", args);
+                _exit(127);
+        }
+        return pid;
+}
+
+/* HAProxy (if installed) in front of the same unix socket, as a competitor:
+ * an established HTTP proxy, one thread like the relay, keep-alive on both
+ * sides, accepting on listen_fd (inherited as fd 3). Its configuration is
+ * checked first (haproxy -c): 0 if it is missing or refuses it. */
+static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
+{
+        char cfg[300], log[300];
+        int status;
+        FILE *f;
+
+        snprintf(cfg, sizeof(cfg), "%s/haproxy.cfg", dir);
+        snprintf(log, sizeof(log), "%s/haproxy.log", dir);
+        f = fopen(cfg, "we");
+        if (!f)
+                die("haproxy.cfg");
+        fprintf(f,
+                "global\n  nbthread 1\n  maxconn 4096\n"
+                "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n"
+                "  timeout server 60s\n  http-reuse always\n"
+                "frontend fe\n  bind fd@3\n  default_backend be\n"
+                "backend be\n  server up %s\n",
+                env_sock);
+        fclose(f);
+        char *check[] = {
+                (char *) "haproxy", (char *) "-c", (char *) "-q", (char *) "-f", cfg, NULL
+        };
+        if (waitpid(haproxy_exec(check, log, listen_fd), &status, 0) < 0 || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+                printf("# haproxy: unavailable (%s)\n",
+                       WIFEXITED(status) && WEXITSTATUS(status) == 127
+                               ? "not installed"
+                               : "refused its configuration");
+                return 0;
+        }
+        char *run[] = { (char *) "haproxy", (char *) "-db", (char *) "-f", cfg, NULL };
+        return haproxy_exec(run, log, listen_fd);
+}
+
 /* CPU seconds (user + system) a process has used so far, from /proc. */
 static double proc_cpu_s(pid_t pid)
 {
@@ -623,9 +683,9 @@ int main(int argc, char **argv)
         unsigned n = 20000, ws_n = 20000, bulk_mb = 100, bulk_reps = 3, wrk_s = 10;
         const char *only = NULL;
         char tmpdir[] = "/tmp/bench-relay-XXXXXX", sock[256];
-        int ufd, tfd, rfd;
-        uint16_t up_port, relay_port;
-        pid_t up_pid, relay_pid;
+        int ufd, tfd, rfd, hfd;
+        uint16_t up_port, relay_port, haproxy_port;
+        pid_t up_pid, relay_pid, haproxy_pid;
 
         for (int i = 1; i < argc; i++) {
                 unsigned *dst = streq(argv[i], "-n")               ? &n
@@ -653,18 +713,28 @@ int main(int argc, char **argv)
         snprintf(sock, sizeof(sock), "%s/env.sock", tmpdir);
         if (socket_listen_unix(sock, 0600, &ufd) < 0 ||
             socket_listen_tcp("127.0.0.1", 0, &tfd) < 0 || socket_local_port(tfd, &up_port) < 0 ||
-            socket_listen_tcp("127.0.0.1", 0, &rfd) < 0 || socket_local_port(rfd, &relay_port) < 0)
+            socket_listen_tcp("127.0.0.1", 0, &rfd) < 0 ||
+            socket_local_port(rfd, &relay_port) < 0 ||
+            socket_listen_tcp("127.0.0.1", 0, &hfd) < 0 ||
+            socket_local_port(hfd, &haproxy_port) < 0)
                 die("listen");
         /* Connections queue in the backlogs until the children accept: no wait. */
         up_pid = spawn_upstream(ufd, tfd);
         relay_pid = spawn_relay(rfd, sock);
+        haproxy_pid = spawn_haproxy(hfd, sock, tmpdir);
+        close(hfd);
         printf("# upstream pid %d (unix %s, tcp 127.0.0.1:%u), relay pid %d (tcp 127.0.0.1:%u)\n",
                (int) up_pid, sock, (unsigned) up_port, (int) relay_pid, (unsigned) relay_port);
+        if (haproxy_pid > 0)
+                printf("# haproxy pid %d (tcp 127.0.0.1:%u, the same unix upstream)\n",
+                       (int) haproxy_pid, (unsigned) haproxy_port);
 
         const struct target direct = { "direct", up_port, NULL };
         const struct target direct_unix = { "direct-unix", 0, sock };
         const struct target relay = { "relay", relay_port, NULL };
-        const struct target lat_targets[] = { direct, direct_unix, relay };
+        const struct target haproxy = { "haproxy", haproxy_port, NULL };
+        const struct target lat_targets[] = { direct, direct_unix, relay, haproxy };
+        const size_t n_lat = haproxy_pid > 0 ? 4 : 3;
         bool all_met = true;
 
         printf("%-34s %12s %12s %12s %14s  %s\n", "metric", "direct", "direct-unix", "relay",
@@ -679,14 +749,20 @@ int main(int argc, char **argv)
                                         "\r\n{\"action\":{\"message\":\"hello\"}}  " },
                 };
                 for (size_t r = 0; r < ELEMENTSOF(reqs); r++) {
-                        struct stats s[3];
+                        struct stats s[MAX_TARGETS];
                         bool ok;
                         double cpu0 = proc_cpu_s(relay_pid), ucpu0 = proc_cpu_s(up_pid), cpu, ucpu;
-                        double sw0 = proc_switches(relay_pid);
-                        bench_latency(reqs[r][0], reqs[r][1], lat_targets, 3, n, s);
+                        double sw0 = proc_switches(relay_pid), hcpu0 = 0, hsw0 = 0, hcpu, hsw;
+                        if (n_lat > 3) {
+                                hcpu0 = proc_cpu_s(haproxy_pid);
+                                hsw0 = proc_switches(haproxy_pid);
+                        }
+                        bench_latency(reqs[r][0], reqs[r][1], lat_targets, n_lat, n, s);
                         cpu = proc_cpu_s(relay_pid) - cpu0;
                         ucpu = proc_cpu_s(up_pid) - ucpu0;
                         double sw = proc_switches(relay_pid) - sw0;
+                        hcpu = n_lat > 3 ? proc_cpu_s(haproxy_pid) - hcpu0 : 0;
+                        hsw = n_lat > 3 ? proc_switches(haproxy_pid) - hsw0 : 0;
                         ok = s[2].p50 - s[0].p50 <= 25.0;
                         all_met &= ok;
                         printf("%-34s %12.1f %12.1f %12.1f %+12.1fus  <= +25us at p50: %s\n",
@@ -698,9 +774,10 @@ int main(int argc, char **argv)
                         printf("%-34s %12.1f %12.1f %12.1f %+12.1fus\n",
                                xasprintf("latency %s mean (us)", reqs[r][0]), s[0].mean, s[1].mean,
                                s[2].mean, s[2].mean - s[0].mean);
-                        /* The relay served n + WARMUP of these; the upstream 3x that. */
+                        /* The relay served n + WARMUP of these; the upstream
+                         * one set per target. */
                         double rc = cpu * 1e6 / (n + WARMUP),
-                               uc = ucpu * 1e6 / (3.0 * (n + WARMUP));
+                               uc = ucpu * 1e6 / ((double) n_lat * (n + WARMUP));
                         printf("%-34s %12s %12s %12.1f   (upstream: %.1f us/req) <= 2x upstream: "
                                "%s\n",
                                "  relay CPU per request (us)", "-", "-", rc, uc, met(rc <= 2 * uc));
@@ -710,6 +787,19 @@ int main(int argc, char **argv)
                          * only (one thread). */
                         printf("%-34s %12s %12s %12.2f   (2 = one sleep per direction)\n",
                                "  context switches per request", "-", "-", sw / (n + WARMUP));
+                        /* The competitor, same requests, same upstream, same
+                         * blocks: what any proxy costs on this machine. */
+                        if (n_lat > 3) {
+                                double hc = hcpu * 1e6 / (n + WARMUP);
+                                printf("%-34s %12s %12s %12.1f %+12.1fus  (relay %+.1f us)\n",
+                                       "  haproxy p50 (us), added", "-", "-", s[3].p50,
+                                       s[3].p50 - s[0].p50, s[2].p50 - s[3].p50);
+                                printf("%-34s %12s %12s %12.1f   (relay / haproxy: %.2fx)\n",
+                                       "  haproxy CPU per request (us)", "-", "-", hc, rc / hc);
+                                printf("%-34s %12s %12s %12.2f\n",
+                                       "  haproxy context switches/request", "-", "-",
+                                       hsw / (n + WARMUP));
+                        }
                         fflush(stdout);
                 }
         }
@@ -776,6 +866,10 @@ int main(int argc, char **argv)
 
         kill(relay_pid, SIGTERM);
         kill(up_pid, SIGKILL);
+        if (haproxy_pid > 0) {
+                kill(haproxy_pid, SIGTERM);
+                (void) waitpid(haproxy_pid, NULL, 0);
+        }
         (void) waitpid(relay_pid, NULL, 0);
         (void) waitpid(up_pid, NULL, 0);
         (void) rm_rf_at(AT_FDCWD, tmpdir);
