@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
         # build
         meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format clang-tidy
+        musl-tools # openenvd-shim links musl: no cpuid-heavy libc start-up per container
         libyaml-dev libjansson-dev libseccomp-dev libcap-dev libhttp-parser-dev
         libsystemd-dev libcurl4-openssl-dev libssl-dev
         # tests

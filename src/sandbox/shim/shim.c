@@ -481,8 +481,8 @@ static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
 
         while (argv[argc])
                 argc++;
-        /* execvp() runs a script without #! through /bin/sh, with a copy of
-         * argv on this stack (glibc sizes it the same way). */
+        /* glibc's execvp() runs a script without #! through /bin/sh with a
+         * copy of argv on this stack (and sizes its own the same way). */
         size = (size_t) 64 * 1024 + (argc + 2) * sizeof(char *);
         stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                      -1, 0);
