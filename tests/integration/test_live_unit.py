@@ -534,6 +534,45 @@ def case_require_isolation_refusal():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_runc_on_hybrid():
+    """runc places its containers outside their zone's cgroups on a hybrid
+    host (out of reach of the freeze at done): with --require-isolation the
+    daemon refuses such a manifest (exit 3, naming the zone) before any
+    episode; on a pure cgroup2 host, where runc places them right, it starts."""
+    hybrid = not os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+    port = free_port()
+    d, manifest = fallback_manifest(port)
+    with open(manifest) as f:
+        text = f.read()
+    check("    agent:\n" in text, "the fallback unit has an agent zone")
+    with open(manifest, "w") as f:
+        f.write(text.replace("    agent:\n", "    agent:\n      runtime: {oci: runc}\n", 1))
+    args = [OPENENVD, "--manifest", manifest, "--state", os.path.join(d, "state"),
+            "--require-isolation", "--no-initial-episode", "--no-standby"]
+    try:
+        if hybrid:
+            r = subprocess.run(args, capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            check(r.returncode == 3, "exit 3: %d %s" % (r.returncode, r.stderr))
+            check("zone agent runs under runc on a hybrid cgroup host" in r.stderr and
+                  "refusing to start (--require-isolation)" in r.stderr, "says why: %s" % r.stderr)
+            check(socket.socket().connect_ex(("127.0.0.1", port)) != 0, "nothing listens")
+            return
+        log = os.path.join(d, "log")
+        with open(log, "w") as e:
+            proc = subprocess.Popen(args, stdout=e, stderr=e, stdin=subprocess.DEVNULL)
+        try:
+            poll(lambda: "openenvd ready" in (read(log) or "") or proc.poll() is not None,
+                 "openenvd ready", 60)
+            check(proc.poll() is None and "runs under runc" not in read(log),
+                  "a cgroup2 host starts it: %s" % read(log))
+        finally:
+            proc.terminate()
+            proc.wait()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def census(d):
     cgroups = 0
     for root in d.cg.values():
@@ -690,6 +729,8 @@ CASES = [
      case_fallback_unprivileged),
     ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",
      case_require_isolation_refusal),
+    ("runc on a hybrid cgroup host with --require-isolation: exit 3, the zone named",
+     case_runc_on_hybrid),
     ("unprivileged: --port and --listen go into the app's command, or the log says why not",
      case_fallback_port_and_listen),
     ("a keep-alive client reaches each episode's env server directly in its namespace, "
