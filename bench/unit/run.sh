@@ -55,8 +55,9 @@ cleanup() {
                 kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
         done
         for z in "${stray[@]}"; do
-                [ -d "$z" ] && [ -z "$(find "$z" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] &&
-                        find "$z" -depth -type d -exec rmdir {} + 2>/dev/null
+                if [ -d "$z" ] && [ -z "$(find "$z" -name cgroup.procs -exec cat {} + 2>/dev/null)" ]; then
+                        find "$z" -depth -type d -exec rmdir {} + 2>/dev/null || true
+                fi
         done
         if [ -n "${BENCH_UNIT_KEEP_LOGS:-}" ]; then
                 cp "$WORK"/*.log "$BENCH_UNIT_KEEP_LOGS"/ 2>/dev/null || true
