@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/command.h"
 #include "base/fd-util.h"
 #include "base/parse-util.h"
 #include "base/util.h"
@@ -549,26 +550,6 @@ static pid_t spawn_upstream(int unix_fd, int tcp_fd)
         return pid;
 }
 
-/* Runs haproxy with args (stdout and stderr to log, listen_fd as fd 3);
- * returns its pid. */
-static pid_t haproxy_exec(char *const args[], const char *log, int listen_fd)
-{
-        pid_t pid = fork();
-
-        if (pid < 0)
-                die("fork");
-        if (pid == 0) {
-                int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-                if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0 ||
-                    dup2(listen_fd, 3) < 0)
-                        _exit(126);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                execvp("haproxy", args);
-                _exit(127);
-        }
-        return pid;
-}
-
 /* HAProxy (if installed) in front of the same unix socket, as a competitor:
  * an established HTTP proxy, one thread like the relay, keep-alive on both
  * sides, accepting on listen_fd (inherited as fd 3). Its configuration is
@@ -576,8 +557,10 @@ static pid_t haproxy_exec(char *const args[], const char *log, int listen_fd)
 static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
 {
         char cfg[300], log[300];
-        int status;
+        struct command_output out;
         FILE *f;
+        pid_t pid;
+        int r;
 
         snprintf(cfg, sizeof(cfg), "%s/haproxy.cfg", dir);
         snprintf(log, sizeof(log), "%s/haproxy.log", dir);
@@ -595,16 +578,35 @@ static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
         char *check[] = {
                 (char *) "haproxy", (char *) "-c", (char *) "-q", (char *) "-f", cfg, NULL
         };
-        if (waitpid(haproxy_exec(check, log, listen_fd), &status, 0) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0) {
-                printf("# haproxy: unavailable (%s)\n",
-                       WIFEXITED(status) && WEXITSTATUS(status) == 127
-                               ? "not installed"
-                               : "refused its configuration");
+        r = command_run(&(const struct command_spec){ .argv = check,
+                                                      .stdin_fd = -EBADF,
+                                                      .pass_fds = &listen_fd,
+                                                      .n_pass = 1,
+                                                      .max_out = 4096,
+                                                      .cancel_fd = -EBADF },
+                        &out);
+        if (r < 0 || out.exit_status != 0) {
+                printf("# haproxy: unavailable (%s)\n", r == -ENOENT ? "not installed"
+                                                        : r < 0      ? strerror(-r)
+                                                                     : "refused its configuration");
+                if (r >= 0)
+                        command_output_done(&out);
                 return 0;
         }
-        char *run[] = { (char *) "haproxy", (char *) "-db", (char *) "-f", cfg, NULL };
-        return haproxy_exec(run, log, listen_fd);
+        command_output_done(&out);
+        pid = fork();
+        if (pid < 0)
+                die("fork");
+        if (pid == 0) {
+                int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ||
+                    dup2(listen_fd, 3) < 0)
+                        _exit(126);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execlp("haproxy", "haproxy", "-db", "-f", cfg, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
 }
 
 /* CPU seconds (user + system) a process has used so far, from /proc. */
