@@ -62,7 +62,7 @@ def cgroup2_mount():
 
 def subtree_roots(pid):
     """A daemon's cgroup subtree in each hierarchy: {"unified": dir, "memory": dir,
-    "pids": dir, "freezer": dir, "cpu": dir} as far as they exist (the daemon
+    "pids": dir, "freezer": dir, "cpu": dir, "devices": dir} as far as they exist (the daemon
     itself sits in <subtree>/control of each)."""
     roots = {}
     for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
@@ -72,7 +72,7 @@ def subtree_roots(pid):
         base = path[: -len("/control")]
         if ctrls == "":
             roots["unified"] = cgroup2_mount() + base
-        for c in ("pids", "memory", "freezer", "cpu"):
+        for c in ("pids", "memory", "freezer", "cpu", "devices"):
             if c in ctrls.split(","):
                 roots[c] = "/sys/fs/cgroup/%s%s" % (ctrls, base)
     return roots

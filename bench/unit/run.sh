@@ -43,21 +43,9 @@ fi
 WORK=$(mktemp -d /tmp/openenvd-bench-unit.XXXXXX)
 chmod 0711 "$WORK" # containers resolve mount sources below it from their user namespaces
 pids=()
-# runc on a hybrid cgroup host leaves zones/... at the roots of the
-# hierarchies (docs/MANIFEST.md, runtime.oci): removed after the run, if
-# there was none before and nothing runs in them.
-stray=()
-for h in /sys/fs/cgroup/*/; do
-        [ -e "$h/cgroup.procs" ] && [ ! -e "$h/zones" ] && stray+=("$h/zones")
-done
 cleanup() {
         for p in "${pids[@]}"; do
                 kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
-        done
-        for z in "${stray[@]}"; do
-                if [ -d "$z" ] && [ -z "$(find "$z" -name cgroup.procs -exec cat {} + 2>/dev/null)" ]; then
-                        find "$z" -depth -type d -exec rmdir {} + 2>/dev/null || true
-                fi
         done
         if [ -n "${BENCH_UNIT_KEEP_LOGS:-}" ]; then
                 cp "$WORK"/*.log "$BENCH_UNIT_KEEP_LOGS"/ 2>/dev/null || true
@@ -83,7 +71,7 @@ start_daemon() { # NAME MANIFEST PORT [OPTIONS]
         local name=$1 manifest=$2 port=$3
         shift 3
         "$OPENENVD" --manifest "$WORK/$manifest.yaml" --state "$WORK/state-$name" --port "$port" \
-                --listen 127.0.0.1 --token-file "$WORK/token" \
+                --listen 127.0.0.1 --token-file "$WORK/token" --require-isolation \
                 --log-level debug "$@" > "$WORK/$name.out" 2> "$WORK/$name.log" &
         pids+=($!)
         for _ in $(seq 200); do
@@ -102,10 +90,8 @@ free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)
 PORT_NATIVE=${BENCH_UNIT_PORT:-$(free_port)}
 PORT_COLD=$(free_port)
 PORT_RUNC=$(free_port)
-start_daemon native native "$PORT_NATIVE" --require-isolation
-start_daemon cold native "$PORT_COLD" --no-standby --require-isolation
-# Not --require-isolation: on a hybrid host it refuses runc (docs/MANIFEST.md);
-# the row measures the OCI path's time, which the misplacement does not change.
+start_daemon native native "$PORT_NATIVE"
+start_daemon cold native "$PORT_COLD" --no-standby
 start_daemon runc runc "$PORT_RUNC" --no-standby
 
 # The observers' own run time, outside any container.

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -128,6 +129,59 @@ static int spawn(const struct command_spec *spec, const char *bin, const struct 
         posix_spawn_file_actions_destroy(&fa);
         /* posix_spawn*() return a positive error number. */
         return r > 0 ? -r : r == 0 ? 0 : -EIO;
+}
+
+/*
+ * posix_spawn() cannot enter a namespace: fork, setns(), then the same fd
+ * and signal set-up as above, and the exec. Only system calls run in the
+ * child. A failure before or at the exec reaches us through a close-on-exec
+ * pipe, as posix_spawn() reports it: the child is reaped and the errno
+ * returned.
+ */
+static int spawn_in_mount_ns(const struct command_spec *spec, const char *bin,
+                             const struct child_fds *fds, pid_t *ret)
+{
+        cleanup_close int rd = -EBADF, wr = -EBADF;
+        int p[2], child_errno = 0;
+        ssize_t n;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        rd = p[0], wr = p[1];
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                sigset_t none;
+
+                if (setns(spec->mount_ns_fd, CLONE_NEWNS) < 0)
+                        goto fail;
+                for (size_t i = 0; i < fds->n; i++)
+                        if (dup2(fds->fds[i], (int) i) < 0)
+                                goto fail;
+                if (!(spec->flags & COMMAND_INHERIT_SIGNALS)) {
+                        sigemptyset(&none);
+                        if (setpgid(0, 0) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+                                goto fail;
+                }
+                execve(bin, spec->argv, spec->envp ? spec->envp : environ);
+        fail:
+                child_errno = errno;
+                (void) !write(wr, &child_errno, sizeof(child_errno));
+                _exit(127); /* never seen: the pipe carries the errno */
+        }
+        safe_close(TAKE_FD(wr));
+        do
+                n = read(rd, &child_errno, sizeof(child_errno));
+        while (n < 0 && errno == EINTR);
+        if (n == 0) { /* EOF: the exec closed the pipe */
+                *ret = pid;
+                return 0;
+        }
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return n == sizeof(child_errno) && child_errno > 0 ? -child_errno : -EIO;
 }
 
 /* ms to wait in poll() until `until` (> now; USEC_INFINITY is fine), capped
@@ -264,7 +318,8 @@ int command_run(const struct command_spec *spec, struct command_output *ret)
                            spec->pass_fds, spec->n_pass);
         if (r < 0)
                 return r;
-        r = spawn(spec, bin, &fds, &pid);
+        r = spec->flags & COMMAND_ENTER_MOUNT_NS ? spawn_in_mount_ns(spec, bin, &fds, &pid)
+                                                 : spawn(spec, bin, &fds, &pid);
         child_fds_done(&fds);
         if (r < 0)
                 return r;

@@ -17,7 +17,9 @@
  *
  * The child is started with posix_spawn() (vfork-like: nothing of the
  * caller is copied, whatever its size), after the binary was looked up in
- * PATH; glibc reports a failed exec as its errno.
+ * PATH; glibc reports a failed exec as its errno. Only a child that must
+ * enter a mount namespace first (COMMAND_ENTER_MOUNT_NS), which
+ * posix_spawn() cannot do, is forked instead.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +43,9 @@ enum {
         /* The child keeps our signal mask and process group (what a
          * container runtime passes on to the container's init). */
         COMMAND_INHERIT_SIGNALS = 1U << 1,
+        /* The child enters mount_ns_fd's mount namespace before the exec
+         * (the binary path and the fds were resolved in ours). */
+        COMMAND_ENTER_MOUNT_NS = 1U << 2,
 };
 
 struct command_spec {
@@ -55,6 +60,7 @@ struct command_spec {
         usec_t idle_timeout; /* 0: none; else no output on either pipe for this long ends it */
         size_t max_out;      /* bytes kept of stdout and of stderr, each */
         int cancel_fd;       /* < 0: none; readable = stop now */
+        int mount_ns_fd;     /* with COMMAND_ENTER_MOUNT_NS: a /proc/PID/ns/mnt fd */
 };
 
 /* Returns 0 when the command ran to completion (whatever its exit status),

@@ -26,6 +26,11 @@ enum {
         CG_V1_PIDS,
         CG_V1_CPU,
         CG_V1_FREEZER,
+        /* No limit of ours: mirrored (CGROUP_LAYOUT_DEVICES) only so that
+         * runc, which refuses to run without a devices cgroup, finds one
+         * inside our subtree (cgroup_view_open()). Native containers are
+         * never placed in it. */
+        CG_V1_DEVICES,
         CG_V1_MAX,
 };
 

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/macro.h"
+#include "base/util.h"
 #include "cgroup/cgroup-internal.h"
 
 void cgroup_placement_done(struct cgroup_placement *p)
@@ -33,11 +35,11 @@ int cgroup_placement_open(struct cgroup_tree *t, const char *rel, struct cgroup_
         p.v2_fd = cgroup_open_dir(t->v2.root_fd, rel);
         if (p.v2_fd < 0)
                 return p.v2_fd;
-        for (size_t i = 0; i < CG_V1_MAX && i < ELEMENTSOF(p.v1_procs); i++) {
+        for (size_t i = 0; i < CG_V1_MAX && p.n_v1 < ELEMENTSOF(p.v1_procs); i++) {
                 cleanup_close int dfd = -EBADF;
                 int fd;
 
-                if (t->v1[i].root_fd < 0)
+                if (t->v1[i].root_fd < 0 || i == CG_V1_DEVICES)
                         continue;
                 dfd = cgroup_open_dir(t->v1[i].root_fd, rel);
                 if (dfd < 0) {
@@ -88,4 +90,46 @@ int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child)
         if (fd < 0)
                 return -errno;
         return write_pid(fd, child);
+}
+
+void cgroup_view_done(struct cgroup_view *v)
+{
+        if (!v)
+                return;
+        for (size_t i = 0; i < v->n; i++)
+                v->fds[i] = safe_close(v->fds[i]);
+        v->n = 0;
+}
+
+int cgroup_view_open(struct cgroup_tree *t, const char *rel, struct cgroup_view *ret)
+{
+        struct cgroup_view v = {};
+        cleanup_free char *parent = NULL;
+        const char *slash;
+
+        if (!cgroup_rel_valid(rel, false))
+                return -EINVAL;
+        if (t->mode != CGROUP_MODE_HYBRID)
+                return -EOPNOTSUPP;
+        slash = strrchr(rel, '/');
+        parent = slash ? xstrndup(rel, (size_t) (slash - rel)) : xstrdup("");
+        v.names[v.n] = "unified";
+        v.fds[v.n] = cgroup_open_dir(t->v2.root_fd, parent);
+        if (v.fds[v.n] < 0)
+                return v.fds[v.n];
+        v.n++;
+        for (size_t i = 0; i < CG_V1_MAX; i++) {
+                if (t->v1[i].root_fd < 0)
+                        continue;
+                v.names[v.n] = cgroup_v1_names[i];
+                v.fds[v.n] = cgroup_open_dir(t->v1[i].root_fd, parent);
+                if (v.fds[v.n] < 0) {
+                        int r = v.fds[v.n];
+                        cgroup_view_done(&v);
+                        return r;
+                }
+                v.n++;
+        }
+        *ret = v;
+        return 0;
 }

@@ -121,6 +121,8 @@ int cgroup_tree_open(const struct cgroup_layout *layout, struct cgroup_tree **re
                 for (size_t i = 0; i < CG_V1_MAX; i++) {
                         cleanup_free char *p = NULL, *mount = NULL;
 
+                        if (i == CG_V1_DEVICES && !(t->flags & CGROUP_LAYOUT_DEVICES))
+                                continue;
                         /* A controller the kernel lacks or the host did not
                          * mount is simply unused (limits on it: -EOPNOTSUPP). */
                         if (cgroup_self_path_parse(text, cgroup_v1_names[i], &p) < 0)
@@ -181,6 +183,7 @@ int cgroup_sweep_stale(const struct cgroup_layout *layout, const char *prefix)
                 cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
                 l.subtree_name = *name;
                 l.self_cgroup = text;
+                l.flags |= CGROUP_LAYOUT_DEVICES; /* whether or not it had runc zones */
                 if (cgroup_tree_open(&l, &t) < 0 || cgroup_tree_destroy(t) < 0)
                         continue;
                 n++;

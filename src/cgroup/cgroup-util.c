@@ -18,10 +18,8 @@
 #include "cgroup/cgroup-internal.h"
 
 const char *const cgroup_v1_names[CG_V1_MAX] = {
-        [CG_V1_MEMORY] = "memory",
-        [CG_V1_PIDS] = "pids",
-        [CG_V1_CPU] = "cpu",
-        [CG_V1_FREEZER] = "freezer",
+        [CG_V1_MEMORY] = "memory",   [CG_V1_PIDS] = "pids",       [CG_V1_CPU] = "cpu",
+        [CG_V1_FREEZER] = "freezer", [CG_V1_DEVICES] = "devices",
 };
 
 bool cgroup_rel_valid(const char *rel, bool allow_empty)

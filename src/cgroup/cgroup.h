@@ -49,6 +49,10 @@ struct cgroup_layout {
  * fallbacks (SIGKILL sweep under the v1 freezer) on kernels that have them. */
 #define CGROUP_LAYOUT_NO_KILL   (1U << 0)
 #define CGROUP_LAYOUT_NO_FREEZE (1U << 1)
+/* Hybrid hosts: mirror the tree in the v1 devices hierarchy too, for runc
+ * (cgroup_view_open()); it costs two fds and a mkdir per cgroup, so only a
+ * unit with a zone under an OCI runtime asks for it. */
+#define CGROUP_LAYOUT_DEVICES (1U << 2)
 
 /* Frees what cgroup_layout_detect() allocated; the struct can be reused. */
 void cgroup_layout_done(struct cgroup_layout *l);
@@ -86,6 +90,27 @@ int cgroup_placement_attach(const struct cgroup_placement *p, pid_t child);
 /* Same for the cgroup2 leaf (<v2_fd>/cgroup.procs), for spawners that fork
  * instead of using clone3(CLONE_INTO_CGROUP). Only ever the caller's own child. */
 int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child);
+
+/*
+ * What a container runtime that computes its own paths below /sys/fs/cgroup
+ * (runc on a hybrid host, which resolves the cgroup2 half of a relative
+ * cgroupsPath from the root of the tree and strips "..") may be shown:
+ * rel's parent in every hierarchy of the tree, named as the runtime looks
+ * for it ("unified" for the cgroup2 tree, then the v1 controllers, devices
+ * included: runc refuses to run without one). Bound in a private mount
+ * namespace at /sys/fs/cgroup/<name> (sandbox/cgroup-view-ns.h), cgroupsPath
+ * "/<rel's last component>" is exactly rel, and nothing outside rel's
+ * parent is within the runtime's reach. -EOPNOTSUPP on a pure v2 host, where
+ * runtimes resolve a relative path below their own cgroup.
+ */
+#define CGROUP_VIEW_MAX 8
+struct cgroup_view {
+        const char *names[CGROUP_VIEW_MAX]; /* static strings */
+        int fds[CGROUP_VIEW_MAX];           /* owned O_DIRECTORY fds */
+        size_t n;
+};
+int cgroup_view_open(struct cgroup_tree *t, const char *rel, struct cgroup_view *ret);
+void cgroup_view_done(struct cgroup_view *v); /* closes the fds */
 
 /* Detects the layout from /proc/self/mountinfo and /proc/self/cgroup. The
  * strings are owned by ret (cgroup_layout_done()); subtree_name stays NULL.

@@ -526,6 +526,10 @@ static int setup_cgroups(struct daemon *d)
                 log_info("removed %d cgroup subtree%s a killed openenvd left", r,
                          r == 1 ? "" : "s");
         layout.subtree_name = subtree;
+        for (size_t k = 0; k < MANIFEST_ZONE_MAX; k++)
+                if (d->manifest->zones[k].n_containers > 0 &&
+                    d->manifest->zones[k].oci != MANIFEST_OCI_NATIVE)
+                        layout.flags |= CGROUP_LAYOUT_DEVICES;
         r = cgroup_tree_open(&layout, &d->cgroups);
         cgroup_layout_done(&layout); /* the tree keeps copies of what it needs */
         if (r < 0)

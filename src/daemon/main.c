@@ -407,23 +407,6 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
         return 0;
 }
 
-/* The first zone (in zone order) that runs under runc on a hybrid cgroup host, or
- * NULL. runc 1.1 strips the ".." of the relative cgroupsPath the daemon gives
- * it and resolves the rest below its own cgroup in each v1 hierarchy (the
- * daemon's control/) and below the root of a hybrid host's cgroup2: the
- * containers land outside their zone's cgroups, where the freeze at done and
- * the zone's limits do not reach them (docs/MANIFEST.md, runtime.oci).
- * On a pure cgroup2 host it resolves against its cgroup's parent: right. */
-static const char *runc_zone_on_hybrid(const struct manifest *m, const struct preflight_report *pre)
-{
-        if (!pre->cgroup_detected || pre->cgroup_mode != CGROUP_MODE_HYBRID)
-                return NULL;
-        for (size_t k = 0; k < MANIFEST_ZONE_MAX; k++)
-                if (m->zones[k].n_containers > 0 && m->zones[k].oci == MANIFEST_OCI_RUNC)
-                        return manifest_zone_kind_to_string(m->zones[k].kind);
-        return NULL;
-}
-
 /* An invalid manifest: every error, one per line, as text on stderr, or
  * one JSON log entry each. */
 static void report_manifest_errors(const struct manifest_errors *errs, const char *path)
@@ -516,21 +499,6 @@ int main(int argc, char **argv)
         const struct preflight_check *root = preflight_report_find(pre, "containers_root");
         if (root && !root->ok)
                 log_warning("WARNING: %s", root->detail);
-        const char *runc_zone = runc_zone_on_hybrid(m, pre);
-        if (runc_zone) {
-                const char *why = "runs under runc on a hybrid cgroup host, which places its "
-                                  "containers outside the zone's cgroups (the freeze at done and "
-                                  "the zone's limits do not reach them); use runtime: {oci: "
-                                  "native}, or a cgroup2 host";
-                if (opts.require_isolation) {
-                        log_error("isolation incomplete: zone %s %s; refusing to start "
-                                  "(--require-isolation)",
-                                  runc_zone, why);
-                        return DAEMON_EXIT_NO_ISOLATION;
-                }
-                log_warning("WARNING: zone %s %s", runc_zone, why);
-        }
-
         if (!opts.shim_path) {
                 shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */
                 opts.shim_path = shim;

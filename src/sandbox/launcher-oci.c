@@ -22,6 +22,7 @@
 #include "base/fd-util.h"
 #include "base/parse-util.h"
 #include "base/util.h"
+#include "sandbox/cgroup-view-ns.h"
 #include "sandbox/oci-internal.h"
 
 static int container_reap(struct oci_container *c, int flags)
@@ -58,6 +59,8 @@ struct oci_container *oci_container_free(struct oci_container *c)
                 int status;
                 (void) oci_runtime_run(c, args, -EBADF, NULL, 0, &status);
         }
+        /* Before the unmounts below: the view's copies of them go with it. */
+        safe_close(c->view_ns);
         if (c->root_mounted) {
                 cleanup_free char *rootfs = xasprintf("%s/rootfs", c->bundle);
                 cleanup_free char *layers = xasprintf("%s/layers", c->bundle);
@@ -120,7 +123,7 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
                                 "OCI launcher: the caller must be PID 1 or a child subreaper");
 
         c = xcalloc(1, sizeof(*c));
-        c->pidfd = -EBADF;
+        c->pidfd = c->view_ns = -EBADF;
         r = oci_runtime_find(opts->runtime, &c->runtime);
         if (r < 0)
                 return oci_fail(ret_err, r, "OCI runtime %s is not installed",
@@ -157,6 +160,13 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
                 return oci_fail(ret_err, r, "OCI launcher: root overlay of %s: %s", spec->rootfs,
                                 strerror(-r));
         c->root_mounted = true;
+        /* After the root's mount, which the view's copy of our mounts holds. */
+        if (opts->cgroup_view) {
+                r = cgroup_view_ns_create(opts->cgroup_view, &c->view_ns);
+                if (r < 0)
+                        return oci_fail(ret_err, r, "OCI launcher: cgroup view for %s: %s", c->id,
+                                        strerror(-r));
+        }
 
         cgroups_path = opts->cgroups_path ? xstrdup(opts->cgroups_path)
                                           : xasprintf("openenvd-oci-%s", c->id);

@@ -18,7 +18,8 @@
  * <state_dir>/bundles/<id>/ holding config.json (0600), the runtime's log
  * and a private, recursively read-only bind of spec->rootfs (runc cannot
  * use "/" itself as a root); the runtime's state under <state_dir>/oci; the
- * cgroups the runtime creates at cgroups_path (removed by `delete`).
+ * cgroups the runtime creates at cgroups_path (removed by `delete`); the
+ * mount namespace of the cgroup view, if any.
  *
  * Ownership: struct oci_container owns the pidfd, the bundle and the
  * runtime state; freeing a live container SIGKILLs it, reaps it and deletes
@@ -43,11 +44,17 @@ struct oci_options {
         /* Host path of the shim (PID 1 inside); NULL: spec->shim_path; both
          * NULL: the principal's argv is run directly as the init. */
         const char *shim_path;
-        /* linux.cgroupsPath; NULL: "openenvd-oci-<id>". Relative paths are
-         * resolved by the runtime below its own cgroup, i.e. the caller's, in
-         * every hierarchy: the runtime never creates cgroups outside the
-         * caller's subtree (an absolute path would land at each root). */
+        /* linux.cgroupsPath; NULL: "openenvd-oci-<id>". Without a
+         * cgroup_view, relative paths are resolved by the runtime below its
+         * own cgroup, i.e. the caller's, in every v1 hierarchy and on a pure
+         * cgroup2 host (runc puts the cgroup2 half of a hybrid host's at the
+         * root of the tree, and strips ".."). */
         const char *cgroups_path;
+        /* NULL: the runtime runs in our mount namespace. Else every run of it
+         * for this container enters one where /sys/fs/cgroup holds only the
+         * view (sandbox/cgroup-view-ns.h), and an absolute cgroups_path
+         * ("/<leaf>") names a directory of the view in every hierarchy. */
+        const struct cgroup_view *cgroup_view;
         /* Rendered as linux.resources when set (memory + swap = limit, pids,
          * cpu quota over a 100 ms period); NULL: no resources. */
         const struct cgroup_limits *limits;

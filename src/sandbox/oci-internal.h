@@ -28,6 +28,7 @@ struct oci_container {
         bool root_mounted;
         bool created; /* runtime state exists: `delete` needed */
         int pidfd;    /* owned */
+        int view_ns;  /* owned: mount namespace every runtime run enters; -EBADF: ours */
         pid_t pid;
         bool reaped;
         int status;

@@ -91,16 +91,19 @@ int oci_runtime_run(const struct oci_container *c, const char *const *args, int 
                 argv[n++] = *args;
         argv[n] = NULL;
 
-        r = command_run(&(const struct command_spec){ .argv = (char *const *) argv,
-                                                      .envp = envp,
-                                                      .stdin_fd = -EBADF,
-                                                      .pass_fds = pass_fds,
-                                                      .n_pass = n_pass,
-                                                      .flags = COMMAND_OUTPUT_TO_FD |
-                                                               COMMAND_INHERIT_SIGNALS,
-                                                      .output_fd = out_fd,
-                                                      .cancel_fd = -EBADF },
-                        &out);
+        r = command_run(
+                &(const struct command_spec){
+                        .argv = (char *const *) argv,
+                        .envp = envp,
+                        .stdin_fd = -EBADF,
+                        .pass_fds = pass_fds,
+                        .n_pass = n_pass,
+                        .flags = COMMAND_OUTPUT_TO_FD | COMMAND_INHERIT_SIGNALS |
+                                 (c->view_ns >= 0 ? COMMAND_ENTER_MOUNT_NS : 0),
+                        .output_fd = out_fd,
+                        .cancel_fd = -EBADF,
+                        .mount_ns_fd = c->view_ns },
+                &out);
         if (r < 0)
                 return r;
         *ret_status = out.exit_status;

@@ -264,15 +264,32 @@ static int spawn(struct member *m, const struct member_start *a, struct containe
         int r;
 
         if (a->runtime != MANIFEST_OCI_NATIVE) {
-                /* Relative to the runtime's own cgroup, which is the daemon's
-                 * (control/): the runtime joins the leaf made for it. */
-                cleanup_free char *cg = xasprintf("../%s", a->cgroup);
+                struct cgroup_view view = {};
                 struct oci_error err = {};
+                cleanup_free char *cg = NULL;
+
+                /* The runtime joins the leaf made for it. On a hybrid host it
+                 * sees only the leaf's parent in each hierarchy, where
+                 * "/<leaf>" is the leaf; on a pure cgroup2 host the path is
+                 * relative to its own cgroup, the daemon's (control/). */
+                const char *leaf = strrchr(a->cgroup, '/');
+                r = cgroup_view_open(a->cgroups, a->cgroup, &view);
+                if (r == -EOPNOTSUPP)
+                        cg = xasprintf("../%s", a->cgroup);
+                else if (r >= 0)
+                        cg = xasprintf("/%s", leaf ? leaf + 1 : a->cgroup);
+                else {
+                        if (ret_error)
+                                *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
+                        return r;
+                }
                 r = oci_container_spawn(
                         &(struct oci_options){ .runtime = oci_runtime_name(a->runtime),
                                                .state_dir = a->oci_state_dir,
-                                               .cgroups_path = cg },
+                                               .cgroups_path = cg,
+                                               .cgroup_view = view.n > 0 ? &view : NULL },
                         spec, &m->oci, &err);
+                cgroup_view_done(&view);
                 if (r < 0 && ret_error)
                         *ret_error = xstrdup(err.message ?: strerror(-r));
                 oci_error_done(&err);

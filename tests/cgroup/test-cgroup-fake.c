@@ -551,3 +551,65 @@ Test(cgroup_fake, hybrid_missing_v1_controller)
         cr_expect_null(cgroup_tree_path(t, "memory"));
         cr_expect_eq(cgroup_set_limits(t, "zones/a", &mem), -EOPNOTSUPP);
 }
+
+/* runc on a hybrid host is shown rel's parent in every hierarchy of the tree,
+ * devices included (which no native container is placed in), by name. */
+Test(cgroup_fake, hybrid_view_for_runc)
+{
+        cleanup_free char *v2 = xasprintf("%s/unified", tmp), *v1 = xasprintf("%s/v1", tmp);
+        struct cgroup_layout l = {
+                .v2_mount = v2,
+                .v1_mount = v1,
+                .self_cgroup = "8:pids:/\n5:devices:/d\n4:memory:/pa/x\n0::/\n",
+                .subtree_name = "sub",
+                .flags = CGROUP_LAYOUT_DEVICES,
+        };
+        static const char *const want_names[] = { "unified", "memory", "pids", "devices" };
+        static const char *const want_dirs[] = { "unified/sub/zones/a",
+                                                 "v1/memory/pa/x/sub/zones/a",
+                                                 "v1/pids/sub/zones/a",
+                                                 "v1/devices/d/sub/zones/a" };
+        cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
+        struct cgroup_placement p;
+        struct cgroup_view v;
+
+        hybrid_chain();
+        mk_v1("devices", "d");
+        l.flags = 0; /* a unit without OCI zones leaves devices alone */
+        cr_assert_eq(cgroup_tree_open(&l, &t), 0);
+        cr_expect(!exists("v1/devices/d", "sub"));
+        t = cgroup_tree_free(t);
+        l.flags = CGROUP_LAYOUT_DEVICES;
+        cr_assert_eq(cgroup_tree_open(&l, &t), 0);
+        cr_assert_eq(cgroup_create(t, "zones/a/env", NULL), 0);
+        cr_expect(exists("v1/devices/d/sub/zones/a/env", "."), "the leaf in devices too");
+        cr_assert_eq(cgroup_view_open(t, "zones/a/env", &v), 0);
+        cr_assert_eq(v.n, ELEMENTSOF(want_names));
+        for (size_t i = 0; i < v.n; i++) {
+                cleanup_free char *dir = xasprintf("%s/%s", tmp, want_dirs[i]);
+                struct stat a, b;
+                cr_expect_str_eq(v.names[i], want_names[i]);
+                cr_assert_eq(fstat(v.fds[i], &a), 0);
+                cr_assert_eq(stat(dir, &b), 0);
+                cr_expect(a.st_ino == b.st_ino && a.st_dev == b.st_dev, "%s is not %s", v.names[i],
+                          dir);
+        }
+        cgroup_view_done(&v);
+        cr_expect_eq(v.n, 0);
+
+        cr_assert_eq(cgroup_placement_open(t, "zones/a", &p), 0);
+        cr_expect_eq(p.n_v1, 2, "memory and pids; never devices");
+        cgroup_placement_done(&p);
+        cr_expect_eq(cgroup_view_open(t, "zones/../a", &v), -EINVAL);
+        cr_expect_eq(cgroup_view_open(t, "zones/nope/env", &v), -ENOENT);
+}
+
+Test(cgroup_fake, v2_has_no_view)
+{
+        cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
+        struct cgroup_view v;
+
+        v2_chain("cpu memory pids");
+        t = open_v2("0::/own\n", 0);
+        cr_expect_eq(cgroup_view_open(t, "zones/agent/env", &v), -EOPNOTSUPP);
+}

@@ -30,6 +30,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livelib import Failure, check, descendants, poll, free_port, read, make_workdir, run_cases  # noqa: E402
 import livelib  # noqa: E402
+from daemon_unit import cgroup2_mount  # noqa: E402
 
 OPENENVD, SHIM, OPENENV = (os.path.abspath(p) for p in sys.argv[1:4])
 UNITS_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "units")
@@ -534,43 +535,71 @@ def case_require_isolation_refusal():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def case_runc_on_hybrid():
-    """runc places its containers outside their zone's cgroups on a hybrid
-    host (out of reach of the freeze at done): with --require-isolation the
-    daemon refuses such a manifest (exit 3, naming the zone) before any
-    episode; on a pure cgroup2 host, where runc places them right, it starts."""
-    hybrid = not os.path.exists("/sys/fs/cgroup/cgroup.controllers")
-    port = free_port()
-    d, manifest = fallback_manifest(port)
-    with open(manifest) as f:
+def cgroup_dirs():
+    """Every cgroup directory of every hierarchy mounted below /sys/fs/cgroup."""
+    found = set()
+    tops = [e.path for e in os.scandir("/sys/fs/cgroup") if e.is_dir(follow_symlinks=False)]
+    for top in tops:
+        for root, dirs, _ in os.walk(top):
+            found.update(os.path.join(root, x) for x in dirs)
+    return found
+
+
+def case_runc_contained():
+    """A zone under runc: its containers sit in their own leaves of every
+    hierarchy the daemon manages, the freeze of the zone stops them, and runc
+    makes no cgroup outside the daemon's subtree. runc 1.1 strips the ".." of
+    a relative cgroupsPath and puts the cgroup2 half of a hybrid host's at the
+    root of the tree: given the daemon's relative path it placed the agent
+    below the daemon's own control/ and at the cgroup2 root, where the env kept
+    running through the freeze, and left zones/... at six hierarchies' roots."""
+    with open(os.path.join(INSTALL, "full.yaml")) as f:
         text = f.read()
-    check("    agent:\n" in text, "the fallback unit has an agent zone")
-    with open(manifest, "w") as f:
+    check("    agent:\n" in text, "the full unit has an agent zone")
+    with open(os.path.join(INSTALL, "full-runc.yaml"), "w") as f:
         f.write(text.replace("    agent:\n", "    agent:\n      runtime: {oci: runc}\n", 1))
-    args = [OPENENVD, "--manifest", manifest, "--state", os.path.join(d, "state"),
-            "--require-isolation", "--no-initial-episode", "--no-standby"]
+    before = cgroup_dirs()
+    d = None
     try:
-        if hybrid:
-            r = subprocess.run(args, capture_output=True, text=True, timeout=60,
-                               stdin=subprocess.DEVNULL)
-            check(r.returncode == 3, "exit 3: %d %s" % (r.returncode, r.stderr))
-            check("zone agent runs under runc on a hybrid cgroup host" in r.stderr and
-                  "refusing to start (--require-isolation)" in r.stderr, "says why: %s" % r.stderr)
-            check(socket.socket().connect_ex(("127.0.0.1", port)) != 0, "nothing listens")
-            return
-        log = os.path.join(d, "log")
-        with open(log, "w") as e:
-            proc = subprocess.Popen(args, stdout=e, stderr=e, stdin=subprocess.DEVNULL)
-        try:
-            poll(lambda: "openenvd ready" in (read(log) or "") or proc.poll() is not None,
-                 "openenvd ready", 60)
-            check(proc.poll() is None and "runs under runc" not in read(log),
-                  "a cgroup2 host starts it: %s" % read(log))
-        finally:
-            proc.terminate()
-            proc.wait()
+        d = Daemon("full-runc.yaml", args=["--require-isolation"])
+        eid = d.ok("POST", "/reset_unit")["episode_id"]
+        d.wait_ws_file(eid, "ticks")
+        mounts = {"unified": cgroup2_mount()}
+        for member in ("env", "harness"):
+            leaf = d.member_cgroup(member)
+            pids = d.member_pids(member)
+            check(pids, "%s's container in its leaf %s" % (member, leaf))
+            for pid in pids:
+                for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
+                    _, ctrls, path = line.split(":", 2)
+                    name = "unified" if ctrls == "" else ctrls
+                    if name not in d.cg:
+                        continue  # a hierarchy the daemon leaves alone
+                    where = mounts.get(name, "/sys/fs/cgroup/" + ctrls) + path
+                    check(where == d.cg[name] + "/" + leaf,
+                          "%s pid %d in %s: %s" % (member, pid, name, where))
+        check(not os.path.isdir("/sys/fs/cgroup/unified") or
+              {"unified", "memory", "pids", "freezer", "devices"} <= set(d.cg),
+              "a hybrid host's hierarchies all checked: %s" % sorted(d.cg))
+        d.ok("POST", "/step", {"action": {"message": "hello"}})
+        check(d.ok("POST", "/inspect")["phase"] == "frozen", "inspect -> frozen")
+        # The env's ticker (20 ms period) does not advance while frozen.
+        ticks = read(d.ws_file(eid, "ticks"))
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            check(read(d.ws_file(eid, "ticks")) == ticks, "the runc env ran on while frozen")
+            time.sleep(0.05)
+        check(d.ok("POST", "/resume")["phase"] == "running", "resume -> running")
+        poll(lambda: read(d.ws_file(eid, "ticks")) != ticks, "the env to run again")
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        roots = dict(d.cg) if d else {}
+        if d:
+            check(d.stop() == 0, "clean shutdown")
+    stray = sorted(p for p in cgroup_dirs() - before
+                   if "zones" in p.split("/") or "openenvd" in p)
+    check(not stray, "runc made cgroups outside the daemon's subtree: %s" % stray)
+    left = [r for r in roots.values() if os.path.exists(r)]
+    check(not left, "the daemon's subtree left behind: %s" % left)
 
 
 def census(d):
@@ -729,8 +758,8 @@ CASES = [
      case_fallback_unprivileged),
     ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",
      case_require_isolation_refusal),
-    ("runc on a hybrid cgroup host with --require-isolation: exit 3, the zone named",
-     case_runc_on_hybrid),
+    ("a zone under runc: its containers in their own leaves of every hierarchy, frozen "
+     "by inspect, no cgroup outside the daemon's subtree", case_runc_contained),
     ("unprivileged: --port and --listen go into the app's command, or the log says why not",
      case_fallback_port_and_listen),
     ("a keep-alive client reaches each episode's env server directly in its namespace, "
