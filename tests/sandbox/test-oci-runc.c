@@ -6,6 +6,7 @@
  * the test's state dir) and its exit status. Every test removes its
  * containers, bundles, mounts and cgroups, and checks that it did.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -46,7 +47,10 @@ static void require_runtime(const char *name)
 
 /* Where the runtime puts the container's cgroup in hierarchy ctrl ("unified"
  * for the cgroup2 tree): below the test process's own cgroup there, since the
- * default cgroups_path is relative. */
+ * default cgroups_path is relative (on a hybrid host runc puts the cgroup2
+ * half below the tree's root: the same place while our own cgroup there is
+ * the root, as on the test machines; runc_joins_the_leaf_in_every_hierarchy
+ * tests the daemon's placement). */
 static char *cg_path(const char *ctrl, const char *id)
 {
         cleanup_free char *self = NULL;
@@ -473,4 +477,85 @@ Test(oci_runc, shim_is_pid1_and_passes_the_status_on)
 #else
         cr_skip_test("openenvd-shim is not part of this build");
 #endif
+}
+
+/* pid is listed in dir/cgroup.procs. */
+static bool procs_hold(const char *dir, pid_t pid)
+{
+        cleanup_free char *text = read_cg(dir, "cgroup.procs");
+        cleanup_free char *line = xasprintf("\n%d\n", (int) pid);
+        return strncmp(text, line + 1, strlen(line + 1)) == 0 || strstr(text, line) != NULL;
+}
+
+/*
+ * The daemon's case: runc joins exactly the leaf made for the container, in
+ * every hierarchy of the tree. On a hybrid host only through the cgroup view
+ * (runc resolves a relative path's cgroup2 half from the root of the tree,
+ * and strips ".."); nothing appears at any hierarchy's root either way.
+ */
+Test(oci_runc, runc_joins_the_leaf_in_every_hierarchy)
+{
+        static const char *const hierarchies[] = { NULL,  "memory",  "pids",
+                                                   "cpu", "freezer", "devices" };
+        char *argv[] = { (char *) "/bin/sleep", (char *) "1000", NULL };
+        cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
+        cleanup(oci_container_freep) struct oci_container *c = NULL;
+        cleanup_free char *hex = NULL, *name = NULL, *rel = NULL;
+        struct cgroup_layout layout;
+        struct cgroup_view view = {};
+        struct oci_error err = { 0 };
+        struct container_spec s;
+        enum cgroup_mode mode;
+        int r, status = -1;
+
+        require_runtime("runc");
+        cr_assert_eq(cgroup_layout_detect(&layout, &mode), 0);
+        cr_assert_eq(random_hex(6, &hex), 0);
+        name = xasprintf("openenvd-test-oci-%s", hex);
+        layout.subtree_name = name;
+        layout.flags = CGROUP_LAYOUT_DEVICES;
+        r = cgroup_tree_open(&layout, &t);
+        cgroup_layout_done(&layout);
+        cr_assert_eq(r, 0, "cgroup tree: %s", strerror(-r));
+        cr_assert_eq(cgroup_tree_adopt_self(t), 0); /* as the daemon: into control/ */
+        cr_assert_eq(cgroup_create(t, "zones/a/env", NULL), 0);
+        r = cgroup_view_open(t, "zones/a/env", &view);
+        cr_assert(r == 0 || (r == -EOPNOTSUPP && mode == CGROUP_MODE_V2), "%s", strerror(-r));
+        /* On v2 relative to the runtime's own cgroup, our control/. */
+        rel = xstrdup(r == 0 ? "/env" : "../zones/a/env");
+
+        spec_init(&s, argv);
+        r = oci_container_spawn(&(struct oci_options){ .runtime = "runc",
+                                                       .state_dir = state,
+                                                       .cgroups_path = rel,
+                                                       .cgroup_view = view.n ? &view : NULL },
+                                &s, &c, &err);
+        cgroup_view_done(&view);
+        cr_assert_eq(r, 0, "%s", err.message);
+        for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
+                const char *root = cgroup_tree_path(t, hierarchies[i]);
+                if (!root)
+                        continue; /* not on this host */
+                cleanup_free char *leaf = xasprintf("%s/zones/a/env", root);
+                cr_expect(procs_hold(leaf, oci_container_pid(c)), "init not in %s", leaf);
+        }
+        DIR *d = opendir("/sys/fs/cgroup");
+        cr_assert_not_null(d);
+        for (struct dirent *de; (de = readdir(d));) {
+                cleanup_free char *top = xasprintf("/sys/fs/cgroup/%s/env", de->d_name);
+                cleanup_free char *zones = xasprintf("/sys/fs/cgroup/%s/zones", de->d_name);
+                cr_expect(access(top, F_OK) < 0 && access(zones, F_OK) < 0,
+                          "runc made a cgroup at the root of %s", de->d_name);
+        }
+        closedir(d);
+
+        cr_assert_eq(oci_container_kill(c, SIGKILL), 0);
+        cr_assert_eq(oci_container_wait(c, &status), 0);
+        c = oci_container_free(c);
+        r = cgroup_tree_destroy(t);
+        cr_expect_eq(r, 0, "the subtree is runc-free and removable: %s", strerror(-r));
+        for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
+                const char *root = cgroup_tree_path(t, hierarchies[i]);
+                cr_expect(!root || access(root, F_OK) < 0, "%s left behind", root);
+        }
 }
