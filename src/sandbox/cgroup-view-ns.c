@@ -95,8 +95,9 @@ int cgroup_view_ns_create(const struct cgroup_view *v, int *ret_fd)
         rd = fds[0], wr = fds[1];
         pid = fork();
         if (pid < 0) {
+                r = -errno;
                 view_mounts_done(&m);
-                return -errno;
+                return r;
         }
         if (pid == 0) {
                 int k = view_attach(&m);
