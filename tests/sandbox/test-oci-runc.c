@@ -415,6 +415,14 @@ static char *read_cg(const char *dir, const char *file)
         return v;
 }
 
+/* pid is listed in dir/cgroup.procs. */
+static bool procs_hold(const char *dir, pid_t pid)
+{
+        cleanup_free char *text = read_cg(dir, "cgroup.procs");
+        cleanup_free char *line = xasprintf("\n%d\n", (int) pid);
+        return strncmp(text, line + 1, strlen(line + 1)) == 0 || strstr(text, line) != NULL;
+}
+
 Test(oci_runc, cgroup_limits_applied_by_runtime)
 {
         char *argv[] = { (char *) "/bin/sleep", (char *) "1000", NULL };
@@ -435,14 +443,12 @@ Test(oci_runc, cgroup_limits_applied_by_runtime)
         cleanup_free char *pids_max = read_cg(pids, "pids.max");
         cleanup_free char *mem_max = read_cg(mem, "memory.limit_in_bytes");
         cleanup_free char *quota = read_cg(cpu, "cpu.cfs_quota_us");
-        cleanup_free char *procs = read_cg(pids, "cgroup.procs");
-        cleanup_free char *pidstr = xasprintf("%d\n", (int) oci_container_pid(c));
 
         cr_assert_str_eq(pids_max, "32\n");
         cr_assert_str_eq(mem_max, "67108864\n");
         cr_assert_str_eq(quota, "50000\n");
         /* The init itself is in the leaf. */
-        cr_assert_not_null(strstr(procs, pidstr), "%s not in %s", pidstr, procs);
+        cr_assert(procs_hold(pids, oci_container_pid(c)), "init not in %s", pids);
         cr_assert_eq(oci_container_kill(c, SIGKILL), 0);
         cr_assert_eq(oci_container_wait(c, &status), 0);
         cr_assert_eq(status, 128 + SIGKILL);
@@ -477,14 +483,6 @@ Test(oci_runc, shim_is_pid1_and_passes_the_status_on)
 #else
         cr_skip_test("openenvd-shim is not part of this build");
 #endif
-}
-
-/* pid is listed in dir/cgroup.procs. */
-static bool procs_hold(const char *dir, pid_t pid)
-{
-        cleanup_free char *text = read_cg(dir, "cgroup.procs");
-        cleanup_free char *line = xasprintf("\n%d\n", (int) pid);
-        return strncmp(text, line + 1, strlen(line + 1)) == 0 || strstr(text, line) != NULL;
 }
 
 /*
