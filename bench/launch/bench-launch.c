@@ -8,12 +8,12 @@
  *   bench-launch [-n N] [--shim PATH] [--cgroup] [--fresh-netns] [--steps]
  *                [--serve SOCKET]
  *
- * By default every container runs in one kept network namespace, checked
- * clean (kept_netns_check()) before each spawn, as the daemon does for the
- * containers of a slot; --fresh-netns makes a new namespace per container
- * (the path before kept namespaces, and the one an OCI runtime takes).
- * --steps (with -n) prints the median time of each spawn step
- * (struct container_timing) and of the namespace check.
+ * By default every container runs in a network namespace made for it by the
+ * daemon's code (kept_netns_new()) before the spawn, as the daemon makes
+ * one per container while it provisions a standby; --fresh-netns lets the
+ * clone make the namespace (the path the daemon takes without one, and the
+ * one an OCI runtime takes). --steps (with -n) prints the median time of
+ * each spawn step (struct container_timing) and of making the namespace.
  *
  * --serve: one container per connection on SOCKET, its exit status written
  * back as one byte (bench-launch-client is the other end); runs until killed.
@@ -56,21 +56,16 @@ static int spawn_once(struct container_spec *spec);
 
 static struct kept_netns *kept;
 
-/* What the daemon does before it hands a kept namespace to the next
- * container of its slot: prove that nothing of the last one is left. */
+/* What the daemon does for the next container: never the last one's
+ * namespace (sandbox/netns-keep.h), a new one. */
 static int netns_take(void)
 {
-        char what[128];
         int r;
 
         if (!kept)
                 return 0;
-        r = kept_netns_check(kept, what, sizeof(what));
-        if (r == -EBUSY) {
-                fprintf(stderr, "bench-launch: kept namespace not clean (%s): replaced\n", what);
-                kept = kept_netns_free(kept);
-                r = kept_netns_new(&kept);
-        }
+        kept = kept_netns_free(kept);
+        r = kept_netns_new(&kept);
         if (r < 0)
                 fprintf(stderr, "bench-launch: kept namespace: %s\n", strerror(-r));
         return r;
@@ -96,8 +91,8 @@ static int serve(struct container_spec *spec, const char *path)
                 }
                 unsigned char status = spawn_once(spec) < 0;
                 (void) send(c, &status, 1, MSG_NOSIGNAL);
-                /* After the answer, as the daemon checks a slot's namespace
-                 * at the member's reap, off the next spawn's path. */
+                /* After the answer: the daemon makes the next namespace
+                 * off the next spawn's path. */
                 if (netns_take() < 0)
                         return -EIO;
         }
@@ -145,7 +140,7 @@ static usec_t median(usec_t *v, unsigned n)
         return v[n / 2];
 }
 
-/* n spawns in-process: spawn to reaped, then the kept namespace's check;
+/* n spawns in-process: spawn to reaped, then the next namespace made;
  * with steps the median of each step of struct container_timing as well. */
 static int measure(struct container_spec *spec, unsigned n, bool steps)
 {
@@ -164,8 +159,8 @@ static int measure(struct container_spec *spec, unsigned n, bool steps)
                 r = spawn_once(spec);
                 usec_t t1 = now_usec(CLOCK_MONOTONIC);
                 t[i] = t1 - t0;
-                /* The daemon checks at the reap, off the spawn path: timed
-                 * on its own, and in the CPU per spawn. */
+                /* The daemon makes it off the spawn path (a standby's
+                 * provisioning): timed on its own, and in the CPU per spawn. */
                 if (r >= 0)
                         r = netns_take();
                 check[i] = now_usec(CLOCK_MONOTONIC) - t1;
@@ -181,13 +176,13 @@ static int measure(struct container_spec *spec, unsigned n, bool steps)
                 return r;
         printf("native launcher, in-process, %s netns, n=%u: median %llu us, CPU %llu us per "
                "spawn\n",
-               kept ? "kept" : "fresh", n, (unsigned long long) median(t, n),
+               kept ? "premade" : "fresh", n, (unsigned long long) median(t, n),
                (unsigned long long) (cpu / n));
         if (!steps)
                 return 0;
         printf("  step medians (us):");
         if (kept)
-                printf(" netns-check %llu", (unsigned long long) median(check, n));
+                printf(" netns-new %llu", (unsigned long long) median(check, n));
         for (int m = 1; m < _CONTAINER_MARK_MAX; m++)
                 printf(" %s %llu", container_mark_to_string(m),
                        (unsigned long long) median(step + (size_t) m * n, n));

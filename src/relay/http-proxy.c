@@ -711,7 +711,7 @@ void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_confi
         p->cfg.make_socket_userdata = upstream ? upstream->make_socket_userdata : NULL;
         /* Nothing of the previous upstream lingers in an idle connection:
          * not a socket into the namespace of an env server that is gone
-         * (kept_netns_check() would refuse to hand the namespace on), nor a
+         * (it would hold the namespace alive for nothing), nor a
          * way to the previous server while it still answers. */
         for (struct http_conn *c = p->conns; c; c = c->next)
                 if (c->ufd >= 0 && c->rstate == REQ_HEAD && c->sstate == RESP_IDLE)

@@ -110,8 +110,8 @@ struct container_spec {
 
         unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
 
-        /* borrowed: the network namespace to run in (netns-keep.h), kept
-         * across the containers of one slot; NULL: a fresh one. Native
+        /* borrowed: the network namespace to run in, made by the daemon for
+         * this container (netns-keep.h); NULL: a fresh one of its own. Native
          * launcher only (an OCI runtime always makes its own). */
         const struct kept_netns *netns;
         /* borrowed, NULL: not measured. The native launcher stamps each step

@@ -28,6 +28,7 @@
 #include "base/util.h"
 #include "sandbox/mount-setup.h"
 #include "sandbox/netns-keep.h"
+#include "sandbox/ns-helper.h"
 #include "sandbox/syscall-filter.h"
 
 #define CHILD_FAILED_EXIT 127
@@ -303,6 +304,85 @@ static noreturn_fn void child_main(const struct child_args *a)
         child_fail(a, (struct container_error){ CONTAINER_STEP_EXEC, errno, -1 });
 }
 
+/*
+ * The user namespace clone3() makes is owned by the caller's euid, and the
+ * kernel charges every per-user count of everything inside it (inotify
+ * instances and watches, message-queue bytes, user namespaces, ...) to that
+ * owner in our namespace too, against our namespace's limits. Owned by
+ * root, one container could exhaust root's counts host-wide (and every
+ * other container's); owned by the container's own first host uid, it
+ * exhausts only its own. Only the helper's euid changes: the real and
+ * saved uid stay 0, so the permitted capabilities stay and the effective
+ * ones are raised again, and fsuid goes back to 0 for the host paths the
+ * child opens before it becomes the namespace's root.
+ */
+static int become_owner(uid_t owner)
+{
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2];
+
+        if (owner == 0)
+                return 0;
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        /* Raw system calls: glibc's wrappers would act on every thread of
+         * the process it believes it runs in, the daemon's. */
+        if (syscall(SYS_setresuid, -1, owner, -1) < 0)
+                return -errno;
+        d[0].effective = d[0].permitted;
+        d[1].effective = d[1].permitted;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return -errno;
+        (void) syscall(SYS_setfsuid, 0);
+        return 0;
+}
+
+struct clone_request {
+        const struct clone_args *ca;
+        struct child_args *args;
+        int netns_fd; /* the daemon's namespace for the container, or -EBADF */
+        uid_t owner;  /* the new user namespace's owner */
+};
+
+struct clone_result {
+        long pid;
+        int pidfd;
+};
+
+/*
+ * In a helper process (sandbox/ns-helper.h): the daemon's own thread never
+ * stands in a container's network namespace nor changes its euid. With
+ * CLONE_PARENT the container is the daemon's child, not the helper's, so its
+ * parent-death signal follows the daemon, and its pidfd lands in the fd
+ * table the helper shares with us.
+ */
+static int clone_in_helper(void *userdata, void *out)
+{
+        const struct clone_request *q = userdata;
+        struct clone_result *res = out;
+        struct clone_args ca = *q->ca;
+
+        ca.pidfd = (uint64_t) (uintptr_t) &res->pidfd;
+        if (q->netns_fd >= 0 && setns(q->netns_fd, CLONE_NEWNET) < 0)
+                return -errno;
+        int r = become_owner(q->owner);
+        if (r < 0)
+                return r;
+#if LAUNCHER_SHARED_VM
+        long pid = clone3_run(&ca, child_entry, q->args);
+        if (pid < 0)
+                return (int) pid;
+#else
+        long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                child_main(q->args); /* never returns */
+#endif
+        res->pid = pid;
+        return 0;
+}
+
 static int write_map(pid_t pid, const char *file, uid_t host, uint32_t count)
 {
         char path[64], map[64];
@@ -423,12 +503,12 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 .dev_template = dev_template(),
         };
         memcpy(args.pass_fds, pass, spec->n_pass_fds * sizeof(int));
-        int pidfd = -EBADF;
         struct clone_args ca = {
                 .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                         CLONE_NEWCGROUP | CLONE_PIDFD | (spec->netns ? 0 : CLONE_NEWNET),
-                .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                .exit_signal = SIGCHLD,
+                         CLONE_NEWCGROUP | CLONE_PIDFD | CLONE_PARENT |
+                         (spec->netns ? 0 : CLONE_NEWNET),
+                /* CLONE_PARENT: the child's exit signal is the helper's,
+                 * SIGCHLD (clone3() refuses one of its own with it). */
         };
         /* CLONE_INTO_CGROUP: the child is accounted from its first
          * instruction; no window in which it runs outside its limits. */
@@ -456,34 +536,24 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         ca.stack = (uint64_t) (uintptr_t) stack;
         ca.stack_size = CHILD_STACK_SIZE;
 #endif
-        /* A kept network namespace is inherited: this thread steps into it
-         * for the clone3() only and does nothing else meanwhile. */
-        r = spec->netns ? kept_netns_enter(spec->netns) : 0;
-        if (r < 0) {
-                safe_close(go_r);
-                safe_close(err_w);
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
-        }
-#if LAUNCHER_SHARED_VM
-        long pid = clone3_run(&ca, child_entry, &args);
-        int clone_err = pid < 0 ? (int) pid : 0;
-#else
-        long pid = syscall(SYS_clone3, &ca, sizeof(ca));
-        int clone_err = pid < 0 ? -errno : 0;
-        if (pid == 0)
-                child_main(&args); /* never returns */
-#endif
-        if (spec->netns && kept_netns_leave(spec->netns) < 0)
-                abort(); /* we came from there: see kept_netns_leave() */
+        struct clone_result res = { .pid = -ECHILD, .pidfd = -EBADF };
+        r = ns_helper_run(clone_in_helper,
+                          &(struct clone_request){
+                                  .ca = &ca,
+                                  .args = &args,
+                                  .netns_fd = spec->netns ? kept_netns_fd(spec->netns) : -EBADF,
+                                  .owner = spec->host_uid,
+                          },
+                          &res, sizeof(res));
         container_mark(spec, CONTAINER_MARK_CLONED);
         safe_close(go_r);
         safe_close(err_w);
-        if (pid < 0)
-                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, clone_err);
+        if (r < 0)
+                return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
 
         struct container *c = xcalloc(1, sizeof(*c));
-        c->pid = (pid_t) pid;
-        c->pidfd = pidfd;
+        c->pid = (pid_t) res.pid;
+        c->pidfd = res.pidfd;
         cleanup(container_freep) struct container *owned = c;
 
         enum container_step step = CONTAINER_STEP_UID_MAP;

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -16,21 +15,17 @@
 #include "base/fd-util.h"
 #include "base/util.h"
 #include "sandbox/mount-api.h"
+#include "sandbox/ns-helper.h"
 
-#define MAX_PROTOCOLS 64
-#define PROC_MAX      ((size_t) 64 * 1024)
-
-struct proto_count {
-        char name[16];
-        long sockets;
-};
+/* Sockets made per helper run; unused ones go with the namespace. */
+#define SOCKET_BATCH 8
 
 struct kept_netns {
-        int fd;       /* nsfs: the kept namespace */
-        int home_fd;  /* nsfs: where the creating thread came from */
+        int fd;       /* nsfs: the namespace */
         int sysfs_fd; /* detached sysfs of the namespace */
-        struct proto_count baseline[MAX_PROTOCOLS];
-        size_t n_baseline;
+        int pool_family;
+        size_t n_pool;
+        int pool[SOCKET_BATCH];
 };
 
 int netns_loopback_up(void)
@@ -50,108 +45,34 @@ int netns_loopback_up(void)
         return 0;
 }
 
-/* The per-namespace socket counts (third column) of /proc/net/protocols as
- * the calling thread sees it. */
-static int read_protocols(struct proto_count *ret, size_t *ret_n)
-{
-        cleanup_free char *text = NULL;
-        size_t n = 0;
-        int r = read_full_file_at(AT_FDCWD, "/proc/thread-self/net/protocols", PROC_MAX, &text,
-                                  NULL);
-        if (r < 0)
-                return r;
-        const char *line = strchr(text, '\n'); /* skip the header */
-        while (line && *++line) {
-                struct proto_count p = {};
-                long size;
-                if (sscanf(line, "%15s %ld %ld", p.name, &size, &p.sockets) != 3)
-                        return -EBADMSG;
-                if (n >= MAX_PROTOCOLS)
-                        return -E2BIG;
-                ret[n++] = p;
-                line = strchr(line, '\n');
-        }
-        *ret_n = n;
-        return 0;
-}
+/* What the helper hands back: fds it opened in our (shared) fd table. */
+struct made {
+        int fd, sysfs_fd;
+};
 
-/* The number after key on the line of /proc/net/<file> starting with tag,
- * e.g. ("sockstat", "TCP:", "tw"). */
-static int read_sockstat(const char *file, const char *tag, const char *key, long *ret)
-{
-        cleanup_free char *path = xasprintf("/proc/thread-self/net/%s", file);
-        cleanup_free char *text = NULL;
-        int r = read_full_file_at(AT_FDCWD, path, PROC_MAX, &text, NULL);
-        if (r < 0)
-                return r;
-        for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-                if (!startswith(line, tag))
-                        continue;
-                size_t eol = strcspn(line, "\n");
-                const char *p = line + strlen(tag);
-                while (p < line + eol) {
-                        char word[32];
-                        long v;
-                        int used = 0;
-                        if (sscanf(p, "%31s %ld%n", word, &v, &used) != 2 || used == 0)
-                                break;
-                        if (streq(word, key)) {
-                                *ret = v;
-                                return 0;
-                        }
-                        p += used;
-                }
-                return -EBADMSG;
-        }
-        return -ENOENT;
-}
-
-int kept_netns_enter(const struct kept_netns *k)
-{
-        if (setns(k->fd, CLONE_NEWNET) < 0)
-                return -errno;
-        return 0;
-}
-
-int kept_netns_leave(const struct kept_netns *k)
-{
-        if (setns(k->home_fd, CLONE_NEWNET) < 0)
-                return -errno;
-        return 0;
-}
-
-int kept_netns_socket(const struct kept_netns *k, int family)
-{
-        int r = kept_netns_enter(k);
-        if (r < 0)
-                return r;
-        /* A socket belongs for good to the namespace it was made in. */
-        int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        r = fd < 0 ? -errno : fd;
-        if (kept_netns_leave(k) < 0)
-                abort(); /* see kept_netns_new() */
-        return r;
-}
-
-int kept_netns_sysfs_fd(const struct kept_netns *k)
-{
-        return k->sysfs_fd;
-}
-
-/* Runs in the new namespace (the calling thread was moved there). */
-static int setup_inside(struct kept_netns *k)
+/* In the helper: a new namespace, set up. Only system calls. */
+static int make_inside(void *userdata, void *out)
 {
         static const struct {
                 const char *path, *value;
         } sysctls[] = {
                 { "sys/net/ipv4/ip_unprivileged_port_start", "0" },
                 { "sys/net/ipv4/tcp_max_tw_buckets", "0" },
-                { "sys/net/ipv4/tcp_no_metrics_save", "1" },
         };
+        struct made *m = out;
         int r;
 
-        k->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (k->fd < 0)
+        (void) userdata;
+        m->fd = m->sysfs_fd = -EBADF;
+        if (unshare(CLONE_NEWNET) < 0)
+                return -errno;
+        m->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (m->fd < 0)
+                return -errno;
+        /* Joining the namespace we are in is a no-op that proves setns()
+         * works (a seccomp profile may refuse it): without it nothing could
+         * be cloned into the namespace nor a socket made there. */
+        if (setns(m->fd, CLONE_NEWNET) < 0)
                 return -errno;
         r = netns_loopback_up();
         if (r < 0)
@@ -169,102 +90,101 @@ static int setup_inside(struct kept_netns *k)
         }
         /* A sysfs instance belongs to the network namespace of its mounter;
          * it stays detached (no path anywhere) until a container clones it. */
-        k->sysfs_fd = mount_fs_new("sysfs", NULL, 0,
+        m->sysfs_fd = mount_fs_new("sysfs", NULL, 0,
                                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                                            MOUNT_ATTR_NOEXEC);
-        if (k->sysfs_fd < 0)
-                return k->sysfs_fd;
-        return read_protocols(k->baseline, &k->n_baseline);
+        return m->sysfs_fd < 0 ? m->sysfs_fd : 0;
 }
 
 int kept_netns_new(struct kept_netns **ret)
 {
-        cleanup(kept_netns_freep) struct kept_netns *k = xcalloc(1, sizeof(*k));
-        k->fd = k->sysfs_fd = -EBADF;
-        k->home_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (k->home_fd < 0)
-                return -errno;
-        /* Rejoining our own namespace is a no-op that proves the way back
-         * exists (a seccomp profile may refuse setns()) before we leave. */
-        if (setns(k->home_fd, CLONE_NEWNET) < 0)
-                return -errno;
-        if (unshare(CLONE_NEWNET) < 0)
-                return -errno;
-        int r = setup_inside(k);
-        /* Back home on every path: the daemon's own sockets live there. */
-        if (setns(k->home_fd, CLONE_NEWNET) < 0)
-                abort(); /* we hold CAP_SYS_ADMIN and came from there */
-        if (r < 0)
+        struct made m = { -EBADF, -EBADF };
+        int r = ns_helper_run(make_inside, NULL, &m, sizeof(m));
+        if (r < 0) {
+                /* The helper shares our fd table: what it opened is ours. */
+                safe_close(m.fd);
+                safe_close(m.sysfs_fd);
                 return r;
-        *ret = TAKE_PTR(k);
+        }
+        struct kept_netns *k = xcalloc(1, sizeof(*k));
+        k->fd = m.fd;
+        k->sysfs_fd = m.sysfs_fd;
+        *ret = k;
         return 0;
+}
+
+static void pool_drain(struct kept_netns *k)
+{
+        while (k->n_pool > 0)
+                safe_close(k->pool[--k->n_pool]);
 }
 
 struct kept_netns *kept_netns_free(struct kept_netns *k)
 {
         if (!k)
                 return NULL;
+        pool_drain(k);
         safe_close(k->fd);
-        safe_close(k->home_fd);
         safe_close(k->sysfs_fd);
         return mfree(k);
 }
 
-static long baseline_of(const struct kept_netns *k, const char *name)
+int kept_netns_fd(const struct kept_netns *k)
 {
-        for (size_t i = 0; i < k->n_baseline; i++)
-                if (streq(k->baseline[i].name, name))
-                        return k->baseline[i].sockets;
-        return 0; /* a protocol registered since (a module loaded) */
+        return k->fd;
 }
 
-static int check_inside(const struct kept_netns *k, char *what, size_t what_size)
+struct batch {
+        int n;
+        int fds[SOCKET_BATCH];
+};
+
+struct batch_request {
+        int ns_fd, family;
+};
+
+/* In the helper: SOCKET_BATCH sockets, or as many as it got before the
+ * first error (returned when it got none). */
+static int make_sockets(void *userdata, void *out)
 {
-        struct proto_count now[MAX_PROTOCOLS];
-        size_t n = 0;
-        long v = 0;
-        int r = read_protocols(now, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++)
-                if (now[i].sockets > baseline_of(k, now[i].name)) {
-                        (void) snprintf(what, what_size, "%s: %ld socket(s)", now[i].name,
-                                        now[i].sockets - baseline_of(k, now[i].name));
-                        return -EBUSY;
-                }
-        static const struct {
-                const char *file, *tag, *key, *what;
-        } counters[] = {
-                { "sockstat", "TCP:", "tw", "TCP: TIME_WAIT" },
-                { "sockstat", "FRAG:", "inuse", "IPv4 fragment queues" },
-                { "sockstat6", "FRAG6:", "inuse", "IPv6 fragment queues" },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
-                r = read_sockstat(counters[i].file, counters[i].tag, counters[i].key, &v);
-                if (r < 0)
-                        return r;
-                if (v > 0) {
-                        (void) snprintf(what, what_size, "%s: %ld", counters[i].what, v);
-                        return -EBUSY;
-                }
+        const struct batch_request *q = userdata;
+        struct batch *b = out;
+
+        b->n = 0;
+        if (setns(q->ns_fd, CLONE_NEWNET) < 0)
+                return -errno;
+        /* A socket belongs for good to the namespace it was made in. */
+        while (b->n < SOCKET_BATCH) {
+                int fd = socket(q->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return b->n > 0 ? 0 : -errno;
+                b->fds[b->n++] = fd;
         }
         return 0;
 }
 
-int kept_netns_check(struct kept_netns *k, char *what, size_t what_size)
+int kept_netns_socket(struct kept_netns *k, int family)
 {
-        char dummy[1];
-        if (!what) {
-                what = dummy;
-                what_size = sizeof(dummy);
+        if (k->n_pool > 0 && k->pool_family != family)
+                pool_drain(k);
+        if (k->n_pool == 0) {
+                struct batch b = {};
+                int r = ns_helper_run(make_sockets, &(struct batch_request){ k->fd, family }, &b,
+                                      sizeof(b));
+                if (r < 0) {
+                        for (int i = 0; i < b.n; i++)
+                                safe_close(b.fds[i]);
+                        return r;
+                }
+                /* Handed out last-made first: any order serves. */
+                for (int i = 0; i < b.n; i++)
+                        k->pool[k->n_pool++] = b.fds[i];
+                k->pool_family = family;
         }
-        if (what_size > 0)
-                what[0] = '\0';
-        int r = kept_netns_enter(k);
-        if (r < 0)
-                return r;
-        r = check_inside(k, what, what_size);
-        if (kept_netns_leave(k) < 0)
-                abort(); /* see kept_netns_new() */
-        return r;
+        return k->pool[--k->n_pool];
+}
+
+int kept_netns_sysfs_fd(const struct kept_netns *k)
+{
+        return k->sysfs_fd;
 }

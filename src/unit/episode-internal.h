@@ -20,7 +20,7 @@ struct ep_member {
         char *subtree;                       /* owned: zones/<zone>/<name>, for blame */
         struct member *m;                    /* owned while started */
         int activation_fd;                   /* owned: listening socket (env, services) */
-        const struct kept_netns *netns;      /* borrowed: the slot's, while started in it */
+        struct kept_netns *netns;            /* owned: made for its container, freed at its reap */
         bool started, exited;
         int status;        /* once exited */
         bool killed;       /* the daemon ended it on purpose (no failure) */
@@ -96,7 +96,7 @@ int episode_job(struct episode *e, child_job_fn fn, void *arg, usec_t timeout,
                 void (*then)(struct episode *e, int result, const char *out, size_t len));
 void episode_cancel_waits(struct episode *e);
 /* The slot's kept network namespace handed on, if the reap left it clean. */
-void episode_member_netns_release(const struct episode *e, struct ep_member *mb);
+void episode_member_netns_release(struct ep_member *mb);
 
 /* episode-teardown.c: processes, relays, cgroups and storage released at
  * once (episode_free()); every zone thawed and killed, rels[] filled with

@@ -277,59 +277,35 @@ static void member_on_exited(struct member *m, int status, void *userdata)
 
 static void member_on_ready(struct member *m, void *userdata);
 
-/* The slot's kept network namespace of a member, or NULL (none kept). */
-static struct kept_netns **member_netns_slot(const struct episode *e, const struct ep_member *mb)
+/* A new network namespace made by the daemon for a native member (never
+ * one an earlier container used: sandbox/netns-keep.h), or NULL: the
+ * container makes its own. */
+static struct kept_netns *member_netns_new(const struct episode *e, const struct ep_member *mb)
 {
         const struct manifest *m = e->cfg->manifest;
-        if (!e->cfg->kept_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
-                return NULL;
-        return &e->cfg->kept_netns[e->slot * unit_container_count(m) +
-                                   unit_container_index(m, mb->mc)];
-}
+        struct kept_netns *k;
 
-/* The member's kept namespace, made on first use; NULL (a fresh one per
- * spawn) if it cannot be made. */
-static const struct kept_netns *member_netns(const struct episode *e, const struct ep_member *mb)
-{
-        struct kept_netns **k = member_netns_slot(e, mb);
-        if (!k)
+        if (!e->cfg->daemon_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
                 return NULL;
-        if (*k) {
-                log_debug("episode %s: container %s: the slot's network namespace", e->id,
-                          mb->mc->name);
-                return *k;
-        }
         static bool warned = false;
-        int r = kept_netns_new(k);
+        int r = kept_netns_new(&k);
         if (r < 0) {
                 /* Said once: a host that refuses it refuses it every time. */
                 log_full(warned ? LOG_DEBUG : LOG_WARNING,
-                         "episode %s: container %s: cannot keep a network namespace (%s), "
-                         "using a fresh one",
+                         "episode %s: container %s: cannot make a network namespace for it (%s), "
+                         "it makes its own",
                          e->id, mb->mc->name, strerror(-r));
                 warned = true;
                 return NULL;
         }
-        return *k;
+        return k;
 }
 
-/* After the reap: every process that could use the namespace is gone;
- * hand it to the next episode of the slot only if nothing of this one is
- * left in it. */
-void episode_member_netns_release(const struct episode *e, struct ep_member *mb)
+/* After the reap: nothing uses the namespace any more but the daemon's own
+ * sockets in it, which keep it alive until they close. */
+void episode_member_netns_release(struct ep_member *mb)
 {
-        struct kept_netns **k = member_netns_slot(e, mb);
-        char what[128];
-
-        mb->netns = NULL; /* reaped: no socket goes in any more */
-        if (!k || !*k)
-                return;
-        int r = kept_netns_check(*k, what, sizeof(what));
-        if (r == 0)
-                return;
-        log_info("episode %s: container %s: network namespace not reused (%s)", e->id, mb->mc->name,
-                 r == -EBUSY ? what : strerror(-r));
-        *k = kept_netns_free(*k);
+        mb->netns = kept_netns_free(mb->netns);
 }
 
 static const struct member_ops member_ops = {
@@ -360,7 +336,8 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
-        spec.netns = member_netns(e, mb);
+        cleanup(kept_netns_freep) struct kept_netns *netns = member_netns_new(e, mb);
+        spec.netns = netns;
         if (unit_container_activated(mb->mc))
                 spec.pass_fds = &mb->activation_fd;
         if (z->oci != MANIFEST_OCI_NATIVE)
@@ -375,7 +352,10 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                                  .notify = unit_container_activated(mb->mc),
                          },
                          &member_ops, mb, &mb->m, &error);
-        mb->netns = r >= 0 ? spec.netns : NULL;
+        if (r >= 0) {
+                kept_netns_free(mb->netns);
+                mb->netns = TAKE_PTR(netns);
+        }
         container_spec_done(&spec);
         if (r < 0) {
                 log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
@@ -412,7 +392,7 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
-        episode_member_netns_release(mb->episode, mb);
+        episode_member_netns_release(mb);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;

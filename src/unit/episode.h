@@ -75,11 +75,11 @@ struct episode_config {
         usec_t start_timeout;
         usec_t observer_timeout;
         struct unit_model model;
-        /* Owned by the unit: one kept network namespace per slot and native
-         * container, [slot * unit_container_count() + index], made at the
-         * first spawn, checked clean after every member's reap and replaced
-         * when not (sandbox/netns-keep.h). NULL: a fresh namespace per spawn. */
-        struct kept_netns **kept_netns;
+        /* Native containers run in a network namespace the daemon makes for
+         * each (sandbox/netns-keep.h): the env server is then reachable over
+         * TCP from the daemon. false: the container's own, made by its
+         * clone. */
+        bool daemon_netns;
 };
 
 struct episode;

@@ -11,7 +11,6 @@
 
 #include "base/log.h"
 #include "base/util.h"
-#include "sandbox/netns-keep.h"
 #include "sandbox/syscall-filter.h"
 #include "unit/episode-fs.h"
 #include "unit/episode.h"
@@ -43,8 +42,6 @@ struct unit {
         void *userdata;
         struct episode_config ecfg;
         struct syscall_filter *filter;  /* owned: compiled once, used by every native spawn */
-        struct kept_netns **kept_netns; /* owned: 2 slots x containers (episode_config) */
-        size_t n_kept_netns;
         struct phase_machine phase;
         struct episode *live;        /* owned: the episode the phase machine follows */
         struct episode *standby;     /* owned: provisioning or standby, never exposed */
@@ -773,8 +770,6 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u->ops = ops;
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);
-        u->n_kept_netns = ELEMENTSOF(u->slots) * unit_container_count(cfg->manifest);
-        u->kept_netns = xcalloc(u->n_kept_netns ?: 1, sizeof(struct kept_netns *));
         u->ecfg = (struct episode_config){
                 .manifest = cfg->manifest,
                 .loop = cfg->loop,
@@ -789,7 +784,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .start_timeout = cfg->start_timeout,
                 .observer_timeout = cfg->observer_timeout,
                 .model = cfg->model,
-                .kept_netns = u->kept_netns,
+                .daemon_netns = true,
         };
         u->recent = json_array();
         phase_machine_init(&u->phase);
@@ -815,9 +810,6 @@ struct unit *unit_free(struct unit *u)
         if (u->zones_created)
                 (void) cgroup_remove(u->cfg.cgroups, "zones");
         syscall_filter_free(u->filter);
-        for (size_t i = 0; i < u->n_kept_netns; i++)
-                kept_netns_free(u->kept_netns[i]);
-        free(u->kept_netns);
         json_decref(u->recent);
         json_decref(u->inspection);
         unit_stats_done(&u->stats);

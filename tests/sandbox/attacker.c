@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -287,6 +288,17 @@ static int do_wait_term(void)
         exit(42);
 }
 
+/* Holds every inotify instance the kernel gives it, then waits for
+ * SIGTERM: "result: inotify N ERRNO" before the wait. */
+static int do_inotify_fill(void)
+{
+        int n = 0;
+        while (n < 100000 && inotify_init1(IN_CLOEXEC) >= 0)
+                n++;
+        result("inotify %d %s", n, strerrorname_np(errno));
+        return do_wait_term();
+}
+
 static int do_orphan(void)
 {
         int p[2];
@@ -482,6 +494,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "wait-term"))
                 return do_wait_term();
+        if (!strcmp(a, "inotify-fill"))
+                return do_inotify_fill();
         if (!strcmp(a, "start-state")) {
                 /* What the principal got from PID 1: its blocked signals and
                  * whether it leads its own session (pid == sid == pgid). */

@@ -8,6 +8,9 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/nsfs.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "base/strbuf.h"
@@ -76,6 +79,45 @@ Test(launcher, distinct_host_uid_per_container)
 
         cr_assert_eq(first, BOX_HOST_UID + BOX_UID);
         cr_assert_eq(second, BOX_HOST_UID + 65536 + BOX_UID);
+}
+
+/* A container's user namespace is owned by its own first host uid, not by
+ * root: the kernel charges every per-user count inside it (inotify
+ * instances here) to the owner, so one that takes all it can get starves
+ * neither root nor another container. The control: root's own instance. */
+Test(launcher, per_user_counts_charged_to_the_container)
+{
+        box_init();
+        B.argv[1] = (char *) "inotify-fill";
+        box_start();
+        cr_assert(box_read_until("result: ready"), "%s", B.out);
+        cr_assert(strstr(B.out, "inotify ") && strstr(B.out, " EMFILE"), "%s", B.out);
+
+        char path[64];
+        (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) container_pid(B.c));
+        int ns = open(path, O_RDONLY | O_CLOEXEC);
+        cr_assert(ns >= 0, "%m");
+        uid_t owner = (uid_t) -1;
+        cr_assert(ioctl(ns, NS_GET_OWNER_UID, &owner) == 0, "%m");
+        safe_close(ns);
+        cr_assert_eq(owner, BOX_HOST_UID, "the container's user namespace is owned by %u", owner);
+
+        int mine = inotify_init1(IN_CLOEXEC);
+        cr_assert(mine >= 0, "root got no inotify instance while a container holds its own: %m");
+        safe_close(mine);
+
+        /* Another container, another owner: it gets its own. */
+        struct container *first = TAKE_PTR(B.c);
+        safe_close(B.out_r);
+        B.out_r = -EBADF;
+        B.out = mfree(B.out);
+        B.out_len = 0;
+        B.spec.host_uid = BOX_HOST_UID + 65536;
+        B.argv[1] = (char *) "inotify-fill";
+        box_start();
+        cr_assert(box_read_until("result: ready"), "%s", B.out);
+        cr_assert(!strstr(B.out, "inotify 0 "), "the second container got none: %s", B.out);
+        container_free(first);
 }
 
 Test(launcher, hostname_is_container_name)
