@@ -388,5 +388,104 @@ def exit_now(status=0):
     os._exit(status)
 
 
+# --- the kernel's per-user counts and per-namespace state ----------------------
+
+HELD = []  # fds and objects kept for the container's life
+
+
+def _libc():
+    import ctypes
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def inotify_fill(max=100000):
+    """Takes every inotify instance the kernel gives, and keeps them."""
+    ctypes, libc = _libc()
+    n, err = 0, None
+    while n < max:
+        fd = libc.inotify_init1(0o2000000)  # IN_CLOEXEC
+        if fd < 0:
+            err = errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+            break
+        HELD.append(fd)
+        n += 1
+    return {"held": n, "error": err}
+
+
+def mq_fill(max=10000, maxmsg=10, msgsize=8192):
+    """Creates POSIX message queues of maxmsg x msgsize bytes until refused,
+    and keeps them open."""
+    ctypes, libc = _libc()
+
+    class Attr(ctypes.Structure):
+        _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long),
+                    ("msgsize", ctypes.c_long), ("curmsgs", ctypes.c_long),
+                    ("pad", ctypes.c_long * 4)]
+    libc.mq_open.restype = ctypes.c_int
+    libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
+                             ctypes.POINTER(Attr)]
+    attr = Attr(0, maxmsg, msgsize, 0)
+    n, err = 0, None
+    while n < max:
+        name = ("/oe-attack-%d-%d" % (os.getpid(), n)).encode()
+        fd = libc.mq_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR | 0o2000000, 0o600,
+                          ctypes.byref(attr))
+        if fd < 0:
+            err = errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+            break
+        HELD.append(fd)
+        n += 1
+    return {"held": n, "bytes": n * maxmsg * msgsize, "error": err}
+
+
+def _lo_bytes():
+    with open("/proc/net/dev") as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            if name.strip() == "lo":
+                return int(rest.split()[0])
+    return None
+
+
+def netns_state(flowlabel=None, traffic=0):
+    """This container's network namespace as it sees it: its cookie, its
+    IPv6 flow labels, lo's received bytes. With flowlabel, first takes that
+    label exclusively for ::1 (it outlives the socket by its linger); with
+    traffic, first sends that many bytes over lo."""
+    import struct
+    out = {}
+    if flowlabel is not None:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        # struct in6_flowlabel_req: dst, label (network order), action GET,
+        # share EXCL, flags CREATE, expires, linger (s), pad.
+        req = struct.pack("=16sIBBHHHI", socket.inet_pton(socket.AF_INET6, "::1"),
+                          socket.htonl(flowlabel & 0xFFFFF), 0, 1, 1, 120, 120, 0)
+        try:
+            s.setsockopt(41, 32, req)  # SOL_IPV6, IPV6_FLOWLABEL_MGR
+            out["flowlabel"] = "ok"
+        except OSError as e:
+            out["flowlabel"] = _err(e)
+        HELD.append(s)
+    if traffic:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        r.bind(("127.0.0.1", 0))
+        for _ in range(traffic // 1024 + 1):
+            u.sendto(b"x" * 1024, r.getsockname())
+        u.close()
+        r.close()
+    # The namespace's cookie, never reused (its inode number is, once it is
+    # freed).
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as c:
+        out["netns"] = struct.unpack("=Q", c.getsockopt(socket.SOL_SOCKET, 71, 8))[0]
+    try:
+        with open("/proc/net/ip6_flowlabel") as f:
+            out["flowlabels"] = f.read()
+    except OSError as e:
+        out["flowlabels"] = _err(e)
+    out["lo_rx_bytes"] = _lo_bytes()
+    return out
+
+
 MOVES = {n: f for n, f in globals().items() if callable(f) and not n.startswith("_")
          and f.__module__ == __name__}
