@@ -13,17 +13,18 @@
 #              /tmp, /run, socket dir, no capabilities, no_new_privs,
 #              seccomp allowlist, shim as PID 1. Three rows:
 #              "(daemon)": hyperfine runs bench-launch-client, which asks a
-#                long-lived `bench-launch --serve` (filter compiled once, one
-#                kept network namespace checked clean before every spawn, as
-#                in the daemon) to start one container and waits for its
+#                long-lived `bench-launch --serve` (filter compiled once, a
+#                network namespace made for each container after the last
+#                one's answer, as the daemon makes one while it provisions a
+#                standby) to start one container and waits for its
 #                status -- the daemon's path as a CLI sees it, like docker;
 #              "(daemon, fresh netns)": the same server with --fresh-netns
-#                (a new network namespace per container: the path before
-#                kept namespaces);
+#                (the clone makes the container's network namespace: the
+#                daemon's path without one of its own);
 #              "(one-shot)": a new bench-launch process per run, which also
 #                compiles the seccomp filter (~2 ms, once per daemon);
 #              "(in-process)": bench-launch -n N --steps, the daemon's own
-#                cost per spawn (kept and fresh), measured in the same run
+#                cost per spawn (premade and fresh netns), in the same run
 #                after hyperfine, with the median of every step
 #                (struct container_timing) and the CPU time per spawn of all
 #                processes involved (getrusage: stable under load).
@@ -159,8 +160,8 @@ daemon, inp = med["native (daemon)"], kept[0]
 for name, m, mn in rows:
     mns = f"{mn:8.2f}" if mn is not None else f"{'-':>8}"
     print(f"{name:<28} {m:10.2f} {mns} {m / daemon:16.2f} {m / inp:17.2f}")
-print(f"CPU per spawn, all processes (getrusage): kept netns {kept[1]:.2f} ms, fresh netns {fresh[1]:.2f} ms")
-print("step medians, kept netns (us): " + " ".join(f"{k} {v}" for k, v in kept[2]))
+print(f"CPU per spawn, all processes (getrusage): premade netns {kept[1]:.2f} ms, fresh netns {fresh[1]:.2f} ms")
+print("step medians, premade netns (us): " + " ".join(f"{k} {v}" for k, v in kept[2]))
 print("step medians, fresh netns (us): " + " ".join(f"{k} {v}" for k, v in fresh[2]))
 ok = lambda c: "met" if c else "MISSED"
 print(f"target: native (daemon) <= 1.5 ms median: {daemon:.2f} ms: {ok(daemon <= 1.5)}")

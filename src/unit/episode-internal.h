@@ -95,8 +95,6 @@ int episode_watch(struct episode *e, const char *const *rels, size_t n, enum cgr
 int episode_job(struct episode *e, child_job_fn fn, void *arg, usec_t timeout,
                 void (*then)(struct episode *e, int result, const char *out, size_t len));
 void episode_cancel_waits(struct episode *e);
-/* The slot's kept network namespace handed on, if the reap left it clean. */
-void episode_member_netns_release(struct ep_member *mb);
 
 /* episode-teardown.c: processes, relays, cgroups and storage released at
  * once (episode_free()); every zone thawed and killed, rels[] filled with

@@ -301,13 +301,6 @@ static struct kept_netns *member_netns_new(const struct episode *e, const struct
         return k;
 }
 
-/* After the reap: nothing uses the namespace any more but the daemon's own
- * sockets in it, which keep it alive until they close. */
-void episode_member_netns_release(struct ep_member *mb)
-{
-        mb->netns = kept_netns_free(mb->netns);
-}
-
 static const struct member_ops member_ops = {
         .exited = member_on_exited,
         .ready = member_on_ready,
@@ -392,7 +385,9 @@ void episode_stop_member(struct ep_member *mb)
         free(mb->log);
         mb->log = member_log(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
-        episode_member_netns_release(mb);
+        /* Reaped: only the daemon's own sockets keep the namespace alive now,
+         * until they close; no other container ever gets it. */
+        mb->netns = kept_netns_free(mb->netns);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;

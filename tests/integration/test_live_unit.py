@@ -646,8 +646,8 @@ def case_env_direct_keepalive():
     # One keep-alive client connection across three episodes: each episode's
     # first step must reach that episode's own, fresh env server (steps == 1),
     # through a socket the daemon made in the env's network namespace (no hop
-    # through the shim), and nothing of it may stay behind in the namespace:
-    # the slot's namespace is handed to its next episode, not thrown away.
+    # through the shim). Each episode's namespace is its own
+    # (tests/attacks/test_netns_reuse.py).
     d = Daemon("failable.yaml", args=["--log-level", "debug"])
     conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
     hdr = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
@@ -670,10 +670,6 @@ def case_env_direct_keepalive():
             status, body = step("done")
             check(status == 200 and body["done"] is True, "done: %s %s" % (status, body))
             check(d.wait_verdict()["verdict"] == "graded", "graded")
-        log = read(d.log) or ""
-        check("not reused" not in log, "a namespace was thrown away:\n" + d.tail())
-        check(log.count("the slot's network namespace") >= 2,
-              "the slots' namespaces were handed on:\n" + d.tail())
     finally:
         conn.close()
         d.stop()
@@ -765,8 +761,8 @@ CASES = [
      "by inspect, no cgroup outside the daemon's subtree", case_runc_contained),
     ("unprivileged: --port and --listen go into the app's command, or the log says why not",
      case_fallback_port_and_listen),
-    ("a keep-alive client reaches each episode's env server directly in its namespace, "
-     "and the namespace is reused", case_env_direct_keepalive),
+    ("a keep-alive client reaches each episode's env server directly, in the env's own "
+     "namespace", case_env_direct_keepalive),
     ("%d consecutive episodes leak no fd, mount, cgroup or process" % LEAK_EPISODES,
      case_leak_1000_episodes),
 ]
