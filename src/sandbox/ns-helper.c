@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,7 +32,8 @@
 /* Shared with the helper whether or not it shares the rest of our memory. */
 struct helper_shared {
         int ret;
-        unsigned char out[NS_HELPER_OUT_MAX];
+        /* fn casts it to its own struct */
+        _Alignas(max_align_t) unsigned char out[NS_HELPER_OUT_MAX];
 };
 
 struct helper_call {
