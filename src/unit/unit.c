@@ -41,7 +41,7 @@ struct unit {
         const struct unit_ops *ops;
         void *userdata;
         struct episode_config ecfg;
-        struct syscall_filter *filter;  /* owned: compiled once, used by every native spawn */
+        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
         struct phase_machine phase;
         struct episode *live;        /* owned: the episode the phase machine follows */
         struct episode *standby;     /* owned: provisioning or standby, never exposed */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * leftover: the principal of the kept-network-namespace tests
- * (test-netns-keep.c). Episode N runs "leave" and tries to leave something
- * behind in every place a container can write; episode N+1 runs "look" in
- * the same kept namespace and reports what of it it can see or reach. One
+ * leftover: the principal of the network-namespace tests (test-netns-keep.c).
+ * Episode N runs "leave" and tries to leave something behind in every place a
+ * container can write; episode N+1 runs "look" in the namespace made for it
+ * (and the control in N's) and reports what of it it can see or reach. One
  * "result: ..." line each. Statically linked: it is bind-mounted in.
  *
  *   leftover leave [hold]   state everywhere; with hold, print "ready" and

@@ -89,7 +89,6 @@ Test(netns_keep, confinement_unchanged)
         assert_result(box_attack("connect", "127.0.0.1", "9"), "denied ECONNREFUSED");
 }
 
-
 /* Episode N leaves state everywhere it can and keeps holding it; episode
  * N+1's container, in the namespace made for it, sees none of it. The
  * control: the same look inside N's namespace sees what N left. */
