@@ -82,6 +82,24 @@ def argv(*parts, host_root=None):
     return "[" + ", ".join(json.dumps(a) for a in out) + "]"
 
 
+def agent_manifest(run, name, harness=False):
+    """A unit of an attacker env on port 8000 (and an idle harness): the
+    smallest one an attack from the env needs."""
+    containers = "        env:\n          argv: %s\n" % argv("env", "8000")
+    if harness:
+        containers += "        harness:\n          argv: %s\n" % argv("harness")
+    return run.manifest("""
+spec_version: 1
+name: %s
+port: 8000
+openenvd:
+  kill_deadline_s: 5
+  zones:
+    agent:
+      containers:
+%s""" % (name, containers))
+
+
 # --- the image -------------------------------------------------------------------
 
 class Run:

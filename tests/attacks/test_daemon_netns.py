@@ -46,23 +46,6 @@ print(looks, away, home, " ".join(sorted(seen)))
 """
 
 
-def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: daemon-netns
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-""" % (A.argv("env", "8000"), A.argv("harness")))
-
-
 def fresh_request(d, path):
     """One request on a connection of its own: a new upstream socket too."""
     c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
@@ -75,7 +58,7 @@ def fresh_request(d, path):
 
 
 def case_never_in_an_agent_namespace(run):
-    d = A.Daemon(run, manifest(run))
+    d = A.Daemon(run, A.agent_manifest(run, "daemon-netns", harness=True))
     try:
         watcher = subprocess.Popen([sys.executable, "-c", WATCH, str(d.pid), "20"],
                                    stdout=subprocess.PIPE, text=True)

@@ -27,23 +27,8 @@ LABEL = 0x5EED1
 TRAFFIC = 200 * 1024
 
 
-def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: netns-reuse
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
-    agent:
-      containers:
-        env:
-          argv: %s
-""" % A.argv("env", "8000"))
-
-
 def case_every_episode_a_new_namespace(run):
-    d = A.Daemon(run, manifest(run))
+    d = A.Daemon(run, A.agent_manifest(run, "netns-reuse"))
     try:
         p = d.attack("netns_state", flowlabel=LABEL, traffic=TRAFFIC)
         # The control: the label and the traffic are there in P itself.

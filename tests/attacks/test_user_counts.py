@@ -43,21 +43,6 @@ def errname():
     return errno.errorcode.get(e, str(e))
 
 
-def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: user-counts
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
-    agent:
-      containers:
-        env:
-          argv: %s
-""" % A.argv("env", "8000"))
-
-
 def host_inotify():
     fd = LIBC.inotify_init1(IN_CLOEXEC)
     if fd < 0:
@@ -78,11 +63,13 @@ def host_mq():
     return "ok"
 
 
-def exhausted(d, move, host_check):
+def exhausted(run, move, host_check):
     """A's env takes all of one count; who else still gets some."""
-    b = A.Daemon(d.run, d.manifest)
+    a = A.Daemon(run, A.agent_manifest(run, "user-counts"))
+    b = A.Daemon(run, a.manifest)
     try:
-        r = d.attack(move)
+        check(host_check() == "ok", "the control: host root gets its own")
+        r = a.attack(move)
         check(r.get("held", 0) > 0 and r.get("error") in ("EMFILE", "ENOSPC", "ENOMEM"),
               "the env took all it could: %s" % r)
         check(host_check() == "ok", "host root refused while unit A's env holds its %s: %s"
@@ -92,35 +79,23 @@ def exhausted(d, move, host_check):
               % (move, rb))
         # A's next episode: the last one's processes are gone, and so is
         # their share.
-        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "A's next episode")
-        rn = d.attack(move, max=4)
+        check(a.ok("POST", "/reset_unit")["phase"] == "ready", "A's next episode")
+        rn = a.attack(move, max=4)
         check(rn.get("held") == 4, "A's next episode refused: %s" % rn)
-        rc, _ = b.stop()
-        check(rc == 0, "clean exit")
+        for d in (a, b):
+            rc, _ = d.stop()
+            check(rc == 0, "clean exit")
     finally:
+        a.kill()
         b.kill()
 
 
 def case_inotify_instances(run):
-    d = A.Daemon(run, manifest(run))
-    try:
-        check(host_inotify() == "ok", "the control: host root gets an instance")
-        exhausted(d, "inotify_fill", host_inotify)
-        rc, _ = d.stop()
-        check(rc == 0, "clean exit")
-    finally:
-        d.kill()
+    exhausted(run, "inotify_fill", host_inotify)
 
 
 def case_message_queue_bytes(run):
-    d = A.Daemon(run, manifest(run))
-    try:
-        check(host_mq() == "ok", "the control: host root gets a queue")
-        exhausted(d, "mq_fill", host_mq)
-        rc, _ = d.stop()
-        check(rc == 0, "clean exit")
-    finally:
-        d.kill()
+    exhausted(run, "mq_fill", host_mq)
 
 
 if __name__ == "__main__":
