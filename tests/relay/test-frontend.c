@@ -366,6 +366,46 @@ Test(frontend, keep_alive_authorizes_every_request)
         cr_assert_eq(load(&unit_stub.actions), 1);
 }
 
+/* Issue 24: a "?token=" proved who a client is as soon as any Upgrade
+ * header came with it (h2c, anything), on any route, any method. */
+Test(frontend, query_token_only_on_a_websocket_handshake)
+{
+#define KEY "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+#define V13 "Sec-WebSocket-Version: 13\r\n"
+        static const char *const reqs[] = {
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\n"
+                "Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\n"
+                "Connection: upgrade\r\n\r\n",
+                "GET /verdict?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\n"
+                "Connection: upgrade\r\n" KEY V13 "\r\n",
+                /* websocket, but not a handshake: no key, a bad key, no
+                 * version, another version, another method */
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" V13 "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\nSec-WebSocket-Key: short\r\n" V13 "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY "Sec-WebSocket-Version: 8\r\n\r\n",
+                "POST /reset_unit?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY V13 "Content-Length: 0\r\n\r\n",
+                /* Upgrade without Connection: upgrade is no upgrade at all */
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n" KEY V13
+                "\r\n",
+        };
+#undef KEY
+#undef V13
+        for (size_t i = 0; i < ELEMENTSOF(reqs); i++) {
+                struct response r = request(reqs[i]);
+                cr_assert_eq(r.status, 401, "%s -> %u %s", reqs[i], r.status, r.body.buf);
+                response_release(&r);
+        }
+        expect_log("[]");
+        cr_assert_eq(load(&unit_stub.controls), 0);
+}
+
 Test(frontend, chunked_request_and_response)
 {
         struct response r = request("POST /echo HTTP/1.1\r\nHost: x\r\n" AUTH
