@@ -615,6 +615,14 @@ static int process_response_head(struct http_conn *c)
         }
         c->proxy->stats.bytes_down += end;
         c->resp_status = h.status;
+        /* An upgrade nobody asked for, or over TLS (TLS records cannot be
+         * spliced, and no WebSocket goes to a provider): the upstream broke
+         * the exchange's framing before a byte of it reached the client, who
+         * gets a 502 and never a tunnel; that upstream connection closes. */
+        if (h.status == 101 && (!c->upgrade_requested || c->tls)) {
+                conn_upstream_failed(c, "upstream_unavailable");
+                return 1;
+        }
         if (h.status / 100 == 1 && h.status != 101) {
                 c->u_fwd = end; /* interim (100 Continue): the final head follows */
                 return 1;
@@ -627,15 +635,8 @@ static int process_response_head(struct http_conn *c)
                 strbuf_adds(&c->cout, "\r\n");
                 buf_consume(&c->uin, end);
         }
-        if (h.status == 101) {
-                /* An upgrade nobody asked for, or over TLS (TLS records
-                 * cannot be spliced, and no WebSocket goes to a provider). */
-                if (!c->upgrade_requested || c->tls) {
-                        conn_kill(c);
-                        return 0;
-                }
+        if (h.status == 101)
                 return ws_tunnel_start(c);
-        }
         if (c->proxy->ops->on_response_head)
                 c->proxy->ops->on_response_head(c->proxy->userdata, &c->x, &h);
         c->resp_keep_alive = h.keep_alive;

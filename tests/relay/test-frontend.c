@@ -420,6 +420,27 @@ Test(frontend, chunked_request_and_response)
         response_release(&r);
 }
 
+/* Issue 24: an env server answering a plain request with a 101 left the
+ * client with no answer at all (the connection was cut). */
+Test(frontend, unasked_101_is_a_502_and_the_connection_goes_on)
+{
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct response r;
+
+        cl_send(c.fd, "GET /unasked-101 HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        cr_assert(cl_response(&c, false, &r), "no answer to an unasked 101");
+        cr_assert_eq(r.status, 502, "%u %s", r.status, r.body.buf);
+        cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"upstream_unavailable\"}}");
+        /* Nothing of the switched protocol reached the client. */
+        cr_assert_null(strstr(r.head.buf, "101"));
+        cr_assert_null(strstr(c.in.buf, "hello"));
+        response_release(&r);
+        close(c.fd);
+        strbuf_release(&c.in);
+        /* The env server is still reachable over a fresh upstream. */
+        expect("GET /reset HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n", 200, NULL);
+}
+
 Test(frontend, sse_streams_before_the_end)
 {
         struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };

@@ -200,6 +200,11 @@ async def handle(r, w):
             elif path == "/big":
                 n = int(target.split("=")[1])
                 w.write(resp(200, b"x" * n, "application/octet-stream"))
+            elif path == "/unasked-101":
+                # An env server that switches protocols on a plain request
+                # and then talks in its new protocol.
+                w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                        b"Connection: Upgrade\r\n\r\n\x81\x05hello")
             elif path == "/close":
                 w.write(b"HTTP/1.1 200 OK\r\n\r\nuntil-eof")
                 await w.drain()
