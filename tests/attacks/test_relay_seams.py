@@ -7,8 +7,12 @@ verdict lose its `reason` and `output_tail` altogether (jansson refuses such
 a string and the field was silently left out): the agent erased the
 explanation of its own failure.
 
+`/verdict?episode_id=<200 chars>` answered with the live verdict: a value
+longer than the daemon's buffer read as no value at all.
+
 Must not happen: a verdict without its reason or output tail, whatever
-bytes the agent wrote; anything left behind.
+bytes the agent wrote; a malformed query value answered other than 400
+with a message; anything left behind.
 """
 import os
 import sys
@@ -53,10 +57,39 @@ def case_output_that_is_not_utf8(run):
         d.kill()
 
 
+def case_query_values(run):
+    d = A.Daemon(run, manifest(run))
+    try:
+        eid = d.info()["episode_id"]
+        live = d.ok("GET", "/verdict")
+        for target in ("/verdict?episode_id=" + "a" * 200, "/verdict?episode_id=",
+                       "/verdict?episode_id", "/verdict?episode_id=%s&episode_id=%s" % (eid, eid),
+                       "/verdict?episode_id=" + eid + "%00", "/verdict?episode_id=../" + eid,
+                       "/verdict?episode=" + eid, "/verdict?episode_id=%s&" % eid,
+                       "/logs?container=" + "e" * 300, "/logs?container=env&episode_id=" + "1" * 80,
+                       "/logs?container=env&x=1", "/info?episode_id=" + "a" * 200,
+                       "/metrics?format=json"):
+            status, j = d.request("GET", target)
+            check(status == 400, "GET %s -> %s %s, not 400" % (target[:80], status, j))
+            err = j.get("error") if isinstance(j, dict) else None
+            check(err and err.get("code") == "bad_request" and err.get("message"),
+                  "GET %s: a 400 with a message: %r" % (target[:80], j))
+        # What is well-formed still works.
+        check(d.ok("GET", "/verdict?episode_id=" + eid) == live, "the episode's own verdict")
+        check(d.request("GET", "/verdict?episode_id=0123456789ab")[0] == 404, "an unknown id")
+        check(d.request("GET", "/logs?container=env&episode_id=" + eid)[0] == 200, "the logs")
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        d.kill()
+
+
 CASES = [
     ("bytes that are not UTF-8 in an env's last output line are escaped in the verdict's "
      "reason and output tail, never the reason the fields are dropped",
      case_output_that_is_not_utf8),
+    ("control-route query values are validated: too long, empty, doubled, escaped or unknown "
+     "get 400 with a message, never the live verdict", case_query_values),
 ]
 
 if __name__ == "__main__":
