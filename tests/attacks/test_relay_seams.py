@@ -10,9 +10,13 @@ explanation of its own failure.
 `/verdict?episode_id=<200 chars>` answered with the live verdict: a value
 longer than the daemon's buffer read as no value at all.
 
+`--log-format json` did not cover the errors about options that came
+before it on the command line, nor getopt's own messages.
+
 Must not happen: a verdict without its reason or output tail, whatever
 bytes the agent wrote; a malformed query value answered other than 400
-with a message; anything left behind.
+with a message; a line on stderr that is not a JSON log entry under
+--log-format json; anything left behind.
 """
 import os
 import sys
@@ -84,12 +88,36 @@ def case_query_values(run):
         d.kill()
 
 
+def case_json_log_from_the_first_byte(run):
+    import json
+    import subprocess
+    bad = (["--port", "99999"], ["--bogus"], ["--state", "relative"], ["--log-level", "loud"],
+           ["--rootfs", "/nonexistent"], ["--model-url", "http://127.0.0.1:1"],
+           ["--model-provider", "other"], ["--start-timeout", "soon"], ["--test-weaken", "x"])
+    for args in bad:
+        for flag in (["--log-format", "json"], ["--log-format=json"]):
+            p = subprocess.run([A.OPENENVD] + args + flag, capture_output=True, timeout=30,
+                               stdin=subprocess.DEVNULL)
+            check(p.returncode == 2, "%s: exit %d" % (args, p.returncode))
+            lines = p.stderr.decode("utf-8", "replace").splitlines()
+            check(lines and not p.stdout, "%s: an error on stderr only: %r" % (args, p.stdout))
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    entry = None
+                check(isinstance(entry, dict) and entry.get("level") == "err" and entry.get("msg"),
+                      "%s %s: a line that is no JSON log entry: %r" % (args, flag, line))
+
+
 CASES = [
     ("bytes that are not UTF-8 in an env's last output line are escaped in the verdict's "
      "reason and output tail, never the reason the fields are dropped",
      case_output_that_is_not_utf8),
     ("control-route query values are validated: too long, empty, doubled, escaped or unknown "
      "get 400 with a message, never the live verdict", case_query_values),
+    ("--log-format json covers what is printed while the options are parsed, whatever comes "
+     "first on the command line", case_json_log_from_the_first_byte),
 ]
 
 if __name__ == "__main__":
