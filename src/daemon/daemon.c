@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,6 +350,25 @@ static void on_control(void *userdata, const struct frontend_request *req,
         op_done(op, r < 0 ? r : 0);
 }
 
+/* What the daemon lives within, said once at start: its own fd limit (the
+ * port's connections are refused or evicted at it, never spun on) and what
+ * each container gets below the hard one. */
+static void log_fd_limits(void)
+{
+        struct rlimit rl;
+        char soft[24], hard[24], each[24];
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        (void) snprintf(soft, sizeof(soft), "%llu", (unsigned long long) rl.rlim_cur);
+        (void) snprintf(hard, sizeof(hard), "%llu", (unsigned long long) rl.rlim_max);
+        (void) snprintf(each, sizeof(each), "%llu", (unsigned long long) unit_container_nofile());
+        log_info_fields(LOG_FIELDS({ "nofile_soft", soft }, { "nofile_hard", hard },
+                                   { "container_nofile", each }),
+                        "file descriptors: %s (hard limit %s); each container gets %s", soft, hard,
+                        each);
+}
+
 static bool on_env_allowed(void *userdata)
 {
         struct daemon *d = userdata;
@@ -642,6 +662,7 @@ static int daemon_setup(struct daemon *d)
                 log_info_fields(LOG_FIELDS({ "uid_first", first }, { "uid_last", last }),
                                 "host uids %s-%s", first, last);
         }
+        log_fd_limits();
         r = setup_cgroups(d);
         if (r < 0)
                 return r;

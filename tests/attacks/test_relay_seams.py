@@ -13,12 +13,17 @@ longer than the daemon's buffer read as no value at all.
 `--log-format json` did not cover the errors about options that came
 before it on the command line, nor getopt's own messages.
 
+Under a hard RLIMIT_NOFILE of 1024 every provisioning failed with
+`rlimit: Operation not permitted` (each container was given 4096).
+
 Must not happen: a verdict without its reason or output tail, whatever
 bytes the agent wrote; a malformed query value answered other than 400
 with a message; a line on stderr that is not a JSON log entry under
---log-format json; anything left behind.
+--log-format json; an episode that cannot start because of the daemon's
+own fd limit; anything left behind.
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -110,6 +115,25 @@ def case_json_log_from_the_first_byte(run):
                       "%s %s: a line that is no JSON log entry: %r" % (args, flag, line))
 
 
+def case_hard_fd_limit(run):
+    d = A.Daemon(run, manifest(run), nofile=1024, nofile_hard=True)
+    try:
+        check(d.phase() == "ready", "the first episode is ready at a hard limit of 1024 fds: %s\n%s"
+              % (d.phase(), d.tail()))
+        check(d.ok("POST", "/step", {"action": {"message": "x"}})["observation"]["steps"] == 1,
+              "a step")
+        limits = d.attack("read", path="/proc/self/limits").get("data") or ""
+        line = [x for x in limits.splitlines() if x.startswith("Max open files")]
+        check(line and line[0].split()[3] == "1024" and line[0].split()[4] == "1024",
+              "the env lives within the daemon's hard limit: %r" % limits)
+        check(re.search(r"file descriptors: .*1024", A.read(d.log) or ""),
+              "the daemon says at start what it lives within:\n%s" % d.tail())
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        d.kill()
+
+
 CASES = [
     ("bytes that are not UTF-8 in an env's last output line are escaped in the verdict's "
      "reason and output tail, never the reason the fields are dropped",
@@ -118,6 +142,8 @@ CASES = [
      "get 400 with a message, never the live verdict", case_query_values),
     ("--log-format json covers what is printed while the options are parsed, whatever comes "
      "first on the command line", case_json_log_from_the_first_byte),
+    ("under a hard RLIMIT_NOFILE of 1024 episodes still provision: containers get what the "
+     "daemon was given, and the daemon says so at start", case_hard_fd_limit),
 ]
 
 if __name__ == "__main__":
