@@ -58,12 +58,13 @@ static const char *const model_budget_dim_table[MODEL_BUDGET_DIM_MAX] = { "reque
  * keeps). Credentials, Host and Accept-Encoding are the proxy's own (added
  * below); anything else could steer the key: OpenAI's organization and
  * project headers bill another project the key can reach, Cookie or
- * X-Forwarded-* speak for someone else, and an unknown header is a header
- * nobody vetted.
+ * X-Forwarded-* speak for someone else, Connection could name the body's
+ * framing or the key as hop-by-hop for a proxy on the way, and an unknown
+ * header is a header nobody vetted.
  */
 static const char *const keep_model[] = {
-        "accept",          "anthropic-beta", "anthropic-version", "connection",    "content-type",
-        "idempotency-key", "openai-beta",    "user-agent",        "x-stainless-*", NULL,
+        "accept",      "anthropic-beta", "anthropic-version", "content-type", "idempotency-key",
+        "openai-beta", "user-agent",     "x-stainless-*",     NULL,
 };
 
 struct model_proxy {

@@ -722,6 +722,7 @@ Test(model, only_allowlisted_headers_reach_the_provider, .init = setup_plain_ant
                 "X-Forwarded-For: 10.9.8.7\r\nForwarded: for=10.9.8.7\r\n"
                 "OpenAI-Organization: org-other\r\nOpenAI-Project: proj-other\r\n"
                 "Proxy-Authorization: Basic b3RoZXI=\r\nX-Unvetted: 1\r\n"
+                "Connection: keep-alive, Content-Length\r\n"
                 "Content-Length: 2\r\n\r\n{}");
 
         cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
@@ -732,8 +733,8 @@ Test(model, only_allowlisted_headers_reach_the_provider, .init = setup_plain_ant
         cr_assert_not_null(strstr(raw, "Content-Length: 2"), "%s", raw);
         cr_assert_not_null(strstr(raw, "x-api-key: " REAL_KEY), "%s", raw);
         static const char *const never[] = {
-                "Cookie",     "10.9.8.7",   "org-other", "proj-other", "Proxy-Authorization",
-                "X-Unvetted", "placeholder"
+                "Cookie",     "10.9.8.7",    "org-other", "proj-other", "Proxy-Authorization",
+                "X-Unvetted", "placeholder", "Connection"
         };
         for (size_t i = 0; i < ELEMENTSOF(never); i++)
                 cr_assert_null(strstr(raw, never[i]), "%s reached the provider: %s", never[i], raw);
