@@ -548,7 +548,11 @@ static bool fd_limit_relief(struct http_proxy *p, int fd)
         if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
                 return false;
         if (p->unauth_head) {
-                evict(p, p->unauth_head);
+                struct http_conn *silent = p->unauth_head;
+                /* As in unauth_victim(): the silent go first. */
+                while (silent && silent->heard)
+                        silent = silent->unauth_next;
+                evict(p, silent ?: p->unauth_head);
                 return true;
         }
         if (p->reserve_fd < 0)
