@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/json-util.h"
 
+#include <string.h>
+
+#include "base/jstring.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 static json_t *checked(json_t *j)
@@ -37,4 +41,33 @@ const char *object_string(const json_t *o, const char *key, const char *fallback
 {
         json_t *v = json_object_get(o, key);
         return json_is_string(v) ? json_string_value(v) : fallback;
+}
+
+json_t *text_to_json(const char *s)
+{
+        const unsigned char *p = (const unsigned char *) s;
+        struct strbuf sb = STRBUF_INIT;
+        json_t *j;
+
+        if (!s)
+                return json_null();
+        j = json_string(s);
+        if (j)
+                return j;
+        /* json_string() refuses what is not UTF-8: one byte of the agent's
+         * (0xff in a last output line) would drop the whole field. The
+         * NUL terminator stops utf8_seq_len's continuation checks. */
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+                if (n == 0) {
+                        strbuf_adds(&sb, "\xef\xbf\xbd");
+                        p++;
+                        continue;
+                }
+                strbuf_add(&sb, p, n);
+                p += n;
+        }
+        j = checked(json_stringn(sb.buf ?: "", sb.len));
+        strbuf_release(&sb);
+        return j;
 }

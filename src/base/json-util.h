@@ -19,6 +19,10 @@ json_t *strv_to_json(char *const *v);
 json_t *strn_to_json(const char *const *v, size_t n);
 /* A new string, or JSON null for NULL. */
 json_t *str_or_null_to_json(const char *s);
+/* A new string of arbitrary text (a container's output, a file name): never
+ * NULL, never dropped. Bytes that are not part of well-formed UTF-8 become
+ * U+FFFD, one per byte, as in jstring_append(); s NULL: JSON null. */
+json_t *text_to_json(const char *s);
 /* The string at key of object o; fallback when o is not an object, the key
  * is absent or its value is not a string. */
 const char *object_string(const json_t *o, const char *key, const char *fallback);

@@ -39,6 +39,10 @@
 #define HTTP_MAX_INSPECT_BYTES      (1024UL * 1024) /* /step response scanned for "done" */
 #define WS_MAX_INSPECT_BYTES        (1024UL * 1024) /* /ws text message scanned for "done" */
 
+/* Accepts per listener wake-up: below the per-client cap, so a connection
+ * gets its first reads before a flood behind it can push it out. */
+#define HTTP_ACCEPT_BATCH 64
+
 /* --- model proxy (requests from the harness, responses from the provider) --- */
 /* Addresses kept for one upstream (the provider's DNS answer). */
 #define HTTP_MAX_UPSTREAM_ADDRS     8

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,21 +96,70 @@ static void reply_error(struct frontend_reply *reply, int r)
         }
 }
 
-/* The value of key in a query string ("a=b&c=d"), decoded only as far as
- * ids and names need (no escapes), into buf; NULL when absent. */
-static const char *query_get(const char *query, const char *key, char *buf, size_t size)
-{
-        size_t kl = strlen(key);
+/*
+ * The query parameters of a control route. Every value is checked, never
+ * cut or ignored: an id longer than the buffer used to read as "no id" and
+ * /verdict answered with the live episode's verdict instead of the one
+ * asked for. "token" is the relay's (a credential, already checked).
+ */
+struct query_param {
+        const char *key;
+        char *buf; /* the value, NUL-terminated (no escapes: ids and names) */
+        size_t size;
+        const char *why;   /* the refusal of a bad value */
+        const char *value; /* buf once seen, else NULL */
+};
 
-        for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-                size_t n = strcspn(p, "&");
-                if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=' && n - kl - 1 < size) {
-                        memcpy(buf, p + kl + 1, n - kl - 1);
-                        buf[n - kl - 1] = '\0';
-                        return buf;
+static bool query_value_ok(const char *v, size_t n, size_t size)
+{
+        if (n == 0 || n >= size)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+                            v[i]) ||
+                    v[i] == '\0')
+                        return false;
+        return true;
+}
+
+/* Parses query into params (n of them); NULL, or why it is refused. */
+static const char *query_parse(const char *query, struct query_param *params, size_t n)
+{
+        for (const char *p = query; p && *p;) {
+                size_t len = strcspn(p, "&");
+                const char *eq = memchr(p, '=', len);
+                size_t kl = eq ? (size_t) (eq - p) : len;
+                struct query_param *q = NULL;
+
+                for (size_t i = 0; i < n && !q; i++)
+                        if (strlen(params[i].key) == kl && strncmp(p, params[i].key, kl) == 0)
+                                q = &params[i];
+                if (!q && !(kl == 5 && strncmp(p, "token", 5) == 0))
+                        return "unknown query parameter";
+                if (q && q->value)
+                        return "query parameter given twice";
+                if (q && (!eq || !query_value_ok(eq + 1, len - kl - 1, q->size)))
+                        return q->why;
+                if (q) {
+                        memcpy(q->buf, eq + 1, len - kl - 1);
+                        q->buf[len - kl - 1] = '\0';
+                        q->value = q->buf;
                 }
+                p += len;
+                if (*p == '&' && *++p == '\0')
+                        return "empty query parameter";
         }
         return NULL;
+}
+
+static bool query_refused(const char *why, struct frontend_reply *reply)
+{
+        if (!why)
+                return false;
+        reply->status = 400;
+        reply->error_code = "bad_request";
+        reply->error_message = why;
+        return true;
 }
 
 static void op_free(struct daemon *d, struct pending_op *op)
@@ -171,10 +221,17 @@ static void control_logs(struct daemon *d, const struct frontend_request *req,
                          struct frontend_reply *reply)
 {
         char name[128], id[64];
-        const char *c = query_get(req->query, "container", name, sizeof(name));
-        const char *e = query_get(req->query, "episode_id", id, sizeof(id));
+        struct query_param q[] = {
+                { "container", name, sizeof(name), "container: 1 to 127 of [A-Za-z0-9._-]", NULL },
+                { "episode_id", id, sizeof(id), "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
+        };
+        const char *c, *e;
         char *text;
 
+        if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply))
+                return;
+        c = q[0].value;
+        e = q[1].value;
         if (!c || !manifest_find_container(d->manifest, c)) {
                 reply->status = 404;
                 reply->error_code = "not_found";
@@ -224,13 +281,22 @@ static void on_control(void *userdata, const struct frontend_request *req,
         struct pending_op *op = NULL;
         int r;
 
+        /* The other routes take no parameter: a query they cannot
+         * understand is refused, not ignored. */
+        if (!streq(req->route, "/verdict") && !streq(req->route, "/logs") &&
+            query_refused(query_parse(req->query, NULL, 0), reply))
+                return;
         if (streq(req->route, "/info")) {
                 reply_json(reply, 200, unit_info(d->unit));
                 return;
         }
         if (streq(req->route, "/verdict")) {
-                json_t *v =
-                        unit_verdict(d->unit, query_get(req->query, "episode_id", id, sizeof(id)));
+                struct query_param q = { "episode_id", id, sizeof(id),
+                                         "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
+                json_t *v;
+                if (query_refused(query_parse(req->query, &q, 1), reply))
+                        return;
+                v = unit_verdict(d->unit, q.value);
                 if (!v) {
                         reply->status = 404;
                         reply->error_code = "not_found";
@@ -282,6 +348,25 @@ static void on_control(void *userdata, const struct frontend_request *req,
                 log_info_fields(LOG_FIELDS({ "route", req->route }), "%s refused: %s", req->route,
                                 refusal);
         op_done(op, r < 0 ? r : 0);
+}
+
+/* What the daemon lives within, said once at start: its own fd limit (the
+ * port's connections are refused or evicted at it, never spun on) and what
+ * each container gets below the hard one. */
+static void log_fd_limits(void)
+{
+        struct rlimit rl;
+        char soft[24], hard[24], each[24];
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        (void) snprintf(soft, sizeof(soft), "%llu", (unsigned long long) rl.rlim_cur);
+        (void) snprintf(hard, sizeof(hard), "%llu", (unsigned long long) rl.rlim_max);
+        (void) snprintf(each, sizeof(each), "%llu", (unsigned long long) unit_container_nofile());
+        log_info_fields(LOG_FIELDS({ "nofile_soft", soft }, { "nofile_hard", hard },
+                                   { "container_nofile", each }),
+                        "file descriptors: %s (hard limit %s); each container gets %s", soft, hard,
+                        each);
 }
 
 static bool on_env_allowed(void *userdata)
@@ -577,6 +662,7 @@ static int daemon_setup(struct daemon *d)
                 log_info_fields(LOG_FIELDS({ "uid_first", first }, { "uid_last", last }),
                                 "host uids %s-%s", first, last);
         }
+        log_fd_limits();
         r = setup_cgroups(d);
         if (r < 0)
                 return r;

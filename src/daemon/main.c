@@ -217,6 +217,54 @@ static void env_origin_from_here(struct env_origin *ret)
         }
 }
 
+static const struct option longopts[] = {
+        { "manifest", required_argument, NULL, ARG_MANIFEST },
+        { "state", required_argument, NULL, ARG_STATE },
+        { "port", required_argument, NULL, ARG_PORT },
+        { "listen", required_argument, NULL, ARG_LISTEN },
+        { "require-isolation", no_argument, NULL, ARG_REQUIRE },
+        { "token-file", required_argument, NULL, ARG_TOKEN },
+        { "agent-token-file", required_argument, NULL, ARG_AGENT_TOKEN },
+        { "model-url", required_argument, NULL, ARG_MODEL_URL },
+        { "model-ca-file", required_argument, NULL, ARG_MODEL_CA },
+        { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
+        { "model-provider", required_argument, NULL, ARG_MODEL_PROVIDER },
+        { "shim", required_argument, NULL, ARG_SHIM },
+        { "observer-timeout", required_argument, NULL, ARG_OBSERVER_TIMEOUT },
+        { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
+        { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+        { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
+        { "test-weaken", required_argument, NULL, ARG_WEAKEN },
+        { "rootfs", required_argument, NULL, ARG_ROOTFS },
+        { "no-initial-episode", no_argument, NULL, ARG_NO_INITIAL },
+        { "no-standby", no_argument, NULL, ARG_NO_STANDBY },
+        { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
+        { "help", no_argument, NULL, 'h' },
+        {},
+};
+
+/*
+ * --log-format before anything else is parsed: an error about an option
+ * that comes before it on the command line (or about the command line
+ * itself) is logged in the format asked for, not as text in a JSON log.
+ * getopt's own messages are off in both passes (opterr): unknown options
+ * and missing arguments are reported through the log below.
+ */
+static bool log_format_first(int argc, char **argv)
+{
+        bool set = false;
+        int c, r;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) >= 0)
+                if (c == ARG_LOG_FORMAT && (r = log_format_from_string(optarg)) >= 0) {
+                        log_set_format(r);
+                        set = true;
+                }
+        optind = 0; /* glibc: the next getopt_long() starts over */
+        return set;
+}
+
 /* Command-line values that main() turns into options. */
 struct raw_args {
         const char *model_url;
@@ -225,31 +273,6 @@ struct raw_args {
 
 static int parse_args(int argc, char **argv, struct daemon_options *o, struct raw_args *raw)
 {
-        static const struct option longopts[] = {
-                { "manifest", required_argument, NULL, ARG_MANIFEST },
-                { "state", required_argument, NULL, ARG_STATE },
-                { "port", required_argument, NULL, ARG_PORT },
-                { "listen", required_argument, NULL, ARG_LISTEN },
-                { "require-isolation", no_argument, NULL, ARG_REQUIRE },
-                { "token-file", required_argument, NULL, ARG_TOKEN },
-                { "agent-token-file", required_argument, NULL, ARG_AGENT_TOKEN },
-                { "model-url", required_argument, NULL, ARG_MODEL_URL },
-                { "model-ca-file", required_argument, NULL, ARG_MODEL_CA },
-                { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
-                { "model-provider", required_argument, NULL, ARG_MODEL_PROVIDER },
-                { "shim", required_argument, NULL, ARG_SHIM },
-                { "observer-timeout", required_argument, NULL, ARG_OBSERVER_TIMEOUT },
-                { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
-                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
-                { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
-                { "test-weaken", required_argument, NULL, ARG_WEAKEN },
-                { "rootfs", required_argument, NULL, ARG_ROOTFS },
-                { "no-initial-episode", no_argument, NULL, ARG_NO_INITIAL },
-                { "no-standby", no_argument, NULL, ARG_NO_STANDBY },
-                { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
         const char *env = getenv("OPENENVD_REQUIRE_ISOLATION");
         unsigned port;
         int c, r;
@@ -379,7 +402,10 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         usage(stdout);
                         exit(0);
                 default:
-                        usage(stderr);
+                        log_error("%s: unknown option, or it needs an argument (see --help)",
+                                  argv[optind - 1]);
+                        if (log_get_format() != LOG_FORMAT_JSON)
+                                usage(stderr);
                         return -EINVAL;
                 }
         }
@@ -439,11 +465,14 @@ int main(int argc, char **argv)
         int r;
 
         const char *log_format = getenv("OPENENVD_LOG_FORMAT");
+        bool log_format_flag;
 
         /* First: every return below runs its cleanup. */
         manifest_errors_init(&errs, NULL);
         log_set_program("openenvd");
-        /* Before anything is logged, so every line has the same format. */
+        /* Before anything is logged, so every line has the same format;
+         * the flag wins over the environment. */
+        log_format_flag = log_format_first(argc, argv);
         if (log_format) {
                 r = log_format_from_string(log_format);
                 if (r < 0) {
@@ -451,7 +480,8 @@ int main(int argc, char **argv)
                                   log_format);
                         return DAEMON_EXIT_INVALID;
                 }
-                log_set_format(r);
+                if (!log_format_flag)
+                        log_set_format(r);
         }
         if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;

@@ -9,6 +9,7 @@
 
 #include "base/fd-util.h"
 #include "base/util.h"
+#include "relay/ws-frame.h"
 
 #define TOKEN_MAX_BYTES 4096
 
@@ -122,7 +123,11 @@ enum principal credentials_check(const struct credentials *c, const struct http_
                 if (from_header == PRINCIPAL_NONE)
                         return PRINCIPAL_NONE; /* a wrong credential is never ignored */
         }
-        if (h->upgrade && n_query_tokens > 0) {
+        /* A query token only on a real WebSocket handshake: browsers and
+         * WebSocket clients cannot set headers there. Anywhere else a token
+         * in the URL ends up in logs and histories, so it proves nothing,
+         * whatever Upgrade header (h2c, anything) comes with it. */
+        if (n_query_tokens > 0 && ws_is_handshake(h)) {
                 if (n_query_tokens > 1 || !query_token)
                         return PRINCIPAL_NONE;
                 from_query = principal_of(c, query_token, strlen(query_token));

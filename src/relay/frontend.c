@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jstring.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "relay/credentials.h"
@@ -200,9 +201,25 @@ static void session_detached_message(struct session *s, const char *data, size_t
 
 /* --- control answers --- */
 
+/* {"error":{"code":...,"message":...}} for a reply that says what was wrong. */
+static char *error_with_message(const struct frontend_reply *reply)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        strbuf_adds(&sb, "{\"error\":{\"code\":");
+        jstring_append(&sb, reply->error_code ? reply->error_code : "bad_request");
+        strbuf_adds(&sb, ",\"message\":");
+        jstring_append(&sb, reply->error_message);
+        strbuf_adds(&sb, "}}");
+        return strbuf_detach(&sb, NULL);
+}
+
 static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
 {
-        if (reply->status == 0 || reply->status >= 400)
+        if (reply->status >= 400 && reply->error_message) {
+                cleanup_free char *json = error_with_message(reply);
+                http_exchange_respond(x, reply->status, json);
+        } else if (reply->status == 0 || reply->status >= 400)
                 http_exchange_error(x, reply->status ? reply->status : 500,
                                     reply->error_code ? reply->error_code : "infrastructure_error");
         else if (reply->text)
@@ -222,7 +239,10 @@ struct http_handle *frontend_later(const struct frontend_request *req)
 
 void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
 {
-        if (reply->status == 0 || reply->status >= 400)
+        if (reply->status >= 400 && reply->error_message) {
+                cleanup_free char *json = error_with_message(reply);
+                http_handle_respond(pending, reply->status, json);
+        } else if (reply->status == 0 || reply->status >= 400)
                 http_handle_error(pending, reply->status ? reply->status : 500,
                                   reply->error_code ? reply->error_code : "infrastructure_error");
         else if (reply->text)

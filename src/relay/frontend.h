@@ -65,7 +65,10 @@ struct frontend_reply {
         size_t text_len;
         const char *content_type; /* static: the text's (NULL: text/plain; charset=utf-8) */
         const char *error_code;   /* static: for status >= 400 */
-        bool later;               /* no answer now: frontend_answer() comes later */
+        /* static: "message" beside the code (what was wrong with the request;
+         * never a path or an errno text) */
+        const char *error_message;
+        bool later; /* no answer now: frontend_answer() comes later */
 };
 
 typedef void (*frontend_done_fn)(void *cookie, int result);

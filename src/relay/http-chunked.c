@@ -2,6 +2,7 @@
 #include "relay/http-chunked.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "base/limits.h"
 #include "base/macro.h"
@@ -41,6 +42,10 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                         if (c->remaining == 0)
                                 c->state = CH_DATA_CR;
                         continue;
+                }
+                if (c->state == CH_TRAILER_START && c->stop_at_trailer && ch != '\r') {
+                        *ret_used = i;
+                        return HTTP_CHUNKED_TRAILER;
                 }
                 i++;
                 if (c->state == CH_SIZE || c->state == CH_EXT || c->state == CH_TRAILER) {
@@ -121,4 +126,25 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
         }
         *ret_used = len;
         return 0;
+}
+
+int http_chunked_trailer_line(struct http_chunked *c, const char *buf, size_t len, size_t *ret_len)
+{
+        const char *lf = memchr(buf, '\n', len);
+        size_t n = lf ? (size_t) (lf - buf) + 1 : len;
+
+        if (c->line_len + n > HTTP_MAX_HEAD_BYTES)
+                return -EBADMSG;
+        if (len > 0 && (buf[0] == ' ' || buf[0] == '\t'))
+                return -EBADMSG; /* obs-fold */
+        if (memchr(buf, 0, n))
+                return -EBADMSG;
+        if (!lf)
+                return memchr(buf, '\r', len) && buf[len - 1] != '\r' ? -EBADMSG : 0;
+        /* One CR, right before the LF. */
+        if (n < 3 || memchr(buf, '\r', n) != lf - 1)
+                return -EBADMSG;
+        c->line_len += n;
+        *ret_len = n;
+        return 1;
 }

@@ -31,12 +31,24 @@ struct http_chunked {
         int state;
         uint64_t remaining; /* bytes left in the current chunk */
         unsigned digits;
-        size_t line_len; /* size line or trailer section so far */
+        size_t line_len;      /* size line or trailer section so far */
+        bool stop_at_trailer; /* feed returns HTTP_CHUNKED_TRAILER before each trailer line */
 };
+
+/* http_chunked_feed(): a trailer line starts at buf + *ret_used (only with
+ * stop_at_trailer); see http_chunked_trailer_line(). */
+#define HTTP_CHUNKED_TRAILER 2
 
 void http_chunked_init(struct http_chunked *c);
 /* Consumes bytes of buf up to the end of the body. Returns 1 when the body
  * ended (*ret_used = bytes of buf that belong to it), 0 when all of buf was
- * consumed and more is needed, -EBADMSG on malformed framing. */
+ * consumed and more is needed, -EBADMSG on malformed framing,
+ * HTTP_CHUNKED_TRAILER as said above. */
 int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
                       http_chunked_data_fn on_data, void *userdata, size_t *ret_used);
+/* After HTTP_CHUNKED_TRAILER: the length of the whole trailer line at buf
+ * (CRLF included) in *ret_len and 1, which the caller drops (the tracker
+ * then waits for the next trailer line or the final CRLF); 0 when the line
+ * is not complete in buf; -EBADMSG when it is malformed (bare CR or LF, NUL,
+ * a leading space) or the trailer section passes HTTP_MAX_HEAD_BYTES. */
+int http_chunked_trailer_line(struct http_chunked *c, const char *buf, size_t len, size_t *ret_len);

@@ -107,6 +107,7 @@ struct http_conn {
         struct side_io cio, uio;
 
         bool authenticated;
+        bool heard; /* a byte came from the client (eviction spares it before silent ones) */
         bool u_connecting;
         bool u_handshaking; /* TLS: no request byte is sent before it is done */
         bool u_hs_ready;    /* TLS: an event arrived since the handshake last waited */

@@ -289,14 +289,27 @@ void http_handle_resume(struct http_handle *h)
 
 /* --- request side --- */
 
+static bool name_in(const char *const *list, const struct http_header *hd)
+{
+        for (const char *const *s = list; *s; s++) {
+                size_t n = strlen(*s);
+                bool prefix = n > 0 && (*s)[n - 1] == '*';
+                if (prefix ? hd->name_len >= n - 1 && strncasecmp(hd->name, *s, n - 1) == 0
+                           : hd->name_len == n && strncasecmp(hd->name, *s, n) == 0)
+                        return true;
+        }
+        return false;
+}
+
 static bool header_stripped(const struct http_exchange *x, const struct http_header *hd)
 {
-        if (!x->strip)
-                return false;
-        for (const char *const *s = x->strip; *s; s++)
-                if (hd->name_len == strlen(*s) && strncasecmp(hd->name, *s, hd->name_len) == 0)
-                        return true;
-        return false;
+        /* The framing the engine reads the body by must reach the upstream
+         * as it was parsed, whatever the policy's allowlist says. */
+        static const char *const framing[] = { "content-length", "transfer-encoding", NULL };
+
+        if (x->strip && name_in(x->strip, hd))
+                return true;
+        return x->keep && !name_in(x->keep, hd) && !name_in(framing, hd);
 }
 
 /* Request head minus stripped lines plus added ones, with the policy's
@@ -440,6 +453,7 @@ static int process_head(struct http_conn *c)
         } else {
                 c->rstate = REQ_BODY;
                 http_chunked_init(&c->req_chunked);
+                c->req_chunked.stop_at_trailer = true;
         }
         return 1;
 }
@@ -474,6 +488,26 @@ static int request_body_take(struct http_conn *c, const char *data, size_t avail
                 return c->req_left == 0;
         }
         return http_chunked_feed(&c->req_chunked, data, avail, request_data, c, ret_n);
+}
+
+/*
+ * Request trailers are never forwarded: they are header fields that arrive
+ * after the policy vetted the head (a second Host, a credential of the
+ * client's own, a provider's organization), and no upstream here needs
+ * them (RFC 9110 6.5.1 lets a proxy discard them). The trailer line at
+ * data (the bytes behind what is classified for sending) is cut out of the
+ * client buffer. 1: dropped, 0: incomplete, < 0: malformed.
+ */
+static int request_drop_trailer(struct http_conn *c, char *data, size_t avail)
+{
+        size_t n;
+        int r = http_chunked_trailer_line(&c->req_chunked, data, avail, &n);
+
+        if (r <= 0)
+                return r;
+        memmove(data, data + n, avail - n);
+        c->cin.end -= n;
+        return 1;
 }
 
 int exchange_process_client(struct http_conn *c)
@@ -526,6 +560,16 @@ int exchange_process_client(struct http_conn *c)
                         return 0;
                 }
                 r = request_body_take(c, data, avail, &n);
+                if (r == HTTP_CHUNKED_TRAILER) {
+                        c->c_fwd += n;
+                        p->stats.bytes_up += n;
+                        r = request_drop_trailer(c, c->cin.data + c->cin.start + c->c_fwd,
+                                                 avail - n);
+                        if (r == 0 && c->c_eof && c->c_fwd == 0)
+                                conn_kill(c); /* body cut short */
+                        if (r >= 0)
+                                return r > 0 || n > 0;
+                }
                 if (r < 0) {
                         /* The head already went upstream: no clean answer
                          * is possible, cut both sides. */
@@ -615,6 +659,14 @@ static int process_response_head(struct http_conn *c)
         }
         c->proxy->stats.bytes_down += end;
         c->resp_status = h.status;
+        /* An upgrade nobody asked for, or over TLS (TLS records cannot be
+         * spliced, and no WebSocket goes to a provider): the upstream broke
+         * the exchange's framing before a byte of it reached the client, who
+         * gets a 502 and never a tunnel; that upstream connection closes. */
+        if (h.status == 101 && (!c->upgrade_requested || c->tls)) {
+                conn_upstream_failed(c, "upstream_unavailable");
+                return 1;
+        }
         if (h.status / 100 == 1 && h.status != 101) {
                 c->u_fwd = end; /* interim (100 Continue): the final head follows */
                 return 1;
@@ -627,15 +679,8 @@ static int process_response_head(struct http_conn *c)
                 strbuf_adds(&c->cout, "\r\n");
                 buf_consume(&c->uin, end);
         }
-        if (h.status == 101) {
-                /* An upgrade nobody asked for, or over TLS (TLS records
-                 * cannot be spliced, and no WebSocket goes to a provider). */
-                if (!c->upgrade_requested || c->tls) {
-                        conn_kill(c);
-                        return 0;
-                }
+        if (h.status == 101)
                 return ws_tunnel_start(c);
-        }
         if (c->proxy->ops->on_response_head)
                 c->proxy->ops->on_response_head(c->proxy->userdata, &c->x, &h);
         c->resp_keep_alive = h.keep_alive;

@@ -386,6 +386,7 @@ static void conn_pump(struct http_conn *c)
                                 conn_kill(c);
                                 return;
                         }
+                        c->heard |= buf_avail(&c->cin) > 0;
                         progress |= r;
                 }
                 if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
@@ -491,20 +492,29 @@ static bool same_client(const struct sockaddr_storage *a, const struct sockaddr_
  * The unauthenticated connection that must close so that a newcomer from
  * client fits (NULL: none). Whoever holds a connection open without proving
  * who it is yields to a newcomer, the oldest first: first among the
- * client's own past its cap, then among all past the total caps.
+ * client's own past its cap, then among all past the total caps. Among
+ * them, one that never sent a byte goes before one that did: a flood of
+ * silent connections from the orchestrator's own address used to close
+ * the orchestrator's fresh connection, its request already on the way.
  */
 static struct http_conn *unauth_victim(struct http_proxy *p, const struct sockaddr_storage *client)
 {
-        struct http_conn *oldest_of_client = NULL;
+        struct http_conn *oldest_of_client = NULL, *silent_of_client = NULL, *silent = NULL;
         unsigned from_client = 0;
 
-        for (struct http_conn *c = p->unauth_head; c; c = c->unauth_next)
-                if (same_client(&c->peer, client) && from_client++ == 0)
+        for (struct http_conn *c = p->unauth_head; c; c = c->unauth_next) {
+                bool mine = same_client(&c->peer, client);
+                if (mine && from_client++ == 0)
                         oldest_of_client = c;
+                if (!c->heard && mine && !silent_of_client)
+                        silent_of_client = c;
+                if (!c->heard && !silent)
+                        silent = c;
+        }
         if (from_client >= p->cfg.max_unauth_per_client)
-                return oldest_of_client;
+                return silent_of_client ?: oldest_of_client;
         if (p->n_unauth >= p->cfg.max_unauth || p->n_conns + p->n_tunnels >= p->cfg.max_connections)
-                return p->unauth_head;
+                return silent ?: p->unauth_head;
         return NULL;
 }
 
@@ -538,7 +548,11 @@ static bool fd_limit_relief(struct http_proxy *p, int fd)
         if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
                 return false;
         if (p->unauth_head) {
-                evict(p, p->unauth_head);
+                struct http_conn *silent = p->unauth_head;
+                /* As in unauth_victim(): the silent go first. */
+                while (silent && silent->heard)
+                        silent = silent->unauth_next;
+                evict(p, silent ?: p->unauth_head);
                 return true;
         }
         if (p->reserve_fd < 0)
@@ -602,7 +616,11 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *user
 
         (void) s;
         (void) revents;
-        for (;;) {
+        /* A batch at a time (the listener is level-triggered): the
+         * connections accepted so far get their first reads before a
+         * flood behind them can push them out. */
+        for (unsigned n = 0; n < HTTP_ACCEPT_BATCH; n++) {
+                struct http_conn *c;
                 struct sockaddr_storage peer = {};
                 socklen_t peer_len = sizeof(peer);
                 int cfd = accept4(fd, (struct sockaddr *) &peer, &peer_len,
@@ -624,9 +642,17 @@ static int on_accept(struct loop_source *s, int fd, uint32_t revents, void *user
                         continue;
                 }
                 (void) setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-                if (!conn_new(p, cfd, &peer, peer_len))
+                c = conn_new(p, cfd, &peer, peer_len);
+                if (!c) {
                         safe_close(cfd);
+                        continue;
+                }
+                /* What the client sent with its connection is read now: a
+                 * request that came with it is routed (and its client
+                 * authenticated) before the next accept can evict it. */
+                conn_pump_and_reap(c);
         }
+        return 0;
 }
 
 int http_proxy_new(struct loop *l, int listen_fd, const struct http_proxy_config *cfg,

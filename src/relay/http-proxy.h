@@ -73,8 +73,12 @@ struct http_exchange {
         struct strbuf query; /* the raw query string after '?' (kept for the exchange) */
 
         /* Policy decisions. */
-        int tag;                    /* free for the policy (route id) */
-        const char *const *strip;   /* request header names to remove (NULL-terminated) */
+        int tag;                  /* free for the policy (route id) */
+        const char *const *strip; /* request header names to remove (NULL-terminated) */
+        /* If set, the only request headers forwarded (NULL-terminated
+         * names; "x-*" matches a prefix) besides the body's framing
+         * (Content-Length, Transfer-Encoding), which always stays. */
+        const char *const *keep;
         struct strbuf add_request;  /* raw "Name: value\r\n" lines to add upstream */
         struct strbuf add_response; /* raw lines added to the response head */
         struct strbuf target;       /* if not empty: the request target sent upstream */

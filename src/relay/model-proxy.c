@@ -52,12 +52,19 @@ static const struct model_provider providers[] = {
 static const char *const model_budget_dim_table[MODEL_BUDGET_DIM_MAX] = { "requests", "bytes",
                                                                           "tokens" };
 
-/* The harness's credentials, Host and encoding are replaced; OpenAI's
- * organization and project headers would let it bill another project the
- * key can reach. */
-static const char *const strip_model[] = {
-        "authorization",       "x-api-key",      "host", "accept-encoding",
-        "openai-organization", "openai-project", NULL,
+/*
+ * The request headers a provider gets from the harness: what the providers'
+ * SDKs send, nothing else (plus the body's framing, which the engine always
+ * keeps). Credentials, Host and Accept-Encoding are the proxy's own (added
+ * below); anything else could steer the key: OpenAI's organization and
+ * project headers bill another project the key can reach, Cookie or
+ * X-Forwarded-* speak for someone else, Connection could name the body's
+ * framing or the key as hop-by-hop for a proxy on the way, and an unknown
+ * header is a header nobody vetted.
+ */
+static const char *const keep_model[] = {
+        "accept",      "anthropic-beta", "anthropic-version", "content-type", "idempotency-key",
+        "openai-beta", "user-agent",     "x-stainless-*",     NULL,
 };
 
 struct model_proxy {
@@ -188,7 +195,7 @@ static int mp_on_request(void *userdata, struct http_exchange *x)
                 http_exchange_error(x, 500, "infrastructure_error");
                 return HTTP_ACTION_RESPOND;
         }
-        x->strip = strip_model;
+        x->keep = keep_model;
         strbuf_addf(&x->add_request, "Host: %s\r\nAccept-Encoding: identity\r\n",
                     m->upstream->authority);
         strbuf_addf(&x->add_request, "%s: %s%s\r\n", m->provider->key_header,

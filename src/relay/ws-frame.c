@@ -2,6 +2,7 @@
 #include "relay/ws-frame.h"
 
 #include <errno.h>
+#include <http_parser.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "relay/http-head.h"
 
 void ws_parser_init(struct ws_parser *p, bool from_client, ws_message_fn on_text, void *userdata)
 {
@@ -358,4 +360,17 @@ int ws_accept_key(const char *key, size_t key_len, char out[29])
         SHA1((const unsigned char *) buf, 24 + sizeof(guid) - 1, digest);
         EVP_EncodeBlock((unsigned char *) out, digest, sizeof(digest));
         return 0;
+}
+
+bool ws_is_handshake(const struct http_head *h)
+{
+        const struct http_header *upgrade = http_head_get(h, "Upgrade");
+        const struct http_header *key = http_head_get(h, "Sec-WebSocket-Key");
+        const struct http_header *version = http_head_get(h, "Sec-WebSocket-Version");
+        char accept[29];
+
+        return h->upgrade && h->method == HTTP_GET && upgrade &&
+               http_value_has_token(upgrade->value, upgrade->value_len, "websocket") && key &&
+               version && version->value_len == 2 && memcmp(version->value, "13", 2) == 0 &&
+               ws_accept_key(key->value, key->value_len, accept) == 0;
 }

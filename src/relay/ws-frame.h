@@ -101,3 +101,10 @@ void ws_append_frame(struct strbuf *out, uint8_t opcode, const void *data, size_
 /* Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 4.2.2), into out
  * (29 bytes with the NUL). -EINVAL for a key that is not 16 bytes of base64. */
 int ws_accept_key(const char *key, size_t key_len, char out[29]);
+
+struct http_head;
+/* Whether a request head is a WebSocket opening handshake (RFC 6455 4.1):
+ * GET, "Upgrade: websocket" with "Connection: upgrade", a well-formed
+ * Sec-WebSocket-Key and Sec-WebSocket-Version 13. Any other Upgrade (h2c,
+ * anything) is not one. */
+bool ws_is_handshake(const struct http_head *h);

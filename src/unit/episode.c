@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/json-util.h"
 #include "base/log.h"
 #include "base/string-table.h"
 #include "base/util.h"
@@ -181,7 +182,7 @@ static void record_exit(struct episode *e, struct ep_member *mb)
         else
                 json_object_set_new(ev, "exit_status", json_integer(mb->status));
         if (*tail)
-                json_object_set_new(ev, "output_tail", json_string(tail));
+                json_object_set_new(ev, "output_tail", text_to_json(tail));
         verdict_add_event(&e->verdict, ev);
 }
 
@@ -357,8 +358,8 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                 free(mb->start_error);
                 mb->start_error = xstrdup(error ?: strerror(-r));
                 verdict_add_event(&e->verdict,
-                                  json_pack("{s:s,s:s,s:s}", "what", "start_failed", "container",
-                                            mb->mc->name, "error", mb->start_error));
+                                  json_pack("{s:s,s:s,s:o}", "what", "start_failed", "container",
+                                            mb->mc->name, "error", text_to_json(mb->start_error)));
                 return r;
         }
         mb->started = true;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/strbuf.h"
@@ -316,6 +317,20 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
         }
 }
 
+uint64_t unit_container_nofile(void)
+{
+        struct rlimit rl;
+
+        /* A container's limit is set soft = hard, and no process raises a
+         * hard limit above its own without CAP_SYS_RESOURCE in the initial
+         * user namespace: under a daemon started with a lower hard limit
+         * every container start failed with EPERM. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+            rl.rlim_max < CONTAINER_NOFILE)
+                return rl.rlim_max;
+        return CONTAINER_NOFILE;
+}
+
 int unit_plan_container(const struct unit_plan_context *ctx, const struct manifest_container *c,
                         struct container_spec *ret)
 {
@@ -335,7 +350,7 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
         s.uid = UNIT_PRINCIPAL_UID;
         s.gid = UNIT_PRINCIPAL_GID;
         s.tmp_bytes = disk_mb ? disk_mb * 1024 * 1024 : DEFAULT_TMP_BYTES;
-        s.nofile = CONTAINER_NOFILE;
+        s.nofile = unit_container_nofile();
         s.masks = unit_masks(ctx);
         plan_env(ctx, c, &s);
 

@@ -99,5 +99,8 @@ void unit_service_address(size_t i, char buf[static 16]);
 /* Every host path no container may see: state dir, /run/secrets, asset sources. */
 char **unit_masks(const struct unit_plan_context *ctx);
 
+/* RLIMIT_NOFILE of every container: 4096, or the daemon's own hard limit if
+ * that is lower. */
+uint64_t unit_container_nofile(void);
 int unit_plan_container(const struct unit_plan_context *ctx, const struct manifest_container *c,
                         struct container_spec *ret);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 
+#include "base/json-util.h"
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
@@ -86,7 +87,8 @@ json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
 
         json_object_set_new(j, "episode_id", episode_id ? json_string(episode_id) : json_null());
         json_object_set_new(j, "verdict", kind ? json_string(kind) : json_null());
-        json_object_set_new(j, "reason", v->reason ? json_string(v->reason) : json_null());
+        /* The reason may quote a container's output: any bytes. */
+        json_object_set_new(j, "reason", text_to_json(v->reason));
         json_object_set_new(j, "blame",
                             v->blame ? json_pack("{s:s}", "subtree", v->blame) : json_null());
         json_object_set_new(j, "observers",

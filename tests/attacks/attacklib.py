@@ -233,7 +233,8 @@ class Daemon:
     """One openenvd; stop() shuts it down and asserts that nothing is left."""
 
     def __init__(self, run, manifest, args=(), rootfs=True, state=None, port=None,
-                 wait=True, nofile=None, agent_token=False, first_episode=True, env=None):
+                 wait=True, nofile=None, agent_token=False, first_episode=True, env=None,
+                 nofile_hard=False):
         self.run = run
         self.dir = tempfile.mkdtemp(prefix="d.", dir=run.dir)
         os.chmod(self.dir, 0o711)
@@ -259,8 +260,9 @@ class Daemon:
         def limits():
             if nofile:
                 import resource
-                # The soft limit only: containers still get their own.
-                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                # The soft limit only (containers still get their own),
+                # or with nofile_hard both: what the daemon may never raise.
+                hard = nofile if nofile_hard else resource.getrlimit(resource.RLIMIT_NOFILE)[1]
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
         with open(self.out, "w") as o, open(self.log, "w") as e:
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,

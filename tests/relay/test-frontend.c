@@ -366,6 +366,46 @@ Test(frontend, keep_alive_authorizes_every_request)
         cr_assert_eq(load(&unit_stub.actions), 1);
 }
 
+/* Issue 24: a "?token=" proved who a client is as soon as any Upgrade
+ * header came with it (h2c, anything), on any route, any method. */
+Test(frontend, query_token_only_on_a_websocket_handshake)
+{
+#define KEY "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+#define V13 "Sec-WebSocket-Version: 13\r\n"
+        static const char *const reqs[] = {
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\n"
+                "Connection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\n"
+                "Connection: upgrade\r\n\r\n",
+                "GET /verdict?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\n"
+                "Connection: upgrade\r\n" KEY V13 "\r\n",
+                /* websocket, but not a handshake: no key, a bad key, no
+                 * version, another version, another method */
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" V13 "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\nSec-WebSocket-Key: short\r\n" V13 "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY "\r\n",
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY "Sec-WebSocket-Version: 8\r\n\r\n",
+                "POST /reset_unit?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                "Connection: upgrade\r\n" KEY V13 "Content-Length: 0\r\n\r\n",
+                /* Upgrade without Connection: upgrade is no upgrade at all */
+                "GET /info?token=" TOKEN " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n" KEY V13
+                "\r\n",
+        };
+#undef KEY
+#undef V13
+        for (size_t i = 0; i < ELEMENTSOF(reqs); i++) {
+                struct response r = request(reqs[i]);
+                cr_assert_eq(r.status, 401, "%s -> %u %s", reqs[i], r.status, r.body.buf);
+                response_release(&r);
+        }
+        expect_log("[]");
+        cr_assert_eq(load(&unit_stub.controls), 0);
+}
+
 Test(frontend, chunked_request_and_response)
 {
         struct response r = request("POST /echo HTTP/1.1\r\nHost: x\r\n" AUTH
@@ -378,6 +418,27 @@ Test(frontend, chunked_request_and_response)
         cr_assert(head_has(&r, "Transfer-Encoding: chunked"));
         cr_assert_str_eq(r.body.buf, "hello world");
         response_release(&r);
+}
+
+/* Issue 24: an env server answering a plain request with a 101 left the
+ * client with no answer at all (the connection was cut). */
+Test(frontend, unasked_101_is_a_502_and_the_connection_goes_on)
+{
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct response r;
+
+        cl_send(c.fd, "GET /unasked-101 HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        cr_assert(cl_response(&c, false, &r), "no answer to an unasked 101");
+        cr_assert_eq(r.status, 502, "%u %s", r.status, r.body.buf);
+        cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"upstream_unavailable\"}}");
+        /* Nothing of the switched protocol reached the client. */
+        cr_assert_null(strstr(r.head.buf, "101"));
+        cr_assert_null(strstr(c.in.buf, "hello"));
+        response_release(&r);
+        close(c.fd);
+        strbuf_release(&c.in);
+        /* The env server is still reachable over a fresh upstream. */
+        expect("GET /reset HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n", 200, NULL);
 }
 
 Test(frontend, sse_streams_before_the_end)

@@ -283,6 +283,42 @@ Test(proxy, idle_unauthenticated_connections_yield_to_newcomers, .timeout = 120)
         cr_assert_geq(proxy_stats().evicted, N - HTTP_MAX_UNAUTH_PER_CLIENT);
 }
 
+/* The loop starts only once everything below waits in the listener's
+ * queue, in this order: the same arrival order every run. */
+static void setup_frontend_paused(void)
+{
+        setup_frontend_with(&(struct frontend_config){});
+}
+
+/* Issue 24: tokenless connections that never send a byte, from the
+ * orchestrator's own address, closed the orchestrator's fresh connection
+ * (its request already sent) before its head was read. */
+Test(flood, silent_connections_never_push_out_a_request_on_its_way, .init = setup_frontend_paused,
+     .fini = teardown, .timeout = 120)
+{
+        enum { N = HTTP_MAX_UNAUTH_PER_CLIENT + 64 };
+        static int fds[N];
+        struct cl a = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct response r;
+
+        cl_send(a.fd, "GET /info HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        for (int i = 0; i < N; i++)
+                fds[i] = cl_connect(); /* silent, behind it */
+        start_loop();
+        cr_assert(cl_response(&a, false, &r), "the orchestrator's connection was closed");
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+        /* A fresh one after the flood gets in as well. */
+        r = request("GET /info HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+        cr_assert_geq(proxy_stats().evicted, N - HTTP_MAX_UNAUTH_PER_CLIENT);
+        for (int i = 0; i < N; i++)
+                close(fds[i]);
+        close(a.fd);
+        strbuf_release(&a.in);
+}
+
 Test(proxy, authenticated_connections_are_never_evicted, .timeout = 120)
 {
         struct cl a = { .fd = cl_connect(), .in = STRBUF_INIT };

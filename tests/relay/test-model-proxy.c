@@ -639,6 +639,107 @@ Test(model, trace_and_other_paths_never_reach_a_plain_provider, .init = setup_pl
         cr_assert_str_eq(log, "[]");
 }
 
+/* What upstream.py received: {"heads": [...], "trailers": [...]}. */
+static char *plain_upstream_raw(void)
+{
+        struct cl c = { .fd = cl_connect_port(plain_port), .in = STRBUF_INIT };
+        struct response r;
+        char *s;
+
+        cl_send(c.fd, "GET /raw HTTP/1.1\r\nHost: x\r\n\r\n");
+        cr_assert(cl_response(&c, false, &r));
+        s = xstrdup(r.body.buf);
+        response_release(&r);
+        close(c.fd);
+        strbuf_release(&c.in);
+        return s;
+}
+
+/* Issue 24: header fields sent after the last chunk reached the provider
+ * (a key of the harness's own, another organization, another Host). */
+Test(model, request_trailers_never_reach_the_provider, .init = setup_plain_anthropic)
+{
+        static const char req[] = "POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
+                                  "x-api-key: openenvd-placeholder\r\n"
+                                  "Transfer-Encoding: chunked\r\n\r\n"
+                                  "2\r\n{}\r\n0\r\n"
+                                  "x-api-key: sk-attacker-own\r\n"
+                                  "OpenAI-Organization: org-other\r\n"
+                                  "Host: evil.example\r\n\r\n";
+        struct cl c = { .fd = cl_connect_unix(model_sock), .in = STRBUF_INIT };
+        cleanup_free char *raw = NULL;
+        struct response r;
+
+        /* Twice on one connection: the body's end is still found. */
+        cl_send(c.fd, req);
+        cl_send(c.fd, req);
+        for (int i = 0; i < 2; i++) {
+                cr_assert(cl_response(&c, false, &r), "no response %d", i);
+                cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
+                cr_assert_str_eq(r.body.buf, "{\"key_ok\": true, \"body\": \"{}\"}");
+                response_release(&r);
+        }
+        close(c.fd);
+        strbuf_release(&c.in);
+        raw = plain_upstream_raw();
+        cr_assert_not_null(strstr(raw, "\"trailers\": []"), "%s", raw);
+        cr_assert_null(strstr(raw, "sk-attacker-own"), "%s", raw);
+        cr_assert_null(strstr(raw, "org-other"), "%s", raw);
+        cr_assert_null(strstr(raw, "evil.example"), "%s", raw);
+        cr_assert_eq(stats().forwarded, 2);
+}
+
+Test(model, malformed_request_trailers_cut_the_request, .init = setup_plain_anthropic)
+{
+        static const char *const bad[] = { "X: a\nY: b\r\n\r\n", " folded\r\n\r\n",
+                                           "X: a\rb\r\n\r\n" };
+        cleanup_free char *raw = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct cl c = { .fd = cl_connect_unix(model_sock), .in = STRBUF_INIT };
+                cleanup_free char *req = xasprintf(
+                        "POST /v1/messages HTTP/1.1\r\nHost: x\r\n"
+                        "x-api-key: openenvd-placeholder\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "2\r\n{}\r\n0\r\n%s",
+                        bad[i]);
+                cl_send(c.fd, req);
+                cr_assert(cl_wait_close(c.fd), "%zu: not closed", i);
+                close(c.fd);
+                strbuf_release(&c.in);
+        }
+        raw = plain_upstream_raw();
+        cr_assert_not_null(strstr(raw, "\"trailers\": []"), "%s", raw);
+}
+
+/* Issue 24: every request header but the credentials went to the provider. */
+Test(model, only_allowlisted_headers_reach_the_provider, .init = setup_plain_anthropic)
+{
+        cleanup_free char *raw = NULL;
+        struct response r = model_request(
+                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: openenvd-placeholder\r\n"
+                "anthropic-version: 2023-06-01\r\nX-Stainless-Lang: python\r\n"
+                "Content-Type: application/json\r\nCookie: session=other\r\n"
+                "X-Forwarded-For: 10.9.8.7\r\nForwarded: for=10.9.8.7\r\n"
+                "OpenAI-Organization: org-other\r\nOpenAI-Project: proj-other\r\n"
+                "Proxy-Authorization: Basic b3RoZXI=\r\nX-Unvetted: 1\r\n"
+                "Connection: keep-alive, Content-Length\r\n"
+                "Content-Length: 2\r\n\r\n{}");
+
+        cr_assert_eq(r.status, 200, "%u %s", r.status, r.body.buf);
+        response_release(&r);
+        raw = plain_upstream_raw();
+        cr_assert_not_null(strstr(raw, "anthropic-version: 2023-06-01"), "%s", raw);
+        cr_assert_not_null(strstr(raw, "X-Stainless-Lang: python"), "%s", raw);
+        cr_assert_not_null(strstr(raw, "Content-Length: 2"), "%s", raw);
+        cr_assert_not_null(strstr(raw, "x-api-key: " REAL_KEY), "%s", raw);
+        static const char *const never[] = {
+                "Cookie",     "10.9.8.7",    "org-other", "proj-other", "Proxy-Authorization",
+                "X-Unvetted", "placeholder", "Connection"
+        };
+        for (size_t i = 0; i < ELEMENTSOF(never); i++)
+                cr_assert_null(strstr(raw, never[i]), "%s reached the provider: %s", never[i], raw);
+}
+
 Test(model, openai_uses_bearer, .init = setup_plain_openai)
 {
         struct response r = model_request(

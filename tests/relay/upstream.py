@@ -10,6 +10,8 @@ the tests see exactly what an env server (or model provider) sent.
 import asyncio, base64, hashlib, json, os, struct, sys
 
 seen = []          # (method, target) of every request but /log and /release
+heads = []         # model mode: every request head but /log's and /raw's, as received
+trailers = []      # trailer lines of chunked request bodies, as received
 release = None     # set by GET /release: lets /sse finish
 
 async def read_head(r):
@@ -36,8 +38,11 @@ async def read_body(r, hdrs):
             line = await r.readuntil(b"\r\n")
             n = int(line.split(b";")[0], 16)
             if n == 0:
-                await r.readuntil(b"\r\n")
-                return body
+                while True:
+                    line = await r.readuntil(b"\r\n")
+                    if line == b"\r\n":
+                        return body
+                    trailers.append(line.decode("latin-1"))
             body += await r.readexactly(n)
             await r.readexactly(2)
     n = int(get(hdrs, "content-length") or 0)
@@ -146,8 +151,9 @@ async def handle(r, w):
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
             path = target.split("?")[0]
-            if path not in ("/log", "/release"):
+            if path not in ("/log", "/release", "/raw"):
                 seen.append([method, target])
+                heads.append(head.decode("latin-1"))
             if path == "/ws" or get(hdrs, "upgrade"):
                 try:
                     await websocket(r, w, hdrs, head)
@@ -157,6 +163,8 @@ async def handle(r, w):
             body = await read_body(r, hdrs)
             if MODEL and path == "/log":
                 w.write(resp(200, json.dumps(seen).encode()))
+            elif MODEL and path == "/raw":
+                w.write(resp(200, json.dumps({"heads": heads, "trailers": trailers}).encode()))
             elif MODEL:
                 ok = get(hdrs, "x-api-key") == REALKEY or get(hdrs, "authorization") == "Bearer " + REALKEY
                 if b'"stream":true' in body:
@@ -200,6 +208,11 @@ async def handle(r, w):
             elif path == "/big":
                 n = int(target.split("=")[1])
                 w.write(resp(200, b"x" * n, "application/octet-stream"))
+            elif path == "/unasked-101":
+                # An env server that switches protocols on a plain request
+                # and then talks in its new protocol.
+                w.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                        b"Connection: Upgrade\r\n\r\n\x81\x05hello")
             elif path == "/close":
                 w.write(b"HTTP/1.1 200 OK\r\n\r\nuntil-eof")
                 await w.drain()

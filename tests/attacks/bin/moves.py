@@ -103,6 +103,13 @@ def emit(text, fd=1):
     return {"written": len(text)}
 
 
+def emit_latin1(text, fd=1):
+    """Writes text with each character as one byte (U+00FF: the byte 0xff):
+    output that is not UTF-8."""
+    os.write(fd, text.encode("latin-1"))
+    return {"written": len(text)}
+
+
 def _flood(fd, total, chunk):
     buf = b"F" * (chunk - 1) + b"\n"
     st = FLOOD[fd]
