@@ -23,6 +23,10 @@
 /* A file storing this much less than its size has holes: refused (one page
  * of slack for file systems that allocate the tail lazily). */
 #define CUSTODY_SPARSE_SLACK 4096
+/* A refused entry's path as its message names it: a path of 128 directories
+ * of 255 bytes each is the agent's to make; the message keeps its head and
+ * its tail (the entry's own name). */
+#define CUSTODY_REPORT_MAX_REL 1024
 
 /* --- HTTP / WebSocket (the external port and every relay) --- */
 #define HTTP_MAX_HEAD_BYTES  (32UL * 1024) /* request/status line + headers */

@@ -13,6 +13,7 @@
 #include "base/parse-util.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
+#include "base/text-escape.h"
 
 /* The log configuration is the one mutable global the style allows. */
 static int log_max_level = LOG_INFO;
@@ -132,6 +133,18 @@ static void format_json(struct strbuf *sb, int level, int error, const char *fil
         strbuf_adds(sb, "}\n");
 }
 
+/* One line whatever the message holds: the bytes a container made (a file
+ * name, its output) are escaped, so none of them can end the entry and start
+ * a line that reads as the daemon's. */
+static void format_text(struct strbuf *sb, const char *file, int line, const char *msg)
+{
+        strbuf_addf(sb, "%s: ", log_program);
+        text_escape_append(sb, msg);
+        if (log_max_level >= LOG_DEBUG)
+                strbuf_addf(sb, " (%s:%d)", file, line);
+        strbuf_addch(sb, '\n');
+}
+
 int log_internal(int level, int error, const char *file, int line, const struct log_field *fields,
                  const char *fmt, ...)
 {
@@ -153,10 +166,8 @@ int log_internal(int level, int error, const char *file, int line, const struct 
 
         if (log_format == LOG_FORMAT_JSON)
                 format_json(&sb, level, error, file, line, fields, buf);
-        else if (log_max_level >= LOG_DEBUG)
-                strbuf_addf(&sb, "%s: %s (%s:%d)\n", log_program, buf, file, line);
         else
-                strbuf_addf(&sb, "%s: %s\n", log_program, buf);
+                format_text(&sb, file, line, buf);
         write_all(STDERR_FILENO, sb.buf, sb.len);
         strbuf_release(&sb);
 out:

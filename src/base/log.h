@@ -12,7 +12,8 @@
  * and returns -abs(error), so it can be returned directly.
  *
  * Two formats, on stderr, one write(2) per entry:
- *   text  "openenvd: <message>" (+ " (file:line)" at debug level)
+ *   text  "openenvd: <message>" (+ " (file:line)" at debug level), the message
+ *         escaped (base/text-escape.h): one line, whatever a container wrote
  *   json  one object per line (docs/DAEMON.md, "Log"):
  *         {"ts", "level", "program", "pid", "msg"[, "errno"][, "code_file",
  *          "code_line"], <fields>...}

@@ -43,6 +43,7 @@ struct copier {
         struct stat dst_root; /* identity of the destination root */
         struct custody_stats stats;
         struct custody_error *err; /* borrowed: the caller's */
+        int64_t entry_owner;       /* uid of the entry being visited, -1 between entries */
         char *buf;                 /* owned: COPY_CHUNK bytes */
         struct frame *frames;      /* owned: the explicit stack */
         size_t n_frames;
@@ -60,7 +61,7 @@ void custody_error_done(struct custody_error *e)
                 return;
         free(e->rel);
         free(e->message);
-        *e = (struct custody_error){ 0 };
+        *e = (struct custody_error){ .owner = -1 };
 }
 
 static void frame_done(struct frame *f)
@@ -107,6 +108,18 @@ static const char *type_refusal(mode_t m, enum custody_reason *ret)
                 *ret = CUSTODY_ERR_SPECIAL;
                 return "special file";
         }
+}
+
+/* rel as a message names it: an agent can nest 128 directories of 255-byte
+ * names, so a longer one keeps its head and its tail (the entry's own name),
+ * CUSTODY_REPORT_MAX_REL bytes in all. */
+static char *rel_for_message(const char *rel)
+{
+        size_t n = strlen(rel), keep = (CUSTODY_REPORT_MAX_REL - strlen("/.../")) / 2;
+
+        if (n <= CUSTODY_REPORT_MAX_REL)
+                return xstrdup(rel);
+        return xasprintf("%.*s/.../%s", (int) keep, rel, rel + n - keep);
 }
 
 /*
@@ -166,10 +179,12 @@ static int copier_fail(struct copier *c, enum custody_reason reason, int error, 
                 what = text;
 
         if (c->err && c->err->reason == CUSTODY_ERR_NONE) {
+                cleanup_free char *shown = rel_for_message(rel ? rel : ".");
                 c->err->reason = reason;
                 c->err->error = -ret;
                 c->err->rel = xstrdup(rel ? rel : ".");
-                c->err->message = xasprintf("%s: %s", c->err->rel, what);
+                c->err->message = xasprintf("%s: %s", shown, what);
+                c->err->owner = c->entry_owner;
         }
         return ret;
 }
@@ -270,6 +285,13 @@ static int copier_push(struct copier *c, int src_fd, int dst_fd, char *rel, unsi
         r = list_names(f.src_fd, c->max_entries - entries_used(c), &f.names, &f.n_names, &overflow);
         if (r < 0) {
                 cleanup_free char *orel = overflow ? rel_join(f.rel, overflow) : NULL;
+                struct stat st;
+                /* The entry over the budget was never visited: its owner is
+                 * whom the refusal blames. */
+                c->entry_owner =
+                        overflow && fstatat(f.src_fd, overflow, &st, AT_SYMLINK_NOFOLLOW) == 0
+                                ? (int64_t) st.st_uid
+                                : -1;
                 r = r == -E2BIG ? copier_fail(c, CUSTODY_ERR_ENTRIES, 0, orel, NULL)
                                 : copier_fail(c, CUSTODY_ERR_IO, r, f.rel, NULL);
                 frame_done(&f);
@@ -290,6 +312,7 @@ static int copier_pop(struct copier *c)
         struct frame *f = &c->frames[c->n_frames - 1];
         int r = 0;
 
+        c->entry_owner = -1;
         if (fchmod(f->dst_fd, c->dir_mode) < 0)
                 r = copier_fail(c, CUSTODY_ERR_IO, errno, f->rel, NULL);
         frame_done(f);
@@ -452,9 +475,11 @@ static int copier_step(struct copier *c)
         struct stat st;
         int r;
 
+        c->entry_owner = -1;
         if (fstatat(f->src_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? copier_fail(c, CUSTODY_ERR_VANISHED, 0, rel, NULL)
                                        : copier_fail(c, CUSTODY_ERR_IO, errno, rel, NULL);
+        c->entry_owner = (int64_t) st.st_uid;
         if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
                 what = type_refusal(st.st_mode, &why);
                 return copier_fail(c, why, 0, rel, what);
@@ -557,13 +582,14 @@ int custody_copy(int src_dirfd, const char *src_path, int dst_parent_fd, const c
                 .max_depth = CUSTODY_MAX_DEPTH,
                 .file_mode = 0644,
                 .dir_mode = 0755,
+                .entry_owner = -1,
         };
         cleanup_close int src = -EBADF, dst = -EBADF;
         struct stat src_st;
         int r;
 
         if (err)
-                *err = (struct custody_error){ 0 };
+                *err = (struct custody_error){ .owner = -1 };
         if (!dst_name || !*dst_name || strchr(dst_name, '/') || streq(dst_name, ".") ||
             streq(dst_name, ".."))
                 return copier_fail(&c, CUSTODY_ERR_IO, EINVAL, NULL, "invalid destination name");
@@ -605,4 +631,72 @@ int custody_copy(int src_dirfd, const char *src_path, int dst_parent_fd, const c
         if (ret_stats)
                 *ret_stats = c.stats;
         return 0;
+}
+
+/* --- the report a child job hands back ---------------------------------------- */
+
+size_t custody_report_format(int r, const struct custody_error *err, char *out, size_t size)
+{
+        int n;
+
+        if (size == 0)
+                return 0;
+        n = snprintf(out, size, "%d %d %lld %s", r, err ? (int) err->reason : 0,
+                     err ? (long long) err->owner : -1LL, err && err->message ? err->message : "");
+        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+}
+
+/* One decimal field in [lo, hi] followed by a single space; advances *p. */
+static int report_field(const char **p, const char *end, long long lo, long long hi, long long *ret)
+{
+        const char *q = *p;
+        bool neg = q < end && *q == '-';
+        long long v = 0;
+        size_t digits = 0;
+
+        q += neg;
+        for (; q < end && *q >= '0' && *q <= '9'; q++, digits++) {
+                if (digits >= 18) /* more than any field can hold */
+                        return -EBADMSG;
+                v = v * 10 + (*q - '0');
+        }
+        if (digits == 0 || q >= end || *q != ' ')
+                return -EBADMSG;
+        /* Only what "%d"/"%lld" print: no leading zero, no "-0". */
+        if ((digits > 1 && (*p)[neg] == '0') || (neg && v == 0))
+                return -EBADMSG;
+        v = neg ? -v : v;
+        if (v < lo || v > hi)
+                return -EBADMSG;
+        *ret = v;
+        *p = q + 1;
+        return 0;
+}
+
+int custody_report_parse(const char *in, size_t len, struct custody_report *ret)
+{
+        const char *p = in, *end = in + len;
+        long long r, reason, owner;
+
+        *ret = (struct custody_report){ .r = -EBADMSG, .reason = CUSTODY_ERR_IO, .owner = -1 };
+        if (report_field(&p, end, -4095, 0, &r) < 0 ||
+            report_field(&p, end, CUSTODY_ERR_NONE, CUSTODY_ERR_IO, &reason) < 0 ||
+            report_field(&p, end, -1, (long long) UINT32_MAX - 1, &owner) < 0)
+                return -EBADMSG;
+        /* Success carries no reason, a failure always one. */
+        if ((r == 0) != (reason == CUSTODY_ERR_NONE))
+                return -EBADMSG;
+        *ret = (struct custody_report){
+                .r = (int) r,
+                .reason = (enum custody_reason) reason,
+                .owner = owner,
+                .message = xstrndup(p, (size_t) (end - p)),
+        };
+        return 0;
+}
+
+void custody_report_done(struct custody_report *rep)
+{
+        free(rep->message);
+        *rep = (struct custody_report){ .owner = -1 };
 }

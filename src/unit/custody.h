@@ -52,9 +52,31 @@ struct custody_error {
         enum custody_reason reason;
         int error;     /* positive errno behind the failure (EPERM for refusals) */
         char *rel;     /* owned: path relative to the source, "/"-separated, "." for the root */
-        char *message; /* owned: "<rel>: <why>", ready to be blamed on the source owner */
+        char *message; /* owned: "<rel>: <why>", ready to be blamed on the source owner; a rel
+                        * longer than CUSTODY_REPORT_MAX_REL is shortened in it (head/.../tail) */
+        int64_t owner; /* uid owning the entry named (as the copier saw it), -1 unknown: whom to
+                        * blame, without resolving rel again (it may exceed PATH_MAX) */
 };
 void custody_error_done(struct custody_error *e);
+
+/*
+ * The copier's outcome as it crosses from the child that ran it to the
+ * daemon (child-job.h): "<r> <reason> <owner> <message>". The message is the
+ * only free text and goes last, so its bytes (agent-made names) can never
+ * shift a field. custody_report_format() fills out (size bytes, NUL
+ * included) and returns the length used; a message that does not fit is cut.
+ * custody_report_parse() accepts only what the format can produce: -EBADMSG
+ * otherwise. ret->message is owned (custody_report_done()).
+ */
+struct custody_report {
+        int r; /* 0 or -errno */
+        enum custody_reason reason;
+        int64_t owner; /* -1: unknown */
+        char *message; /* owned, NUL-terminated ("" on success) */
+};
+size_t custody_report_format(int r, const struct custody_error *err, char *out, size_t size);
+int custody_report_parse(const char *in, size_t len, struct custody_report *ret);
+void custody_report_done(struct custody_report *rep);
 
 /* Zero means "the default from base/limits.h" for each field. */
 struct custody_limits {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/util.h"
 
 #define DEFAULT_DISK_MB 256
@@ -91,6 +92,22 @@ static int mount_overlay(const char *dir, const char *lower, uid_t owner, mode_t
 static uint64_t disk_bytes(uint64_t disk_mb)
 {
         return (disk_mb ?: DEFAULT_DISK_MB) * 1024 * 1024;
+}
+
+/* The workspace's custody copy holds whatever the copier accepts: disk_mb
+ * bytes in at most CUSTODY_MAX_ENTRIES entries (base/limits.h). Hard links
+ * and page rounding make that more than the workspace itself stores (a
+ * 1-byte file linked 9,999 times takes one page there and 40 MB of pages
+ * in the copy), and a copy that ran out of room would read as the
+ * daemon's failure, not the agent's: room for a page per entry beyond. */
+static uint64_t copy_bytes(uint64_t disk_mb)
+{
+        return disk_bytes(disk_mb) + (CUSTODY_MAX_ENTRIES + 1) * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
+static uint64_t copy_inodes(uint64_t disk_mb)
+{
+        return MAX(episode_fs_inodes_for(disk_mb), (uint64_t) CUSTODY_MAX_ENTRIES + 2);
 }
 
 static uint64_t workspace_mb(const struct manifest *m)
@@ -222,8 +239,8 @@ static int setup(const struct unit_plan_context *ctx)
         r = mount_overlay(ws, m->workspace_seed ?: empty, unit_container_host_uid(ctx, env), 01777);
         if (r < 0)
                 return r;
-        /* Its custody copy is as large as the workspace can be. */
-        r = mount_bounded(copy, disk_bytes(ws_mb), episode_fs_inodes_for(ws_mb), 0755, (uid_t) -1);
+        /* Its custody copy: room for all the copier accepts (copy_bytes()). */
+        r = mount_bounded(copy, copy_bytes(ws_mb), copy_inodes(ws_mb), 0755, (uid_t) -1);
         if (r < 0)
                 return r;
 
@@ -242,7 +259,7 @@ int episode_fs_reset_workspace_copy(const struct unit_plan_context *ctx)
         uint64_t mb = workspace_mb(ctx->manifest);
 
         (void) umount2(copy, MNT_DETACH | UMOUNT_NOFOLLOW);
-        return mount_bounded(copy, disk_bytes(mb), episode_fs_inodes_for(mb), 0755, (uid_t) -1);
+        return mount_bounded(copy, copy_bytes(mb), copy_inodes(mb), 0755, (uid_t) -1);
 }
 
 int episode_fs_workspace_full(const struct unit_plan_context *ctx)

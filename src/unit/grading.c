@@ -40,8 +40,6 @@
 #define JOB_TIMEOUT (120 * USEC_PER_SEC)
 /* Freezing for inspection. */
 #define FREEZE_TIMEOUT (5 * USEC_PER_SEC)
-/* A child job's textual result, at most. */
-#define OUTCOME_MAX 1024
 
 static void run_step(struct episode *e);
 static void run_observers(struct episode *e, enum phase phase, bool stop_only,
@@ -75,12 +73,12 @@ struct custody_job_args {
         const char *dst_path;
 };
 
-/* In the child. Result: "<r> <reason> <message>". */
+/* In the child. Result: custody_report_format()'s. */
 static size_t custody_job_run(void *arg, char *out, size_t size)
 {
         struct custody_job_args *a = arg;
-        struct custody_error err = {};
-        int r = 0, n;
+        struct custody_error err = { .owner = -1 };
+        int r = 0;
 
         if (a->fresh_copy) {
                 r = episode_fs_reset_workspace_copy(a->fresh_copy);
@@ -90,48 +88,35 @@ static size_t custody_job_run(void *arg, char *out, size_t size)
                         r = a->dst_fd < 0 ? -errno : 0;
                 }
                 if (r < 0) {
-                        n = snprintf(out, size, "%d %d .: the copy's storage: %s", r,
-                                     (int) CUSTODY_ERR_IO, strerror(-r));
-                        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+                        err.reason = CUSTODY_ERR_IO;
+                        err.message = xasprintf(".: the copy's storage: %s", strerror(-r));
+                        size_t n = custody_report_format(r, &err, out, size);
+                        custody_error_done(&err);
+                        return n;
                 }
         }
         r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
-        n = snprintf(out, size, "%d %d %s", r, (int) err.reason, err.message ?: "");
-        return n < 0 ? 0 : MIN((size_t) n, size - 1);
+        size_t n = custody_report_format(r, &err, out, size);
+        custody_error_done(&err);
+        return n;
 }
 
-struct custody_outcome {
-        int r;
-        enum custody_reason reason;
-        char message[OUTCOME_MAX];
-        char rel[OUTCOME_MAX]; /* what the message names, before ": " */
-};
-
-static struct custody_outcome custody_outcome_parse(int result, const char *out, size_t len)
+/* The copier's outcome: its report, or the daemon's failure to get one (a
+ * dead or timed-out copier, a report that does not parse). Whatever the
+ * agent named or nested, the report fits (CUSTODY_REPORT_MAX_REL is far
+ * below CHILD_JOB_MAX_RESULT): a garbled one is the daemon's own bug. */
+static struct custody_report custody_outcome(int result, const char *out, size_t len)
 {
-        struct custody_outcome o = { .r = -EBADMSG, .reason = CUSTODY_ERR_IO };
-        char buf[OUTCOME_MAX];
-        int r, reason, used = 0;
+        struct custody_report o;
 
-        if (result < 0 || len >= sizeof(buf)) {
-                o.r = result < 0 ? result : -EBADMSG;
-                (void) snprintf(o.message, sizeof(o.message), "the copier %s",
-                                result == -ETIMEDOUT ? "timed out" : "failed");
+        if (result >= 0 && custody_report_parse(out, len, &o) >= 0)
                 return o;
-        }
-        memcpy(buf, out, len);
-        buf[len] = '\0';
-        if (sscanf(buf, "%d %d %n", &r, &reason, &used) < 2 || used <= 0) {
-                (void) snprintf(o.message, sizeof(o.message), "the copier's result is garbled");
-                return o;
-        }
-        o.r = r;
-        o.reason = (enum custody_reason) reason;
-        (void) snprintf(o.message, sizeof(o.message), "%s", buf + used);
-        const char *colon = strstr(o.message, ": ");
-        size_t n = colon ? (size_t) (colon - o.message) : 0;
-        memcpy(o.rel, o.message, n);
-        o.rel[n] = '\0';
+        o = (struct custody_report){ .r = result < 0 ? result : -EBADMSG,
+                                     .reason = CUSTODY_ERR_IO,
+                                     .owner = -1 };
+        o.message = xstrdup(result == -ETIMEDOUT ? "the copier timed out"
+                            : result < 0         ? "the copier failed"
+                                                 : "the copier's result is garbled");
         return o;
 }
 
@@ -277,7 +262,7 @@ static void after_input(struct episode *e, int result, const char *out, size_t l
 {
         struct ep_member *mb = e->run.current;
         const struct manifest_read *rd = &mb->mc->reads[e->run.input];
-        struct custody_outcome o = custody_outcome_parse(result, out, len);
+        struct custody_report o = custody_outcome(result, out, len);
 
         if (o.r < 0) {
                 cleanup_free char *sub = xasprintf("zones/observers/%s", rd->target);
@@ -288,33 +273,39 @@ static void after_input(struct episode *e, int result, const char *out, size_t l
                 else
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s output: %s", rd->target, o.message);
+                custody_report_done(&o);
                 e->run.stage = RUN_NEXT; /* the verdict stops the run */
                 run_step(e);
                 return;
         }
+        custody_report_done(&o);
         e->run.input++;
         run_step(e);
 }
 
+/* Whose entry was it? Its owner's host uid (as the copier saw it) says;
+ * an entry of no agent member's (the seed's) is the agent zone's. */
+static const char *owner_subtree(struct episode *e, int64_t owner)
+{
+        const char *blame = "zones/agent";
+
+        for (size_t i = 0; owner >= 0 && i < e->n_members; i++) {
+                const struct ep_member *a = &e->members[i];
+                uid_t base = unit_container_host_uid(&e->plan, a->mc) - UNIT_PRINCIPAL_UID;
+                if (a->mc->zone == MANIFEST_ZONE_AGENT && (uid_t) owner >= base &&
+                    (uid_t) owner - base < UNIT_UID_RANGE)
+                        blame = a->subtree;
+        }
+        return blame;
+}
+
 static void after_workspace_copy(struct episode *e, int result, const char *out, size_t len)
 {
-        struct custody_outcome o = custody_outcome_parse(result, out, len);
+        struct custody_report o = custody_outcome(result, out, len);
 
         e->workspace_copied = true;
         if (o.r < 0) {
-                /* Whose entry was it? Its owner's host uid says. */
-                cleanup_free char *path = xasprintf("%s/workspace/upper/%s", e->dir, o.rel);
-                const char *blame = "zones/agent";
-                struct stat st;
-                if (o.rel[0] && lstat(path, &st) == 0)
-                        for (size_t i = 0; i < e->n_members; i++) {
-                                const struct ep_member *a = &e->members[i];
-                                uid_t base = unit_container_host_uid(&e->plan, a->mc) -
-                                             UNIT_PRINCIPAL_UID;
-                                if (a->mc->zone == MANIFEST_ZONE_AGENT && st.st_uid >= base &&
-                                    st.st_uid - base < UNIT_UID_RANGE)
-                                        blame = a->subtree;
-                        }
+                const char *blame = owner_subtree(e, o.owner);
                 if (custody_reason_is_source_fault(o.reason))
                         verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, blame,
                                      "workspace refused by custody: %s", o.message);
@@ -324,6 +315,7 @@ static void after_workspace_copy(struct episode *e, int result, const char *out,
                 e->run.stage = RUN_NEXT;
         } else
                 e->run.stage = RUN_INPUTS;
+        custody_report_done(&o);
         run_step(e);
 }
 

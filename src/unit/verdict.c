@@ -7,6 +7,7 @@
 #include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
+#include "base/text-escape.h"
 #include "base/time-util.h"
 #include "base/util.h"
 
@@ -51,7 +52,11 @@ bool verdict_fail(struct verdict *v, enum verdict_kind kind, const char *blame, 
         va_end(ap);
         v->kind = kind;
         free(v->reason);
-        v->reason = strbuf_detach(&sb, NULL);
+        /* A reason quotes what agent code made (a file name, an env's
+         * message): escaped once here, it is one valid UTF-8 line in
+         * /verdict and in either log format. */
+        v->reason = text_escape(sb.buf);
+        strbuf_release(&sb);
         free(v->blame);
         v->blame = blame ? xstrdup(blame) : NULL;
         return true;

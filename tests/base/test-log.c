@@ -233,3 +233,24 @@ Test(log, format_names)
         cr_assert_eq(log_format_from_string("JSON "), -EINVAL);
         cr_assert_eq(log_format_from_string(""), -EINVAL);
 }
+
+/* A container's bytes in a text-format message: one line, nothing a
+ * terminal acts on, valid UTF-8; the next entry starts a line of its own. */
+Test(log, text_format_escapes_what_a_container_wrote)
+{
+        size_t len;
+        char *out;
+        int saved;
+
+        log_set_program("openenvd");
+        cr_assert_eq(log_get_format(), LOG_FORMAT_TEXT);
+        saved = capture_begin();
+        log_info("refused: %s",
+                 "a\nopenenvd: forged\r\x1b[2K\xff\xc2\x9b\xe2\x80\xae\xe2\x80\xa8 \xc3\xa9 \\ ok");
+        log_info("next");
+        out = capture_end(saved, &len);
+        cr_assert_str_eq(out, "openenvd: refused: a\\x0aopenenvd: forged\\x0d\\x1b[2K\\xff\\xc2"
+                              "\\x9b\\xe2\\x80\\xae\\xe2\\x80\\xa8 \xc3\xa9 \\ ok\n"
+                              "openenvd: next\n");
+        free(out);
+}

@@ -573,3 +573,103 @@ Test(custody, never_writes_outside_destination)
         cr_assert_eq(n, 2);
         custody_error_done(&err);
 }
+
+/* ---- the report a copier hands back, whatever the agent named ---- */
+
+/* A FIFO below 20 directories of 250-byte names (past PATH_MAX): the
+ * message keeps the head and the entry's own name, bounded; the owner is
+ * the one the copier saw; the report round-trips through its parser. */
+Test(custody, long_path_refusal_is_bounded_and_reported)
+{
+        struct custody_error err = { 0 };
+        struct custody_report rep;
+        char name[251], out[4096];
+        int fd = fcntl(src_fd, F_DUPFD_CLOEXEC, 3);
+
+        memset(name, 'n', 250);
+        name[250] = '\0';
+        for (int i = 0; i < 20; i++) {
+                cr_assert_eq(mkdirat(fd, name, 0755), 0);
+                int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                cr_assert_geq(next, 0);
+                safe_close(fd);
+                fd = next;
+        }
+        cr_assert_eq(mkfifoat(fd, "the-fifo", 0644), 0);
+        safe_close(fd);
+
+        cr_assert_eq(copy_tree(NULL, NULL, &err), -EPERM);
+        cr_assert_eq(err.reason, CUSTODY_ERR_FIFO);
+        cr_assert_eq(strlen(err.rel), 20 * 251 + strlen("the-fifo"));
+        cr_assert(startswith(err.message, "nnnn"), "%s", err.message);
+        cr_assert(endswith(err.message, "/the-fifo: FIFO not allowed"), "%s", err.message);
+        cr_assert(strstr(err.message, "/.../"), "%s", err.message);
+        cr_assert_leq(strlen(err.message), CUSTODY_REPORT_MAX_REL + strlen(": FIFO not allowed"));
+        cr_assert_eq(err.owner, (int64_t) getuid());
+
+        size_t n = custody_report_format(-EPERM, &err, out, sizeof(out));
+        cr_assert_eq(custody_report_parse(out, n, &rep), 0);
+        cr_assert_eq(rep.r, -EPERM);
+        cr_assert_eq(rep.reason, CUSTODY_ERR_FIFO);
+        cr_assert_eq(rep.owner, (int64_t) getuid());
+        cr_assert_str_eq(rep.message, err.message);
+        custody_report_done(&rep);
+        custody_error_done(&err);
+}
+
+/* A name can hold anything but "/" and NUL, ": " and digits included: the
+ * fields come first, so it can shift none of them. */
+Test(custody, report_fields_survive_any_name)
+{
+        struct custody_error err = { .reason = CUSTODY_ERR_SOCKET,
+                                     .owner = 1234,
+                                     .message = (char *) "7 0 -1 : x\n1 2 3: socket not allowed" };
+        struct custody_report rep;
+        char out[256];
+        size_t n = custody_report_format(-EPERM, &err, out, sizeof(out));
+
+        cr_assert_eq(custody_report_parse(out, n, &rep), 0);
+        cr_assert_eq(rep.reason, CUSTODY_ERR_SOCKET);
+        cr_assert_eq(rep.owner, 1234);
+        cr_assert_str_eq(rep.message, err.message);
+        custody_report_done(&rep);
+
+        n = custody_report_format(0, NULL, out, sizeof(out));
+        cr_assert_eq(custody_report_parse(out, n, &rep), 0);
+        cr_assert_eq(rep.r, 0);
+        cr_assert_eq(rep.reason, CUSTODY_ERR_NONE);
+        cr_assert_str_eq(rep.message, "");
+        custody_report_done(&rep);
+}
+
+Test(custody, report_parser_refuses_what_the_format_cannot_produce)
+{
+        static const char *const bad[] = {
+                "",
+                "0",
+                "0 0",
+                "0 0 -1",
+                "x 0 -1 m",
+                "0 1 -1 m" /* success with a reason */,
+                "-1 0 -1 m" /* failure without one */,
+                "-1 99 -1 m" /* no such reason */,
+                "-4096 1 -1 m",
+                "1 1 -1 m",
+                "-1 1 -2 m",
+                "-1 1 4294967295 m",
+                "-1  1 -1 m",
+                "-1 1 -1",
+                "-0000000000000000001 1 -1 m",
+                "-01 1 -1 m",
+                "-0 1 -1 m",
+                "0 00 -1 m",
+                "+1 1 -1 m",
+        };
+        struct custody_report rep;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                cr_assert_eq(custody_report_parse(bad[i], strlen(bad[i]), &rep), -EBADMSG, "%s",
+                             bad[i]);
+                cr_assert_null(rep.message);
+        }
+}

@@ -331,6 +331,78 @@ def write(path, data, append=False):
         return {"ok": False, "errno": _err(e)}
 
 
+def _make(dfd, name, kind, data=b""):
+    """An entry of kind (file, fifo, socket, dir) named name (bytes) in dir fd dfd."""
+    if kind == "fifo":
+        os.mkfifo(name, dir_fd=dfd)
+    elif kind == "dir":
+        os.mkdir(name, dir_fd=dfd)
+    elif kind == "socket":
+        # bind() takes a path of at most 108 bytes: relative to the dir.
+        here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            os.fchdir(dfd)
+            s.bind(name)
+        finally:
+            os.fchdir(here)
+            os.close(here)
+            s.close()
+    else:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=dfd)
+        os.write(fd, data)
+        os.close(fd)
+
+
+def plant(dir, name_hex, kind="file", data=""):
+    """An entry whose name is any bytes but "/" and NUL (hex: JSON carries
+    text only): a newline, an escape sequence, bytes that are not UTF-8."""
+    dfd = os.open(dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _make(dfd, bytes.fromhex(name_hex), kind, data.encode())
+        return {"ok": True}
+    except OSError as e:
+        return {"ok": False, "errno": _err(e)}
+    finally:
+        os.close(dfd)
+
+
+def nested(dir, component, depth, leaf, kind="fifo"):
+    """depth directories named component below dir, made fd-relative (the
+    path may exceed PATH_MAX), and at the bottom leaf of kind."""
+    fd = os.open(dir, os.O_RDONLY | os.O_DIRECTORY)
+    made = 0
+    try:
+        for _ in range(depth):
+            os.mkdir(component, dir_fd=fd)
+            sub = os.open(component, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+            made += 1
+        _make(fd, leaf.encode(), kind)
+        return {"ok": True, "made": made,
+                "path_bytes": len(dir) + made * (len(component) + 1) + 1 + len(leaf)}
+    except OSError as e:
+        return {"ok": False, "made": made, "errno": _err(e)}
+    finally:
+        os.close(fd)
+
+
+def hardlinks(dir, n, size=1):
+    """One file of size bytes and n - 1 more names for it: the tree holds
+    n entries and n * size bytes in the space of one file."""
+    os.makedirs(dir, exist_ok=True)
+    first = os.path.join(dir, "l000000")
+    try:
+        with open(first, "wb") as f:
+            f.write(b"x" * size)
+        for i in range(1, n):
+            os.link(first, os.path.join(dir, "l%06d" % i))
+        return {"ok": True, "nlink": os.stat(first).st_nlink}
+    except OSError as e:
+        return {"ok": False, "errno": _err(e)}
+
+
 def fill(dir, chunk=1 << 20):
     """Writes into dir until the file system refuses (ENOSPC)."""
     written = 0

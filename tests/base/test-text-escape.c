@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * base/text-escape.h: what a container made, on one safe line. Every byte
+ * value alone and after every lead byte: the output is valid UTF-8 with no
+ * control, separator or bidi character, and escaping it again changes
+ * nothing (idempotent: escaped where text enters and where it leaves, it is
+ * escaped once).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jstring.h"
+#include "base/macro.h"
+#include "base/text-escape.h"
+#include "test-helpers.h"
+
+static void assert_safe(const char *in)
+{
+        char *once = text_escape(in);
+        char *twice = text_escape(once);
+        const unsigned char *p = (const unsigned char *) once;
+
+        cr_assert(text_is_safe(once), "unsafe: %s", once);
+        cr_assert_str_eq(once, twice, "not idempotent");
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+                cr_assert_gt(n, 0, "broken UTF-8 in %s", once);
+                cr_assert(*p >= 0x20 && *p != 0x7f, "a control byte in %s", once);
+                p += n;
+        }
+        free(once);
+        free(twice);
+}
+
+Test(text_escape, every_byte_and_pair)
+{
+        for (unsigned a = 1; a < 256; a++)
+                for (unsigned b = 0; b < 256; b++) {
+                        char s[4] = { (char) a, (char) b, (char) 0x80, 0 };
+                        assert_safe(s);
+                }
+}
+
+Test(text_escape, shown_as_it_is)
+{
+        const char *keep = "plain ascii, \\ backslash, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80";
+        char *out = text_escape(keep);
+
+        cr_assert_str_eq(out, keep);
+        cr_assert(text_is_safe(keep));
+        free(out);
+}
+
+Test(text_escape, escaped)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "a\nb", "a\\x0ab" },
+                { "\x1b[2K\r", "\\x1b[2K\\x0d" },
+                { "\x7f", "\\x7f" },
+                { "\xff\xfe", "\\xff\\xfe" },
+                { "\xc2\x9b", "\\xc2\\x9b" },          /* C1 CSI */
+                { "\xe2\x80\xa8", "\\xe2\\x80\\xa8" }, /* line separator */
+                { "\xe2\x80\xae", "\\xe2\\x80\\xae" }, /* right-to-left override */
+                { "\xe2\x81\xa6", "\\xe2\\x81\\xa6" }, /* left-to-right isolate */
+                { "\xc3", "\\xc3" },                   /* cut sequence */
+                { "\xc3"
+                  "A",
+                  "\\xc3A" },
+                { "\xed\xa0\x80", "\\xed\\xa0\\x80" }, /* surrogate */
+                { "\xc0\xaf", "\\xc0\\xaf" },          /* overlong "/" */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *out = text_escape(cases[i].in);
+                cr_assert_str_eq(out, cases[i].out, "case %zu", i);
+                cr_assert_not(text_is_safe(cases[i].in));
+                free(out);
+        }
+}
