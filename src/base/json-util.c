@@ -55,13 +55,14 @@ json_t *text_to_json(const char *s)
         if (j)
                 return j;
         /* json_string() refuses what is not UTF-8: one byte of the agent's
-         * (0xff in a last output line) would drop the whole field. The
-         * NUL terminator stops utf8_seq_len's continuation checks. */
+         * (0xff in a last output line) would drop the whole field. Written
+         * as text_escape() writes it (base/text-escape.h), so a verdict
+         * shows such a byte one way in its reason and its events. The NUL
+         * terminator stops utf8_seq_len's continuation checks. */
         while (*p) {
                 size_t n = utf8_seq_len(p);
                 if (n == 0) {
-                        strbuf_adds(&sb, "\xef\xbf\xbd");
-                        p++;
+                        strbuf_addf(&sb, "\\x%02x", *p++);
                         continue;
                 }
                 strbuf_add(&sb, p, n);

@@ -21,7 +21,8 @@ json_t *strn_to_json(const char *const *v, size_t n);
 json_t *str_or_null_to_json(const char *s);
 /* A new string of arbitrary text (a container's output, a file name): never
  * NULL, never dropped. Bytes that are not part of well-formed UTF-8 become
- * U+FFFD, one per byte, as in jstring_append(); s NULL: JSON null. */
+ * "\xNN", one per byte, as text_escape() writes them (line breaks and other
+ * controls stay: JSON escapes them); s NULL: JSON null. */
 json_t *text_to_json(const char *s);
 /* The string at key of object o; fallback when o is not an object, the key
  * is absent or its value is not a string. */
