@@ -72,8 +72,10 @@ class Background:
 
 def argv(*parts, host_root=None):
     """A YAML flow sequence of an attacker's argv: role, then MOVE ARGS pairs.
-    With host_root (a Run), the containers' root is this host's / and the
-    program is reached at its host path inside the run's image."""
+    With host_root (a Run), the containers' root is the host's (the default
+    host view, or the whole / under --host-root-unfiltered) and the program is
+    reached at its host path inside the run's image (the view binds the
+    directory argv names)."""
     out = list(ATTACKER)
     if host_root:
         out[1] = host_root.rootfs + out[1]
