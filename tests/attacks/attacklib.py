@@ -40,6 +40,9 @@ from livelib import Failure, check, descendants, free_port, poll, read  # noqa: 
 TOKEN = "attack-orchestrator-token"
 AGENT_TOKEN = "attack-agent-token"
 ATTACKER = ["/usr/bin/python3", "/opt/attack/attacker.py"]
+# The whole host's / as the containers' root (a host's default is the host
+# view, docs/SANDBOX.md): the harshest root, for seams that must hold even there.
+UNFILTERED = ["--host-root-unfiltered", "attack test: the harshest root"]
 
 
 class Background:
