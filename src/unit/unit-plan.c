@@ -380,24 +380,35 @@ static void image_env_add(const struct unit_plan_context *ctx, char ***dirs, cha
                         image_dir_add(ctx, dirs, t);
 }
 
+static bool below_another(char *const *dirs, size_t n, size_t i)
+{
+        for (size_t j = 0; j < n; j++) {
+                size_t l = strlen(dirs[j]);
+                if (j != i && strncmp(dirs[i], dirs[j], l) == 0 && dirs[i][l] == '/')
+                        return true;
+        }
+        return false;
+}
+
 /* Drops every directory that lies below another one of the list: the
- * ancestor's bind shows it already. */
+ * ancestor's bind shows it already. Decided on the whole list first, then
+ * compacted (no entry is compared after it moved or was freed). */
 static void image_dirs_prune(char **dirs)
 {
+        if (!dirs)
+                return;
         size_t n = strv_length(dirs), out = 0;
+        cleanup_free bool *drop = xcalloc(n ?: 1, sizeof(bool));
+
+        for (size_t i = 0; i < n; i++)
+                drop[i] = below_another(dirs, n, i);
         for (size_t i = 0; i < n; i++) {
-                bool below = false;
-                for (size_t j = 0; j < n && !below; j++) {
-                        size_t l = strlen(dirs[j]);
-                        below = j != i && strncmp(dirs[i], dirs[j], l) == 0 && dirs[i][l] == '/';
-                }
-                if (below)
+                if (drop[i])
                         free(dirs[i]);
                 else
                         dirs[out++] = dirs[i];
         }
-        if (dirs)
-                dirs[out] = NULL;
+        dirs[out] = NULL;
 }
 
 /*
