@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir-walk.h"
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/macro.h"
@@ -33,9 +34,12 @@ static const char *const etc_files[] = {
         "services",    "mime.types",  "os-release",    "debian_version", "shells",
 };
 
-/* Directories of public configuration, bound read-only: the loader's
- * extra paths, Debian's alternatives (symlinks into /usr), the CA
- * certificates, Python's site configuration. */
+/* Directories of public configuration, copied one level deep (files and
+ * symlinks): the loader's extra paths, Debian's alternatives (symlinks into
+ * /usr), the CA certificates, Python's site configuration. Copied rather
+ * than bound: every bind costs each container spawn two fds and a mount
+ * (the view must fit a daemon given 64 fds); the cost is that a change on
+ * the host (update-ca-certificates) reaches containers at the next start. */
 static const char *const etc_dirs[] = {
         "ld.so.conf.d", "alternatives", "ssl/certs",  "python3",
         "python3.11",   "python3.12",   "python3.13",
@@ -93,6 +97,46 @@ static int copy_file(int host_fd, int dst_fd, const char *name)
         return write_all(fd, buf, len);
 }
 
+/* Copies host's directory name (relative to both dir fds) one level deep:
+ * regular files and symlinks; anything else (a subdirectory, a socket) is
+ * left out. */
+static int copy_dir_flat(int host_fd, int dst_fd, const char *name)
+{
+        cleanup_close int src =
+                openat(host_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        cleanup_close int dst = -EBADF;
+        cleanup_strv char **names = NULL;
+        int r;
+
+        if (src < 0)
+                return -errno;
+        r = mkdir_p_at(dst_fd, name, 0755);
+        if (r < 0)
+                return r;
+        dst = openat(dst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dst < 0)
+                return -errno;
+        r = dir_list_names(src, false, &names);
+        if (r < 0)
+                return r;
+        if (strv_length(names) > HOST_VIEW_DIR_ENTRIES)
+                return -E2BIG;
+        for (char **n = names; n && *n; n++) {
+                struct stat st;
+                if (fstatat(src, *n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if (S_ISLNK(st.st_mode))
+                        r = copy_symlink(src, dst, *n);
+                else if (S_ISREG(st.st_mode))
+                        r = copy_file(src, dst, *n);
+                else
+                        r = 0;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int write_new_file(int dst_fd, const char *name, const char *s)
 {
         cleanup_close int fd =
@@ -122,7 +166,7 @@ static int add_loader_path(struct host_view *v, const char *host_root, int host_
         return 0;
 }
 
-static int fill_etc(struct host_view *v, const char *host_root, int host_fd, int skel_fd)
+static int fill_etc(int host_fd, int skel_fd)
 {
         cleanup_close int etc = -EBADF, host_etc = -EBADF;
         int r;
@@ -154,16 +198,13 @@ static int fill_etc(struct host_view *v, const char *host_root, int host_fd, int
         }
         for (size_t i = 0; i < ELEMENTSOF(etc_dirs); i++) {
                 struct stat st;
-                /* A real directory only: a bind source is opened O_NOFOLLOW. */
+                /* A real directory only, as the host has it. */
                 if (fstatat(host_etc, etc_dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
                     !S_ISDIR(st.st_mode))
                         continue;
-                r = mkdir_p_at(etc, etc_dirs[i], 0755);
+                r = copy_dir_flat(host_etc, etc, etc_dirs[i]);
                 if (r < 0)
                         return r;
-                cleanup_free char *src = xasprintf("%s/etc/%s", host_root, etc_dirs[i]);
-                cleanup_free char *dst = xasprintf("/etc/%s", etc_dirs[i]);
-                add_bind(v, src, dst);
         }
         /* openssl.cnf beside the certificates (ssl/private stays out). */
         cleanup_close int ssl = openat(etc, "ssl", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -199,7 +240,7 @@ static int make_skeleton(struct host_view *v, int host_fd, const char *host_root
         for (size_t i = 0; i < ELEMENTSOF(mount_points); i++)
                 if (mkdirat(skel_fd, mount_points[i], 0755) < 0)
                         return -errno;
-        return fill_etc(v, host_root, host_fd, skel_fd);
+        return fill_etc(host_fd, skel_fd);
 }
 
 int host_view_make(const char *host_root, const char *dir, struct host_view *ret)

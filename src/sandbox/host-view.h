@@ -14,9 +14,10 @@
  *   /lib64 /libx32             or bound when the host has real directories
  *   /etc                       a filtered copy: the loader's cache and config,
  *                              name-service and time-zone files, a generated
- *                              minimal passwd and group; bound: ld.so.conf.d,
- *                              alternatives, ssl/certs, python3*; never shadow,
- *                              ssh keys, machine-id or anything else
+ *                              minimal passwd and group, ld.so.conf.d,
+ *                              alternatives, ssl/certs, python3* (one level);
+ *                              never shadow, ssh keys, machine-id or anything
+ *                              else
  *   /proc /sys /dev /tmp /run  empty mount points
  *
  * The unit's own image paths (the directories its argv, working directory,
