@@ -28,11 +28,11 @@
 #include "base/util.h"
 #include "cgroup/cgroup.h"
 #include "daemon/metrics.h"
-#include "sandbox/host-view.h"
 #include "relay/credentials.h"
 #include "relay/frontend.h"
 #include "relay/http-proxy.h"
 #include "relay/listen-socket.h"
+#include "sandbox/host-view.h"
 #include "unit/assets.h"
 #include "unit/uid-block.h"
 #include "unit/unit-plan.h"
@@ -496,6 +496,10 @@ static int setup_root(struct daemon *d)
 
         /* The whole host's / was warned about with its reason at start-up
          * (main.c, the preflight's containers_root check). */
+        if (o->host_root_reason) {
+                log_info("the containers' root: / (--host-root-unfiltered)");
+                return 0;
+        }
         if (o->rootfs) {
                 log_info("the containers' root: the image at %s", o->rootfs);
                 return 0;
