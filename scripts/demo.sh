@@ -62,8 +62,12 @@ PY
         exit 0
 fi
 
-# The example's argv paths are image paths: the containers' root is this
-# machine's root, so the example is installed where its manifest says.
+# The example's argv paths are image paths: the containers' root is the host
+# view (read-only /usr, the loader paths, a filtered /etc and the unit's own
+# directories: those its argv, working directory and PYTHONPATH name), so
+# the example is installed where its manifest says, and openenvd starts in
+# it, as in an image's WORKDIR (the env's working directory is part of the
+# view: never start it in a directory holding what agents must not read).
 if [ ! -e /opt/openenv-echo ]; then
         cp -a examples/echo /opt/openenv-echo
         installed=1
@@ -77,9 +81,11 @@ stub_pid=$!
 
 echo "== openenvd --manifest /opt/openenv-echo/openenv.yaml --port $port"
 printf '%s\n' "$token" > "$work/token"
-build/src/daemon/openenvd --manifest /opt/openenv-echo/openenv.yaml --state "$work/state" \
+repo=$(pwd)
+(cd /opt/openenv-echo && exec "$repo/build/src/daemon/openenvd" \
+        --manifest /opt/openenv-echo/openenv.yaml --state "$work/state" \
         --port "$port" --listen 127.0.0.1 --token-file "$work/token" \
-        --model-url "127.0.0.1:$model_port" --model-key-file "$work/real-key" \
+        --model-url "127.0.0.1:$model_port" --model-key-file "$work/real-key") \
         > "$work/daemon.out" 2> "$work/daemon.log" &
 daemon_pid=$!
 for _ in $(seq 100); do

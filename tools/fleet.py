@@ -84,8 +84,10 @@ openenvd:
 class Fixture:
     """connect4_env and OpenEnv's library tree where the manifest's argv expects them.
 
-    The containers' root is this machine's /, so the files must be readable by
-    any uid and not under /tmp (each container has its own /tmp)."""
+    The containers' root is the host view (this machine's /usr, a filtered /etc
+    and the directories the manifest's argv and PYTHONPATH name), so the files
+    must be readable by any uid and not under /tmp (each container has its own
+    /tmp)."""
 
     def __init__(self, openenv_real, workdir, pylib=None):
         if os.geteuid() != 0:

@@ -103,6 +103,10 @@
 #define CONTAINER_SCAFFOLD_ENTRIES 1024 /* entries re-bound into one scaffold */
 #define SHIM_MAX_CONNECTIONS       1024 /* forwarded connections open at once */
 #define SHIM_BUFFER_BYTES          ((size_t) 64 * 1024) /* per direction per connection */
+/* The host view (paths come from the manifest's argv and the daemon's environment). */
+#define HOST_VIEW_FILE_MAX        ((size_t) 4 * 1024 * 1024) /* one /etc file copied */
+#define HOST_VIEW_DIR_ENTRIES     8192 /* entries of one /etc directory copied */
+#define HOST_VIEW_MAX_IMAGE_PATHS 16   /* the unit's own dirs bound into one container */
 
 /* --- check enforcement (probe reports come from inside a probed container) --- */
 #define ENFORCE_REPORT_MAX_BYTES ((size_t) 1024 * 1024) /* one probe's report file */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * openenvctl check preflight [--json] [--rootfs DIR]: would isolation be on
- * here? Exit 0 when it would, 3 when it would not (every reason is printed),
- * 2 on bad usage. --rootfs names the containers' root the daemon would get
- * (its own --rootfs), for the containers_root check.
+ * openenvctl check preflight [--json] [--rootfs DIR | --host-root-unfiltered]:
+ * would isolation be on here? Exit 0 when it would, 3 when it would not
+ * (every reason is printed), 2 on bad usage. --rootfs and
+ * --host-root-unfiltered name the containers' root the daemon would get
+ * (its own options; neither: the host view), for the containers_root check.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,11 @@ int cli_check_preflight(int argc, char **argv)
                         json = true;
                 else if (streq(argv[i], "--rootfs") && i + 1 < argc)
                         opts.rootfs = argv[++i];
+                else if (streq(argv[i], "--host-root-unfiltered"))
+                        opts.rootfs = "/";
                 else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
-                        fputs("Usage: openenvctl check preflight [--json] [--rootfs DIR]\n"
+                        fputs("Usage: openenvctl check preflight [--json] "
+                              "[--rootfs DIR | --host-root-unfiltered]\n"
                               "Exit: 0 isolation on, 3 isolation off, 2 bad usage.\n",
                               stdout);
                         return EXIT_CODE_OK;

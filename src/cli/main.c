@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
         fputs("Usage:\n"
               "  openenvctl manifest validate FILE [--json]\n"
-              "  openenvctl check preflight [--json] [--rootfs DIR]\n"
+              "  openenvctl check preflight [--json] [--rootfs DIR | --host-root-unfiltered]\n"
               "  openenvctl check enforcement [--manifest FILE] [--json]\n"
               "  openenvctl validate IMAGE [--json]\n"
               "\n"

@@ -33,6 +33,7 @@
 #include "relay/frontend.h"
 #include "relay/http-proxy.h"
 #include "relay/listen-socket.h"
+#include "sandbox/host-view.h"
 #include "unit/assets.h"
 #include "unit/uid-block.h"
 #include "unit/unit-plan.h"
@@ -71,8 +72,9 @@ struct daemon {
         struct pending_op *pending;        /* owned */
         struct loop_source *signals[3];    /* owned by the loop */
         bool state_mounted;
-        double start_time;        /* CLOCK_REALTIME, seconds: process_start_time_seconds */
-        struct metrics_self self; /* owned: for /metrics */
+        double start_time;          /* CLOCK_REALTIME, seconds: process_start_time_seconds */
+        struct metrics_self self;   /* owned: for /metrics */
+        struct host_view host_view; /* owned: the containers' root without --rootfs */
 };
 
 /* --- control API --------------------------------------------------------- */
@@ -570,6 +572,32 @@ static int prepare_state(struct daemon *d)
         return 0;
 }
 
+/* The containers' default root, said once: an image (--rootfs), the whole
+ * host (--host-root-unfiltered, with the operator's reason), or the host
+ * view, built here in the state tmpfs (docs/SANDBOX.md, "The host view"). */
+static int setup_root(struct daemon *d)
+{
+        const struct daemon_options *o = d->opts;
+
+        /* The whole host's / was warned about with its reason at start-up
+         * (main.c, the preflight's containers_root check). */
+        if (o->host_root_reason) {
+                log_info("the containers' root: / (--host-root-unfiltered)");
+                return 0;
+        }
+        if (o->rootfs) {
+                log_info("the containers' root: the image at %s", o->rootfs);
+                return 0;
+        }
+        cleanup_free char *dir = xasprintf("%s/host-view", o->state_dir);
+        int r = host_view_make("/", dir, &d->host_view);
+        if (r < 0)
+                return log_error_errno(r, "the containers' root (host view at %s): %m", dir);
+        log_info("the containers' root: the host view (/usr, the loader paths, a filtered "
+                 "/etc and the unit's own directories, read-only)");
+        return 0;
+}
+
 static void daemon_done(struct daemon *d)
 {
         metrics_self_close(&d->self);
@@ -591,6 +619,7 @@ static void daemon_done(struct daemon *d)
         if (d->state_mounted)
                 (void) umount2(d->opts->state_dir, MNT_DETACH);
         uid_block_release(&d->uids);
+        host_view_done(&d->host_view);
         credentials_done(&d->creds);
         d->model_key = secret_free(d->model_key);
 }
@@ -649,6 +678,9 @@ static int daemon_setup(struct daemon *d)
         r = assets_copy(d->manifest, o->state_dir);
         if (r < 0)
                 return log_error_errno(r, "privileged assets: %m");
+        r = setup_root(d);
+        if (r < 0)
+                return r;
         /* Two slots (live and standby) of one uid range per container. */
         r = uid_block_acquire(2 * (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE,
                               o->uid_lock_dir, &d->uids);
@@ -684,6 +716,7 @@ static int daemon_setup(struct daemon *d)
                         .loop = d->loop,
                         .shim_path = o->shim_path,
                         .rootfs = o->rootfs,
+                        .host_view = o->rootfs ? NULL : &d->host_view,
                         .start_timeout = (usec_t) (o->start_timeout_s * USEC_PER_SEC),
                         .observer_timeout = (usec_t) (o->observer_timeout_s * USEC_PER_SEC),
                         .weaken = o->weaken,

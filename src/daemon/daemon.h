@@ -35,12 +35,15 @@ struct daemon_options {
         const char *model_key_file;
         const struct model_upstream *model_upstream; /* --model-url, resolved at start */
         const char *model_provider;
-        const char *shim_path;    /* default: openenvd-shim next to openenvd */
-        const char *rootfs;       /* containers' default root (an unpacked image); NULL: "/" */
-        const char *uid_lock_dir; /* NULL: UID_BLOCK_LOCK_DIR */
-        bool no_initial_episode;  /* only a standby at start; the orchestrator resets */
-        bool no_standby;          /* no standby episodes, whatever the manifest says */
-        unsigned weaken;          /* test-only (--test-weaken) */
+        const char *shim_path; /* default: openenvd-shim next to openenvd */
+        /* containers' default root: an unpacked image, or "/" under
+         * --host-root-unfiltered; NULL: the host view (sandbox/host-view.h) */
+        const char *rootfs;
+        const char *host_root_reason; /* --host-root-unfiltered's reason; NULL: not given */
+        const char *uid_lock_dir;     /* NULL: UID_BLOCK_LOCK_DIR */
+        bool no_initial_episode;      /* only a standby at start; the orchestrator resets */
+        bool no_standby;              /* no standby episodes, whatever the manifest says */
+        unsigned weaken;              /* test-only (--test-weaken) */
         double observer_timeout_s;
         double start_timeout_s;
 };

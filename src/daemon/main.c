@@ -58,7 +58,11 @@ static void usage(FILE *f)
               "                         (default: the system CA store)\n"
               "  --model-key-file FILE  real model key: read once, then deleted\n"
               "  --model-provider NAME  anthropic (default) or openai\n"
-              "  --rootfs DIR           containers' root: an unpacked image (default /)\n"
+              "  --rootfs DIR           containers' root: an unpacked image (default on a\n"
+              "                         host: the host view, /usr, the loader paths, a\n"
+              "                         filtered /etc and the unit's own directories)\n"
+              "  --host-root-unfiltered REASON  containers' root: this host's whole /\n"
+              "                         (logged with REASON as a WARNING)\n"
               "  --no-initial-episode   no episode at start (the orchestrator resets)\n"
               "  --no-standby           no standby episode, whatever the manifest says\n"
               "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
@@ -89,6 +93,7 @@ enum {
         ARG_LOG_FORMAT,
         ARG_WEAKEN,
         ARG_ROOTFS,
+        ARG_HOST_ROOT,
         ARG_NO_INITIAL,
         ARG_NO_STANDBY,
         ARG_UID_LOCK_DIR,
@@ -236,6 +241,7 @@ static const struct option longopts[] = {
         { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
         { "test-weaken", required_argument, NULL, ARG_WEAKEN },
         { "rootfs", required_argument, NULL, ARG_ROOTFS },
+        { "host-root-unfiltered", required_argument, NULL, ARG_HOST_ROOT },
         { "no-initial-episode", no_argument, NULL, ARG_NO_INITIAL },
         { "no-standby", no_argument, NULL, ARG_NO_STANDBY },
         { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
@@ -388,6 +394,14 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         o->rootfs = optarg;
                         break;
                 }
+                case ARG_HOST_ROOT:
+                        /* The whole host only deliberately, and said why. */
+                        if (!optarg[0]) {
+                                log_error("--host-root-unfiltered: give the reason");
+                                return -EINVAL;
+                        }
+                        o->host_root_reason = optarg;
+                        break;
                 case ARG_NO_INITIAL:
                         o->no_initial_episode = true;
                         break;
@@ -430,6 +444,12 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 log_error("--model-ca-file needs --model-url");
                 return -EINVAL;
         }
+        if (o->host_root_reason && o->rootfs) {
+                log_error("--host-root-unfiltered and --rootfs name two different roots");
+                return -EINVAL;
+        }
+        if (o->host_root_reason)
+                o->rootfs = "/";
         return 0;
 }
 
@@ -528,7 +548,12 @@ int main(int argc, char **argv)
          * in reach of every zone: said once, loudly (docs/SECURITY.md). */
         const struct preflight_check *root = preflight_report_find(pre, "containers_root");
         if (root && !root->ok)
-                log_warning("WARNING: %s", root->detail);
+                log_warning("WARNING: %s; the reason given: %s", root->detail,
+                            opts.host_root_reason ?: "none");
+        /* As PID 1 or in Docker, / is the image's own root, not a host's:
+         * it stays the root (preflight.h); the host view is for a host. */
+        if (!opts.rootfs && !preflight_root_is_host(true, &pre->env))
+                opts.rootfs = "/";
         if (!opts.shim_path) {
                 shim = sibling_binary_find("openenvd-shim", NULL); /* freed on return */
                 opts.shim_path = shim;

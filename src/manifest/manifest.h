@@ -102,7 +102,8 @@ struct manifest_container {
         char *state;                   /* owned absolute path or NULL (services only) */
         char *output;                  /* owned absolute path under /out or NULL (observers only) */
         char **after;                  /* owned observer names, NULL-terminated, may be empty */
-        char *rootfs; /* owned absolute path; NULL: the daemon's (--rootfs, else "/") */
+        char *rootfs; /* owned absolute path; NULL or "/": the daemon's (--rootfs, else the
+                       * host view on a host, "/" as PID 1) */
         /* owned absolute path; default /workspace for the agent zone's other
          * containers, "/" for services and observers, and NULL for the env
          * container: the daemon's working directory at start (an image's

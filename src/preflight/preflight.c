@@ -465,12 +465,18 @@ static void check_containers_root(struct preflight_report *r, const char *rootfs
 {
         bool slash = !rootfs || same_inode(rootfs, "/");
 
-        if (preflight_root_is_host(slash, &r->env))
+        if (!rootfs && preflight_root_is_host(true, &r->env))
+                report_add(r, "containers_root", false, true,
+                           xstrdup("the containers' root is the host view: /usr, the loader "
+                                   "paths, a filtered /etc and each unit's own directories, "
+                                   "read-only (--rootfs DIR for an image)"));
+        else if (preflight_root_is_host(slash, &r->env))
                 report_add(r, "containers_root", false, false,
-                           xstrdup("the containers' root is this host's / and openenvd is not "
-                                   "PID 1: every zone can read the host's world-readable files "
-                                   "and connect to its world-connectable unix sockets; give "
-                                   "--rootfs DIR (an unpacked image)"));
+                           xstrdup("the containers' root is this host's / "
+                                   "(--host-root-unfiltered) and openenvd is not PID 1: every "
+                                   "zone can read the host's world-readable files and connect "
+                                   "to its world-connectable unix sockets; drop the flag for "
+                                   "the host view, or give --rootfs DIR (an unpacked image)"));
         else if (!slash)
                 report_add(r, "containers_root", false, true,
                            xasprintf("the containers' root is the image at %s", rootfs));

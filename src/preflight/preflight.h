@@ -71,7 +71,9 @@ struct preflight_env {
 struct preflight_options {
         const struct cgroup_layout *layout; /* borrowed; NULL: detect */
         usec_t child_timeout;               /* per forked check; 0: 5 s */
-        const char *rootfs;                 /* the containers' root (--rootfs); NULL: "/" */
+        /* the containers' root: --rootfs, or "/" (--host-root-unfiltered);
+         * NULL: the host view on a host, / itself as PID 1 or in Docker */
+        const char *rootfs;
 };
 
 struct preflight_check {
@@ -128,11 +130,13 @@ const char *preflight_cap_name(int cap);
 
 /*
  * The containers' root is this general-purpose host's own /: the root given
- * is / itself, and openenvd is neither PID 1 nor inside a Docker container
- * (where / is an image). Every zone can then read the host's world-readable
- * files and connect to its world-connectable unix sockets: the
- * "containers_root" check (not required: isolation stays on) fails and the
- * daemon says so in its log. Pure.
+ * is / itself (--host-root-unfiltered), and openenvd is neither PID 1 nor
+ * inside a Docker container (where / is an image). Every zone can then read
+ * the host's world-readable files and connect to its world-connectable unix
+ * sockets: the "containers_root" check (not required: isolation stays on)
+ * fails and the daemon says so in its log. Without a root given, a host's
+ * containers get the host view (sandbox/host-view.h) and the check passes.
+ * Pure.
  */
 bool preflight_root_is_host(bool rootfs_is_slash, const struct preflight_env *env);
 

@@ -632,6 +632,12 @@ int mount_setup(const struct container_spec *spec, const struct container_policy
                 s.mount_fds[i] = prepare_mount(&spec->mounts[i], src->binds[i]);
                 if (s.mount_fds[i] < 0)
                         return fail(&s, CONTAINER_STEP_MOUNT_SOURCE, (int) i, s.mount_fds[i]);
+                /* Its clone holds the mount now. The sources are this
+                 * child's own fds (mount_sources_open() ran here), so a view
+                 * of many binds costs one fd per bind at a time, not two:
+                 * the daemon may run under a small RLIMIT_NOFILE. */
+                if (src->binds[i] >= 0)
+                        (void) close(src->binds[i]);
         }
         if (src->socket_dir >= 0) {
                 s.socket_fd =

@@ -60,7 +60,8 @@ int mount_sources_open(const struct container_spec *spec, struct mount_sources *
                        struct container_error *err);
 
 /* Builds the view and pivots into it; on return the cwd and root are the
- * container's "/". On failure fills *err (step, errno, index) and returns
- * -errno. */
+ * container's "/". The bind sources in src are closed once cloned (they are
+ * the calling child's own fds). On failure fills *err (step, errno, index)
+ * and returns -errno. */
 int mount_setup(const struct container_spec *spec, const struct container_policy *policy,
                 const struct mount_sources *src, struct container_error *err);

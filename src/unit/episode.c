@@ -734,6 +734,7 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                 .episode_id = e->id,
                 .uid_base = uid_base,
                 .rootfs = cfg->rootfs,
+                .host_view = cfg->host_view,
                 .extra_masks = cfg->extra_masks,
                 .env_origin = cfg->env_origin,
         };

@@ -40,6 +40,8 @@
 #include "unit/unit-relays.h"
 #include "unit/verdict.h"
 
+struct host_view; /* sandbox/host-view.h */
+
 struct syscall_filter;
 struct kept_netns;
 struct unit_container_stats;
@@ -66,7 +68,8 @@ struct episode_config {
         struct loop *loop;
         struct cgroup_tree *cgroups;
         const char *state_dir;
-        const char *rootfs; /* NULL: "/" */
+        const char *rootfs;                /* NULL: the host view, else "/" */
+        const struct host_view *host_view; /* borrowed; NULL: none */
         const char *shim_path;
         const struct syscall_filter *filter;
         unsigned weaken;

@@ -3,27 +3,40 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "sandbox/host-view.h"
 
 /* Everything an observer reads is data, never code, links or devices. */
 #define VIEW_FLAGS (MS_RDONLY | MS_NOSYMFOLLOW | MS_NOEXEC | MS_NODEV | MS_NOSUID)
 /* What a container may write: never setuid binaries or device nodes. */
-#define RW_FLAGS          (MS_NODEV | MS_NOSUID)
+#define RW_FLAGS (MS_NODEV | MS_NOSUID)
 
-#define DEFAULT_TMP_BYTES (64ULL * 1024 * 1024)
-#define CONTAINER_NOFILE  4096
+/* The unit's own image directories in the host view: read-only, runnable. */
+#define HOST_VIEW_IMAGE_FLAGS (MS_RDONLY | MS_NODEV | MS_NOSUID)
+
+#define DEFAULT_TMP_BYTES     (64ULL * 1024 * 1024)
+#define CONTAINER_NOFILE      4096
 
 static bool stat_is_dir(const char *path)
 {
         struct stat st;
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool searchable_by_others(const char *path)
+{
+        cleanup_free char *blocker = NULL;
+        return path_searchable_by_others(path, &blocker) == 0;
 }
 
 size_t unit_container_index(const struct manifest *m, const struct manifest_container *c)
@@ -261,15 +274,169 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
 }
 
 /* The manifest's, else (the env only) the daemon's start-up directory when
- * the container's root is the daemon's own, else "/". */
+ * the container's root is the host's (whole, or the host view), else "/". */
 static const char *plan_workdir(const struct unit_plan_context *ctx,
-                                const struct manifest_container *c, const char *rootfs)
+                                const struct manifest_container *c, bool host_root)
 {
         if (c->workdir)
                 return c->workdir;
-        if (ctx->env_origin && ctx->env_origin->workdir && streq(rootfs, "/"))
+        if (ctx->env_origin && ctx->env_origin->workdir && host_root)
                 return ctx->env_origin->workdir;
         return "/";
+}
+
+/* Whether the container gets the host view: no image of its own, none from
+ * the daemon (--rootfs, or "/" under --host-root-unfiltered), a view made. */
+static bool plan_uses_host_view(const struct unit_plan_context *ctx,
+                                const struct manifest_container *c)
+{
+        return !(c->rootfs && !streq(c->rootfs, "/")) && !ctx->rootfs && ctx->host_view;
+}
+
+/* A path the view can bind as it is: absolute, no "." or ".." or empty
+ * component (the spec's validation would refuse the whole container). */
+static bool image_path_ok(const char *p)
+{
+        if (p[0] != '/' || strlen(p) >= PATH_MAX)
+                return false;
+        for (const char *c = p + 1; *c;) {
+                size_t n = strcspn(c, "/");
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                c += n;
+                if (*c == '/' && !*++c)
+                        return false; /* a trailing slash */
+        }
+        return true;
+}
+
+/* A directory of the unit's image, when another uid could reach it on the
+ * host anyway: a bind must never open what a 0700 ancestor closes (a root
+ * shell's PATH holds /root/.cargo/bin, say, below a 0700 /root). */
+static void image_dir_add(const struct unit_plan_context *ctx, char ***dirs, const char *p)
+{
+        bool (*is_dir)(const char *) = ctx->is_dir ?: stat_is_dir;
+        bool (*reachable)(const char *) = ctx->reachable ?: searchable_by_others;
+
+        if (!image_path_ok(p) || host_view_covers(ctx->host_view, p) || !is_dir(p) ||
+            !reachable(p) || strv_contains(*dirs, p) ||
+            strv_length(*dirs) >= HOST_VIEW_MAX_IMAGE_PATHS)
+                return;
+        strv_push(dirs, xstrdup(p));
+}
+
+/* A directory as it is, except a bin directory, which stands for its
+ * prefix: a virtualenv's bin (its packages sit in lib/ beside it), an
+ * install's bin (its config and data in etc/, share/, run/ beside it). */
+static void image_prefix_add(const struct unit_plan_context *ctx, char ***dirs, const char *d)
+{
+        const char *slash = strrchr(d, '/');
+
+        if (slash && slash != d && streq(slash, "/bin")) {
+                cleanup_free char *prefix = xstrndup(d, (size_t) (slash - d));
+                image_dir_add(ctx, dirs, prefix);
+                return;
+        }
+        image_dir_add(ctx, dirs, d);
+}
+
+/* An argv entry that is a host path: a directory, or a file's directory
+ * (a script imports its siblings; a data file's directory holds more). */
+static void image_argv_add(const struct unit_plan_context *ctx, char ***dirs, const char *a)
+{
+        bool (*is_dir)(const char *) = ctx->is_dir ?: stat_is_dir;
+        const char *slash = strrchr(a, '/');
+
+        if (a[0] != '/' || !slash)
+                return;
+        if (is_dir(a)) {
+                image_prefix_add(ctx, dirs, a);
+                return;
+        }
+        cleanup_free char *parent = xstrndup(a, (size_t) (slash - a));
+        if (*parent)
+                image_prefix_add(ctx, dirs, parent);
+}
+
+static const char *env_get(char **env, const char *key)
+{
+        size_t n = strlen(key);
+        for (char **e = env; e && *e; e++)
+                if (strncmp(*e, key, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}
+
+static void image_env_add(const struct unit_plan_context *ctx, char ***dirs, char **env,
+                          const char *key, bool is_path)
+{
+        const char *v = env_get(env, key);
+        if (!v)
+                return;
+        cleanup_free char *copy = xstrdup(v);
+        for (char *save = NULL, *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
+                if (is_path)
+                        image_prefix_add(ctx, dirs, t);
+                else
+                        image_dir_add(ctx, dirs, t);
+}
+
+static bool below_another(char *const *dirs, size_t n, size_t i)
+{
+        for (size_t j = 0; j < n; j++) {
+                size_t l = strlen(dirs[j]);
+                if (j != i && strncmp(dirs[i], dirs[j], l) == 0 && dirs[i][l] == '/')
+                        return true;
+        }
+        return false;
+}
+
+/* Drops every directory that lies below another one of the list: the
+ * ancestor's bind shows it already. Decided on the whole list first, then
+ * compacted (no entry is compared after it moved or was freed). */
+static void image_dirs_prune(char **dirs)
+{
+        if (!dirs)
+                return;
+        size_t n = strv_length(dirs), out = 0;
+        cleanup_free bool *drop = xcalloc(n ?: 1, sizeof(bool));
+
+        for (size_t i = 0; i < n; i++)
+                drop[i] = below_another(dirs, n, i);
+        for (size_t i = 0; i < n; i++) {
+                if (drop[i])
+                        free(dirs[i]);
+                else
+                        dirs[out++] = dirs[i];
+        }
+        dirs[out] = NULL;
+}
+
+/*
+ * The host view (sandbox/host-view.h): its fixed binds, then the unit's own
+ * image paths, by one rule that needs no list from anyone: the directories
+ * the container's argv names (a file's directory), its working directory,
+ * each PYTHONPATH entry and each PATH entry, a bin directory standing for
+ * its prefix (argv and PATH), when they exist on the host, are searchable by
+ * others all the way down and the view does not hold them already (/usr,
+ * /etc, ...). Nothing else of the host is in reach.
+ */
+static void plan_host_view(const struct unit_plan_context *ctx, struct container_spec *s)
+{
+        const struct host_view *v = ctx->host_view;
+        cleanup_strv char **dirs = NULL;
+
+        for (size_t i = 0; i < v->n_binds; i++)
+                container_spec_add_bind(s, v->binds[i].source, v->binds[i].target,
+                                        v->binds[i].flags, v->binds[i].is_file);
+        image_dir_add(ctx, &dirs, s->workdir);
+        for (char **a = s->argv; a && *a; a++)
+                image_argv_add(ctx, &dirs, *a);
+        image_env_add(ctx, &dirs, s->env, "PYTHONPATH", false);
+        image_env_add(ctx, &dirs, s->env, "PATH", true);
+        image_dirs_prune(dirs);
+        for (char **d = dirs; d && *d; d++)
+                container_spec_add_bind(s, *d, *d, HOST_VIEW_IMAGE_FLAGS, false);
 }
 
 static void plan_observer_views(const struct unit_plan_context *ctx,
@@ -341,10 +508,15 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
 
         s.name = xstrdup(c->name);
         s.argv = strv_copy(c->argv);
-        /* The manifest's default root ("/") is the daemon's default root
-         * (--rootfs, else "/"). */
-        s.rootfs = xstrdup(c->rootfs && !streq(c->rootfs, "/") ? c->rootfs : ctx->rootfs ?: "/");
-        s.workdir = xstrdup(plan_workdir(ctx, c, s.rootfs));
+        /* The manifest's default root ("/") is the daemon's default root:
+         * --rootfs, "/" under --host-root-unfiltered, else the host view. */
+        bool view = plan_uses_host_view(ctx, c);
+        if (view)
+                s.rootfs = xstrdup(ctx->host_view->root);
+        else
+                s.rootfs = xstrdup(c->rootfs && !streq(c->rootfs, "/") ? c->rootfs
+                                                                       : ctx->rootfs ?: "/");
+        s.workdir = xstrdup(plan_workdir(ctx, c, view || streq(s.rootfs, "/")));
         s.host_uid = range_base(ctx, c);
         s.uid_count = UNIT_UID_RANGE;
         s.uid = UNIT_PRINCIPAL_UID;
@@ -353,6 +525,10 @@ int unit_plan_container(const struct unit_plan_context *ctx, const struct manife
         s.nofile = unit_container_nofile();
         s.masks = unit_masks(ctx);
         plan_env(ctx, c, &s);
+        /* First, so that the zone's own mounts (/workspace, /etc/hosts, ...)
+         * go on top of the view. */
+        if (view)
+                plan_host_view(ctx, &s);
 
         /* The one way out of every container: both launchers bind it at
          * /run/openenvd (nosuid, nodev, noexec), resolved O_NOFOLLOW. */

@@ -14,6 +14,8 @@
  *   <episode>/sock/<container>/             its /run/openenvd (only way out; a tmpfs)
  *   <episode>/hosts                         the env's /etc/hosts
  *   <state>/empty/                          empty lower layer
+ *   <state>/host-view/                      the host view's skeleton (the root on a
+ *                                           host without --rootfs; sandbox/host-view.h)
  *   <episode>/workspace/{upper,work,merged} /workspace (overlay on a tmpfs)
  *   <episode>/workspace-copy/ws             custody copy of the workspace, made
  *                                           once the agent zone is empty; what
@@ -38,6 +40,8 @@
 #include "sandbox/container-spec.h"
 #include "unit/env-origin.h"
 
+struct host_view; /* sandbox/host-view.h */
+
 /* Principal identity inside every container. */
 #define UNIT_PRINCIPAL_UID 1000
 #define UNIT_PRINCIPAL_GID 1000
@@ -55,10 +59,13 @@ struct unit_plan_context {
         const char *state_dir;           /* absolute; masked in every container */
         const char *episode_dir;         /* absolute: <state>/episodes/<id> */
         const char *episode_id;
-        uid_t uid_base;           /* first host uid of this episode's containers */
-        const char *rootfs;       /* default image root (--rootfs); NULL: "/" */
-        enum phase phase;         /* phase the container starts in (observers) */
-        uint64_t actions;         /* the unit's count of actions so far (observers) */
+        uid_t uid_base; /* first host uid of this episode's containers */
+        /* default image root: --rootfs, or "/" (--host-root-unfiltered);
+         * NULL: the host view, else "/" */
+        const char *rootfs;
+        const struct host_view *host_view; /* borrowed: sandbox/host-view.h; NULL: none */
+        enum phase phase;                  /* phase the container starts in (observers) */
+        uint64_t actions;                  /* the unit's count of actions so far (observers) */
         char *const *extra_masks; /* more host paths to hide (NULL-terminated, may be NULL) */
         /* The env container's working directory (when the manifest sets
          * none and its root is the daemon's) and inherited environment;
@@ -67,6 +74,9 @@ struct unit_plan_context {
         /* Whether an asset path is a directory (a file asset is shown as
          * /assets/<name>/<basename>); NULL means stat(). Tests inject it. */
         bool (*is_dir)(const char *path);
+        /* Whether every directory down to path is searchable by others (an
+         * image directory of the host view); NULL: path_searchable_by_others(). */
+        bool (*reachable)(const char *path);
 };
 
 /* Index of c among all containers (zone order, then manifest order). */

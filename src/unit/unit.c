@@ -776,6 +776,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .cgroups = cfg->cgroups,
                 .state_dir = cfg->state_dir,
                 .rootfs = cfg->rootfs,
+                .host_view = cfg->host_view,
                 .shim_path = cfg->shim_path,
                 .filter = u->filter,
                 .weaken = cfg->weaken,

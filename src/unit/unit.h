@@ -44,6 +44,8 @@
 #include "unit/unit-relays.h"
 #include "unit/unit-stats.h"
 
+struct host_view; /* sandbox/host-view.h */
+
 struct model_upstream;
 
 struct unit_config {
@@ -52,7 +54,8 @@ struct unit_config {
         struct cgroup_tree *cgroups;         /* borrowed, the daemon already adopted itself */
         struct loop *loop;                   /* borrowed */
         const char *shim_path;               /* absolute path of openenvd-shim */
-        const char *rootfs;                  /* containers' default root; NULL: "/" */
+        const char *rootfs;                  /* containers' default root; NULL: the view */
+        const struct host_view *host_view;   /* borrowed: the host view; NULL: "/" */
         usec_t start_timeout;                /* services and env must be ready within this */
         usec_t observer_timeout;             /* one observer's run */
         char *const *extra_masks;            /* more host paths to hide in every container */

@@ -40,6 +40,9 @@ from livelib import Failure, check, descendants, free_port, poll, read  # noqa: 
 TOKEN = "attack-orchestrator-token"
 AGENT_TOKEN = "attack-agent-token"
 ATTACKER = ["/usr/bin/python3", "/opt/attack/attacker.py"]
+# The whole host's / as the containers' root (a host's default is the host
+# view, docs/SANDBOX.md): the harshest root, for seams that must hold even there.
+UNFILTERED = ["--host-root-unfiltered", "attack test: the harshest root"]
 
 
 class Background:
@@ -72,8 +75,10 @@ class Background:
 
 def argv(*parts, host_root=None):
     """A YAML flow sequence of an attacker's argv: role, then MOVE ARGS pairs.
-    With host_root (a Run), the containers' root is this host's / and the
-    program is reached at its host path inside the run's image."""
+    With host_root (a Run), the containers' root is the host's (the default
+    host view, or the whole / under --host-root-unfiltered) and the program is
+    reached at its host path inside the run's image (the view binds the
+    directory argv names)."""
     out = list(ATTACKER)
     if host_root:
         out[1] = host_root.rootfs + out[1]

@@ -81,7 +81,8 @@ def swap_everything(run, host_root):
     canary = A.UnixCanary(run.path("root-only", "root.sock"))
     secret = secret_file(run)
     before = identity(secret)
-    d = A.Daemon(run, manifest(run, canary.path, secret, host_root), rootfs=not host_root)
+    d = A.Daemon(run, manifest(run, canary.path, secret, host_root), rootfs=not host_root,
+                 args=A.UNFILTERED if host_root else ())
     try:
         eid = d.info()["episode_id"]
         # The env server's own socket dir: the service relay's socket.
@@ -140,7 +141,8 @@ def case_host_root(run):
 CASES = [
     ("socket dir entries swapped for links to a root-only socket/file, FIFOs, files, dirs "
      "(image root): never followed, nothing stalls or stays", case_image_root),
-    ("the same on this host's / as the containers' root", case_host_root),
+    ("the same on this host's whole / as the containers' root (--host-root-unfiltered)",
+     case_host_root),
 ]
 
 if __name__ == "__main__":

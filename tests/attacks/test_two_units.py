@@ -95,8 +95,9 @@ def go_after(a, b):
 
 def two_units(run, host_root):
     m = manifest(run, host_root)
-    a = A.Daemon(run, m, rootfs=not host_root)
-    b = A.Daemon(run, m, rootfs=not host_root)
+    args = A.UNFILTERED if host_root else ()
+    a = A.Daemon(run, m, rootfs=not host_root, args=args)
+    b = A.Daemon(run, m, rootfs=not host_root, args=args)
     try:
         check(disjoint(a.uids, b.uids), "uid ranges overlap: %s %s" % (a.uids, b.uids))
         for d in (a, b):
@@ -159,7 +160,8 @@ def case_crashed_unit_range_not_reused(run):
 CASES = [
     ("two units on the attack image: distinct uid ranges, neither reaches the other's state, "
      "sockets or processes", case_image_root),
-    ("the same with this host's / as both units' root", case_host_root),
+    ("the same with this host's whole / as both units' root (--host-root-unfiltered)",
+     case_host_root),
     ("a SIGKILLed unit's uid range is not reused while its containers run",
      case_crashed_unit_range_not_reused),
 ]

@@ -1,32 +1,58 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Attack: connect from the agent zone to a world-connectable socket of the host.
+"""Attack: from every zone, reach what the host leaves open to "others".
 
-With the host's / as the containers' root, any unix socket the host leaves
-world-connectable (a 0777 socket in a searchable dir) is reachable from the
-agent zone: user namespaces and uid ranges do not help against "others"
-permissions. The fix is an image root (--rootfs). Here the host listens on
-such a socket (and on an abstract one, which only network namespaces
-separate); the env and the harness try both.
+On a host, the host's / as the containers' root leaves every world-readable
+file (another checkout's answers, the graders' code) and every
+world-connectable unix socket (a 0777 socket in a searchable dir) in reach
+of every zone: user namespaces and uid ranges do not help against "others"
+permissions. Here the host plants both elsewhere on the host (a fresh dir
+under /srv and one under /var/tmp beside the unit's own image, each with a
+world-readable oracle.json, and a 0777 socket), plus an abstract socket
+(which only network namespaces separate); env, harness, a hidden service,
+an observer beside the agent and a grader each try every one.
 
-Must not happen, on the attack image (--rootfs): a connection to either;
-a WARNING about the root. On this host's own / (the control: the attack is
-real): the path socket is reached, and the daemon's log and `openenvctl
-check preflight` say so loudly; the abstract one stays out of reach.
+Must not happen, under the default (the host view: /usr, the loader paths,
+a filtered /etc and the unit's own directories) and on an image root
+(--rootfs): a connection, an answer read, shadow or the host's accounts
+seen; a WARNING about the root. The control, the whole host's / under
+--host-root-unfiltered REASON: the socket is reached and the answers read
+(the attack is real), and the daemon's log and `openenvctl check preflight`
+say so loudly, with the reason; the abstract socket stays out of reach.
 """
+import json
 import os
 import secrets
+import shutil
 import sys
+import tempfile
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attacklib as A  # noqa: E402
 from attacklib import check  # noqa: E402
 
 WARNING = "WARNING: the containers' root is this host's /"
+REASON = "control of the world-socket attack test"
+ZONES = ("env", "harness", "svc", "beside", "grader")
 
 
-def manifest(run, path, abstract, host_root):
-    h = run if host_root else None
+def moves(t):
+    """What every zone tries, in this order (the reports are matched by index)."""
+    out = ["connect_unix", {"path": t["socket"]}, "connect_abstract", {"name": t["abstract"]}]
+    for a in t["answers"]:
+        out += ["read", {"path": a}]
+    for p in ("/etc/shadow", "/etc/machine-id", "/etc/ssh", "/root", "/home", "/srv",
+              "/var/lib"):
+        out += ["exists", {"path": p}]
+    # The control inside: the zone reads its own program and the view's passwd.
+    out += ["read", {"path": t["program"], "n": 64}, "read", {"path": "/etc/passwd"}]
+    return out
+
+
+def manifest(run, t, mode):
+    h = run if mode != "image" else None
+    m = moves(t)
     return run.manifest("""
 spec_version: 1
 name: world-socket
@@ -40,9 +66,24 @@ openenvd:
           argv: %s
         harness:
           argv: %s
-""" % (A.argv("env", "8000", host_root=h),
-       A.argv("harness", "connect_unix", {"path": path}, "connect_abstract", {"name": abstract},
-              host_root=h)))
+    services:
+      containers:
+        svc:
+          argv: %s
+          port: 8080
+          expose: {host: svc.local, port: 80}
+    observers:
+      containers:
+        beside:
+          argv: %s
+          reads: [workspace]
+          phases: [ready]
+        grader:
+          argv: %s
+          phases: [grading]
+""" % (A.argv("env", "8000", host_root=h), A.argv("harness", *m, host_root=h),
+       A.argv("service", "8080", *m, host_root=h), A.argv("observer", *m, host_root=h),
+       A.argv("observer", *m, host_root=h)))
 
 
 def abstract_listener(name):
@@ -53,73 +94,160 @@ def abstract_listener(name):
     return s
 
 
-def attempt(run, host_root):
-    world = A.UnixCanary(run.path("world-%d" % host_root, "world.sock"), mode=0o777,
-                         dir_mode=0o755)
-    name = "openenvd-attack-world-" + secrets.token_hex(4)
-    abstract = abstract_listener(name)
-    d = A.Daemon(run, manifest(run, world.path, name, host_root), rootfs=not host_root)
+def plant(run, mode):
+    """The host's open secrets: answers in a fresh dir under /srv and one
+    under /var/tmp (beside the unit's image), a world-connectable socket."""
+    srv = tempfile.mkdtemp(prefix="openenvd-answer.", dir="/srv" if os.path.isdir("/srv")
+                           else "/opt")
+    near = run.path("answer-%s" % mode)
+    os.makedirs(near)
+    answers = []
+    for d in (srv, near):
+        os.chmod(d, 0o755)
+        p = os.path.join(d, "oracle.json")
+        with open(p, "w") as f:
+            f.write('{"answer": "ANSWER-%s"}' % secrets.token_hex(6))
+        os.chmod(p, 0o644)
+        answers.append(p)
+    world = A.UnixCanary(run.path("world-%s" % mode, "world.sock"), mode=0o777, dir_mode=0o755)
+    program = A.ATTACKER[1]
+    if mode != "image":
+        program = run.rootfs + program
+    return {"srv": srv, "answers": answers, "world": world, "socket": world.path,
+            "abstract": "openenvd-attack-world-" + secrets.token_hex(4), "program": program}
+
+
+def reports(d, eid):
+    """Every zone's reports, in moves() order."""
+    out = {"env": [], "harness": [], "svc": None, "beside": None, "grader": None}
+    m = moves(d.t)
+    for i in range(0, len(m), 2):
+        out["env"].append(d.attack(m[i], **m[i + 1]))
+        out["harness"].append(d.wait_workspace_json("harness.%d.%s.json" % (i // 2, m[i]),
+                                                    episode=eid))
+    r = d.attack("http", url="http://svc.local:80/results")
+    check(r.get("status") == 200, "the env reads its service's results: %s" % r)
+    out["svc"] = json.loads(r["body"])
+    beside = A.poll(lambda: A.read(d.inside("episodes/%s/observers/beside/out/verdict.json"
+                                            % eid)), "the observer beside the agent")
+    out["beside"] = json.loads(beside)["results"]
+    d.ok("POST", "/step", {"action": {"message": "x"}})
+    status = {}
+
+    def end():
+        status["v"] = d.ok("POST", "/end_episode")
+    t = threading.Thread(target=end)
+    t.start()
+    t.join(120)
+    v = status.get("v")
+    check(v and v["verdict"] == "graded", "graded: %s" % v)
+    out["grader"] = v["observers"]["grader"]["results"]
+    return out
+
+
+def attempt(run, mode):
+    t = plant(run, mode)
+    abstract = abstract_listener(t["abstract"])
+    args = ["--host-root-unfiltered", REASON] if mode == "unfiltered" else []
+    d = A.Daemon(run, manifest(run, t, mode), args=args, rootfs=(mode == "image"))
+    d.t = t
+    n_answers = len(t["answers"])
     try:
         eid = d.info()["episode_id"]
-        env = d.attack("connect_unix", path=world.path)
-        env_abstract = d.attack("connect_abstract", name=name)
-        harness = d.wait_workspace_json("harness.0.connect_unix.json", episode=eid)
-        harness_abstract = d.wait_workspace_json("harness.1.connect_abstract.json", episode=eid)
+        got = reports(d, eid)
         log = A.read(d.log)
-        check(not env_abstract["ok"] and not harness_abstract["ok"],
-              "the host's abstract socket was reached: %s %s" % (env_abstract, harness_abstract))
-        if host_root:
-            # The control: this is the seam the warning is about.
-            check(env["ok"] and harness["ok"], "the attack reaches the host socket when the "
-                  "root is the host's: %s %s" % (env, harness))
-            check(WARNING in log, "the daemon warns about the root:\n%s" % log)
+        for zone in ZONES:
+            rep = got[zone]
+            check(rep and len(rep) == len(moves(t)) // 2, "%s reported: %s" % (zone, rep))
+            sock, abst, answers = rep[0], rep[1], rep[2:2 + n_answers]
+            seen = rep[2 + n_answers:-2]
+            own, passwd = rep[-2], rep[-1]
+            check(own["ok"] and passwd["ok"], "control: %s reads its own program and "
+                  "/etc/passwd: %s %s" % (zone, own, passwd))
+            check(not abst["ok"], "%s reached the host's abstract socket: %s" % (zone, abst))
+            if mode == "unfiltered":
+                # The control: this is the seam the warning is about.
+                check(sock["ok"], "%s reaches the host socket on the whole /: %s" % (zone, sock))
+                check(all(a["ok"] and "ANSWER-" in a["data"] for a in answers),
+                      "%s reads the planted answers on the whole /: %s" % (zone, answers))
+                continue
+            check(not sock["ok"] and sock["errno"] == "ENOENT",
+                  "%s reached the world-connectable socket: %s" % (zone, sock))
+            check(all(not a["ok"] and a["errno"] == "ENOENT" for a in answers),
+                  "%s read a planted answer: %s" % (zone, answers))
+            if mode == "view":
+                check(not any(x["exists"] for x in seen),
+                      "%s sees shadow, machine-id, ssh, /root, /home, /srv or /var/lib: %s"
+                      % (zone, seen))
+                check("openenv:x:1000" in passwd["data"] and "sshd" not in passwd["data"],
+                      "%s: the view's own passwd, not the host's: %r" % (zone, passwd["data"]))
+        if mode == "unfiltered":
+            check(WARNING in log and REASON in log, "the daemon warns, with the reason:\n%s"
+                  % log)
         else:
-            check(not env["ok"] and not harness["ok"],
-                  "the host's world-connectable socket was reached: %s %s" % (env, harness))
-            check(env["errno"] == "ENOENT", "it does not exist in the image: %s" % env)
-            check("WARNING" not in log, "no warning on an image root:\n%s" % log)
+            check("WARNING" not in log, "no warning without the flag:\n%s" % log)
         rc, _ = d.stop()
         check(rc == 0, "clean exit")
     finally:
         d.kill()
-        world.close()
+        t["world"].close()
         abstract.close()
-    return world.hits
+        shutil.rmtree(t["srv"], ignore_errors=True)
+    return t["world"].hits
 
 
-def case_image_root(run):
-    hits = attempt(run, host_root=False)
+def case_host_view(run):
+    hits = attempt(run, "view")
     check(hits == 0, "the world-connectable socket was connected to %d times" % hits)
 
 
-def case_host_root_control(run):
-    hits = attempt(run, host_root=True)
-    check(hits == 2, "env and harness each reached it once (%d)" % hits)
+def case_image_root(run):
+    hits = attempt(run, "image")
+    check(hits == 0, "the world-connectable socket was connected to %d times" % hits)
+
+
+def case_unfiltered_control(run):
+    hits = attempt(run, "unfiltered")
+    # Each zone's report says it connected; a standby episode's observer
+    # beside the agent may connect once more.
+    check(hits >= len(ZONES), "every zone reached it (%d)" % hits)
+
+
+def case_no_reason_no_whole_root(run):
+    import subprocess
+    r = subprocess.run([A.OPENENVD, "--host-root-unfiltered", "", "--manifest", "x"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "give the reason" in r.stderr,
+          "an empty reason is refused: %d %s" % (r.returncode, r.stderr))
 
 
 def case_preflight_says_so(run):
-    import json
     import subprocess
-    for rootfs, ok in ((None, False), (run.rootfs, True)):
-        cmd = [A.OPENENVCTL, "check", "preflight", "--json"] + (["--rootfs", rootfs] if rootfs
-                                                                 else [])
+    for extra, ok in (([], True), (["--host-root-unfiltered"], False),
+                      (["--rootfs", run.rootfs], True)):
+        cmd = [A.OPENENVCTL, "check", "preflight", "--json"] + extra
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "preflight: %s %s" % (r.returncode, r.stderr))
         checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
         c = checks["containers_root"]
-        check(c["ok"] is ok and c["required"] is False, "containers_root with --rootfs %s: %s"
-              % (rootfs, c))
+        check(c["ok"] is ok and c["required"] is False, "containers_root with %s: %s"
+              % (extra, c))
+        if not extra:
+            check("host view" in c["detail"], "the default is the host view: %s" % c["detail"])
         if not ok:
             check("world-connectable unix sockets" in c["detail"] and "--rootfs" in c["detail"],
                   "the detail says what is exposed and the fix: %s" % c["detail"])
 
 
 CASES = [
-    ("image root (--rootfs): a world-connectable host socket and an abstract one are "
-     "unreachable from env and harness", case_image_root),
-    ("control, host's / as the root: the socket is reached and the daemon logs a WARNING",
-     case_host_root_control),
-    ("check preflight flags the host's / and accepts an image root", case_preflight_says_so),
+    ("default on a host (the host view): planted answers, a world-connectable socket and an "
+     "abstract one are out of reach of every zone", case_host_view),
+    ("image root (--rootfs): the same, out of reach of every zone", case_image_root),
+    ("control, --host-root-unfiltered REASON: every zone reaches the socket and reads the "
+     "answers, and the daemon logs a WARNING with the reason", case_unfiltered_control),
+    ("--host-root-unfiltered needs a reason", case_no_reason_no_whole_root),
+    ("check preflight accepts the host view and an image root, flags the whole /",
+     case_preflight_says_so),
 ]
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 
 Each case starts its own openenvd (own state dir, own port) on a test unit
 from tests/units (installed at /opt/openenvd-test, where its manifests' argv
-point: the containers' root is this machine's root), drives it over its
+point: the containers' root is the host view, which binds /opt/openenvd-test,
+the prefix of the bin/ directory the argv names), drives it over its
 control API and checks what the kernel and the zones report. Output is TAP.
 As root every case runs (nothing is skipped); otherwise they are skipped.
 

@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "manifest/manifest.h"
+#include "sandbox/host-view.h"
 #include "test-helpers.h"
 #include "unit/unit-plan.h"
 
@@ -420,6 +421,111 @@ Test(plan, root_is_the_daemons_rootfs_unless_the_manifest_names_one)
                                  "%s", names[i]);
                 container_spec_done(&s);
         }
+}
+
+/* The host view: a fake host where /app, /app/env, /app/.venv(/bin), /opt/u,
+ * /srv/other and /root/.cargo/bin are directories, and /root is 0700. */
+static bool fake_dir(const char *p)
+{
+        static const char *const dirs[] = { "/app",           "/app/env",         "/app/.venv",
+                                            "/app/.venv/bin", "/opt/u",           "/srv/other",
+                                            "/root/.cargo",   "/root/.cargo/bin", "/opt/tool",
+                                            "/opt/tool/bin" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (streq(p, dirs[i]))
+                        return true;
+        return false;
+}
+
+static bool fake_reachable(const char *p)
+{
+        return strncmp(p, "/root/", 6) != 0;
+}
+
+static bool binds_source(const struct container_spec *s, const char *source)
+{
+        for (size_t i = 0; i < s->n_mounts; i++)
+                if (s->mounts[i].source && streq(s->mounts[i].source, source))
+                        return true;
+        return false;
+}
+
+Test(plan, host_view_shows_the_view_and_the_units_own_directories_only)
+{
+        struct mount_entry usr = { .kind = MOUNT_BIND,
+                                   .source = (char *) "/usr",
+                                   .target = (char *) "/usr",
+                                   .flags = MS_RDONLY | MS_NOSUID | MS_NODEV };
+        struct host_view view = { .root = (char *) "/var/lib/openenvd/host-view",
+                                  .binds = &usr,
+                                  .n_binds = 1 };
+        char *daemon_env[] = { "PATH=/app/.venv/bin:/root/.cargo/bin:/opt/tool/bin:/usr/bin",
+                               "PYTHONPATH=/app/env:/etc/python3:/srv/../srv/other:/nowhere",
+                               NULL };
+        struct env_origin o;
+
+        env_origin_init(&o, daemon_env, "/app");
+        ctx.env_origin = &o;
+        ctx.host_view = &view;
+        ctx.is_dir = fake_dir;
+        ctx.reachable = fake_reachable;
+
+        struct container_spec env = plan("env");
+        cr_expect_str_eq(env.rootfs, view.root);
+        cr_expect_str_eq(env.workdir, "/app", "the daemon's directory, as on the whole host");
+        const struct mount_entry *b = find_mount(&env, "/usr");
+        cr_assert_not_null(b);
+        cr_expect_eq(b->flags, usr.flags);
+        /* The workdir holds PYTHONPATH's /app/env and the virtualenv: one bind. */
+        b = find_mount(&env, "/app");
+        cr_assert_not_null(b, "the env's directory");
+        cr_expect_str_eq(b->source, "/app");
+        cr_expect(b->flags & MS_RDONLY && b->flags & MS_NOSUID && b->flags & MS_NODEV);
+        cr_expect_not(b->flags & MS_NOEXEC, "its programs run");
+        cr_expect_null(find_mount(&env, "/app/env"));
+        cr_expect_null(find_mount(&env, "/app/.venv"));
+        /* A bin directory stands for its prefix. */
+        cr_expect_not_null(find_mount(&env, "/opt/tool"));
+        /* Never below a 0700 directory, never /etc from the host, never a
+         * path with "..", never what does not exist. */
+        cr_expect_not(binds_source(&env, "/root/.cargo"));
+        cr_expect_not(binds_source(&env, "/root/.cargo/bin"));
+        cr_expect_not(binds_source(&env, "/etc/python3"));
+        cr_expect_not(binds_source(&env, "/srv/other"));
+        cr_expect_not(binds_source(&env, "/srv/../srv/other"));
+        cr_expect_not(binds_source(&env, "/nowhere"));
+        /* The zone's own mounts come after the view, on top of it. */
+        cr_expect_str_eq(env.mounts[0].target, "/usr");
+        container_spec_done(&env);
+
+        /* The harness: its script's directory, none of the env's. */
+        struct container_spec harness = plan("harness");
+        cr_expect_str_eq(harness.rootfs, view.root);
+        cr_expect_not_null(find_mount(&harness, "/opt/u"));
+        cr_expect_null(find_mount(&harness, "/app"));
+        cr_expect_not(binds_source(&harness, "/usr/bin"), "/usr/bin/python3 is in /usr already");
+        harness.shim_path = xstrdup("/usr/libexec/openenvd-shim"); /* the unit's, not the plan's */
+        cr_expect_eq(container_spec_validate(&harness), 0, "a view every launcher takes");
+        container_spec_done(&harness);
+
+        /* --host-root-unfiltered: the whole "/", nothing bound for it. */
+        ctx.rootfs = "/";
+        env = plan("env");
+        cr_expect_str_eq(env.rootfs, "/");
+        cr_expect_str_eq(env.workdir, "/app");
+        cr_expect_null(find_mount(&env, "/usr"));
+        cr_expect_null(find_mount(&env, "/app"));
+        container_spec_done(&env);
+        /* --rootfs: the image, nothing of the host. */
+        ctx.rootfs = "/srv/image";
+        env = plan("env");
+        cr_expect_str_eq(env.rootfs, "/srv/image");
+        cr_expect_null(find_mount(&env, "/usr"));
+        container_spec_done(&env);
+
+        ctx.rootfs = NULL;
+        ctx.env_origin = NULL;
+        env_origin_done(&o);
 }
 
 /* Observers learn the daemon's own count of actions (the one step count no
