@@ -182,6 +182,16 @@ static int import_image(const struct image_spec *s)
                 .tag = "openenv-test-volume:" name, .changes = { SLEEP_CMD, "VOLUME " path } \
         }
 
+/* The subject's own command carries the marker that makes the suite's OCI
+ * runtime (tests/validate/fault-runtime.py) rewrite its mounts. */
+#define RUNTIME_FAULT(name)                                                                 \
+        {                                                                                   \
+                .tag = "openenv-test-rtfault:" name, .changes = {                           \
+                        "CMD [\"/bin/busybox\", \"sh\", \"-c\", \"exec /bin/busybox sleep " \
+                        "3600\", \"openenv-runtime-fault=" name "\"]"                       \
+                }                                                                           \
+        }
+
 static const struct image_spec images[] = {
         { .tag = SUBJECT_IMAGE, .changes = { SLEEP_CMD } },
         HOSTILE("trace"),
@@ -197,6 +207,11 @@ static const struct image_spec images[] = {
         { .tag = "openenv-test-nocmd:1" },
         { .tag = "openenv-test-tmpfile:1", .changes = { SLEEP_CMD }, .tmp_is_file = true },
         { .tag = "openenv-test-tree:1", .changes = { SLEEP_CMD }, .tree_files = TREE_FILES },
+        RUNTIME_FAULT("tmp-bind"),
+        RUNTIME_FAULT("shm-bind"),
+        RUNTIME_FAULT("mqueue-host"),
+        RUNTIME_FAULT("run-bind"),
+        RUNTIME_FAULT("scratch-owned"),
 };
 
 static char *volumes_before; /* the engine's volumes before any case ran */
@@ -227,6 +242,25 @@ static void dockerd_script(const char *verb)
         }
 }
 
+/* Our private dockerd runs every container through the fault-injecting
+ * runtime, copied into its directory (where it keeps its host state). */
+static void fault_runtime_install(void)
+{
+        cleanup_free char *dst = xasprintf("%s/fault-runtime", dockerd_dir);
+        cleanup_free char *text = NULL;
+        cleanup_close int fd = -EBADF;
+        const char *src = getenv("FAULT_RUNTIME");
+        size_t len;
+
+        if (!src || read_full_file_at(AT_FDCWD, src, 1 << 20, &text, &len) < 0)
+                return;
+        fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (fd < 0 || write(fd, text, len) != (ssize_t) len)
+                return;
+        setenv("DOCKERD_RUNTIME", dst, 1);
+        setenv("OPENENV_FAULT_RUNTIME", "1", 1);
+}
+
 static void setup(void)
 {
         cleanup_free char *dummy = NULL;
@@ -250,6 +284,7 @@ static void setup(void)
                 }
                 dummy = xasprintf("unix://%s/docker.sock", dockerd_dir);
                 setenv("DOCKER_HOST", dummy, 1);
+                fault_runtime_install();
                 dockerd_script("start");
                 if (!docker_answers())
                         return;
@@ -409,6 +444,15 @@ static json_t *measured(const struct outcome *o, const char *key)
 {
         return json_object_get(json_object_get(o->result, "measured"), key);
 }
+
+/* Cases with the fault runtime need our private dockerd (an engine given in
+ * $DOCKER_HOST has no such runtime): skipped, and said so, without it. */
+#define require_fault_runtime()                                                          \
+        do {                                                                             \
+                require_docker();                                                        \
+                if (!getenv("OPENENV_FAULT_RUNTIME"))                                    \
+                        cr_skip_test("fault runtime needs the suite's private dockerd"); \
+        } while (0)
 
 /* ---- the ordinary cases ---- */
 
@@ -763,4 +807,62 @@ int main(int argc, char **argv)
         }
         criterion_finalize(tests);
         return result;
+}
+
+/* ---- a runtime that backs the subject's mounts with host storage ----
+ *
+ * Behind Docker's back (its inspection shows the hardened launch): the suite's
+ * OCI runtime rewrites the subject's mounts. What backs a mount decides, not
+ * its path, type or mode (docs/VALIDATE.md "What backs a mount"). */
+
+/* The runtime removes its host state when the container goes (runc delete). */
+static void expect_runtime_fault(const char *name, const char *needle)
+{
+        cleanup_free char *image = xasprintf("openenv-test-rtfault:%s", name);
+        cleanup_free char *faults = xasprintf("%s/faults", dockerd_dir);
+        cleanup_free char *ls = xasprintf("ls -A %s 2>/dev/null", faults);
+        char *const argv[] = { "sh", "-c", ls, NULL };
+        struct command_output o;
+
+        require_fault_runtime();
+        expect(image, NULL, "fail", 1, needle);
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.out_len, 0, "fault runtime state left: %s", o.out);
+        command_output_done(&o);
+}
+
+Test(docker, host_directory_over_tmp_fails)
+{
+        expect_runtime_fault("tmp-bind",
+                             "allotted root /tmp is not a private tmpfs: it is host storage (ext4");
+}
+
+Test(docker, host_directory_over_dev_shm_fails)
+{
+        expect_runtime_fault("shm-bind",
+                             "allotted root /dev/shm is not a private tmpfs: it is host storage");
+}
+
+Test(docker, host_mqueue_over_dev_mqueue_fails)
+{
+        /* The host's IPC namespace's queues, not the subject's own. */
+        expect_runtime_fault("mqueue-host",
+                             "/dev/mqueue is host storage mounted read-write (mqueue");
+}
+
+Test(docker, host_directory_under_run_fails_whatever_its_mode)
+{
+        /* Root-owned 0755: the subject cannot write it now; it is the
+         * host's disk all the same. */
+        expect_runtime_fault("run-bind",
+                             "/run/openenv-fault is host storage mounted read-write (ext4");
+}
+
+Test(docker, owned_tmpfs_without_write_bit_fails)
+{
+        /* A tmpfs the subject owns, mode 0555 when the helper looks: its
+         * owner makes it writable again with one chmod. */
+        expect_runtime_fault(
+                "scratch-owned",
+                "subject can write directory /scratch (on /scratch, tmpfs; it owns it");
 }
