@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -865,4 +866,111 @@ Test(docker, owned_tmpfs_without_write_bit_fails)
         expect_runtime_fault(
                 "scratch-owned",
                 "subject can write directory /scratch (on /scratch, tmpfs; it owns it");
+}
+
+/* ---- concurrent runs share one helper image ---- */
+
+#define CONCURRENT_RUNS 3
+
+/* The engine's image IDs matching a `docker images` filter, one a line. */
+static char *image_ids(const char *filter)
+{
+        char *const argv[] = { "docker",     "images",   "--all",         "--quiet",
+                               "--no-trunc", "--filter", (char *) filter, NULL };
+        struct command_output o;
+        char *ids;
+
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.exit_status, 0, "%s", o.err);
+        ids = xstrdup(o.out);
+        command_output_done(&o);
+        return ids;
+}
+
+static size_t count_lines(const char *s)
+{
+        size_t n = 0;
+        for (; *s; s++)
+                n += *s == '\n';
+        return n;
+}
+
+/* Starts openenvctl validate --json with a docker stand-in, stdout to out. */
+static pid_t spawn_validate(const char *docker, const char *out)
+{
+        pid_t pid = fork();
+
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+                        _exit(127);
+                execl(getenv("OPENENVCTL_BIN"), "openenvctl", "validate", "--json", "--docker",
+                      docker, SUBJECT_IMAGE, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+Test(docker, concurrent_runs_share_one_helper_image, .init = fake_dir_make, .fini = fake_dir_remove)
+{
+        /* Three runs with no helper cached, held together (a barrier in a
+         * docker stand-in) until each has looked for the helper and found
+         * none: each then brings it in. They must end with one helper image
+         * and no untagged leftovers. */
+        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
+        cleanup_free char *script = xasprintf(
+                "#!/bin/sh\n"
+                "case \"$*\" in *'image inspect -- openenvd-probe-helper:'*)\n"
+                "  mkdir %s/arrived-$$; n=0\n"
+                "  while [ $(ls -d %s/arrived-* | wc -l) -lt %d ] && [ $n -lt 1200 ]; do\n"
+                "    sleep 0.05; n=$((n+1)); done;;\n"
+                "esac\n"
+                "exec docker \"$@\"\n",
+                fake_dir, fake_dir, CONCURRENT_RUNS);
+        cleanup_free char *helpers = NULL, *dangling_before = NULL, *dangling = NULL;
+        pid_t pids[CONCURRENT_RUNS];
+        int fd;
+
+        require_docker();
+        fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
+        close(fd);
+        /* No helper cached (it comes back with the first run below). */
+        helpers = image_ids("reference=openenvd-probe-helper");
+        for (char *p = helpers, *nl; *p; p = nl + 1) {
+                nl = strchr(p, '\n');
+                *nl = '\0';
+                char *const rmi[] = { "docker", "image", "rm", "--force", "--", p, NULL };
+                cr_assert_eq(docker_quiet(rmi), 0);
+        }
+        free(helpers);
+        dangling_before = image_ids("dangling=true");
+
+        for (int i = 0; i < CONCURRENT_RUNS; i++) {
+                cleanup_free char *out = xasprintf("%s/report-%d", fake_dir, i);
+                pids[i] = spawn_validate(fake, out);
+        }
+        for (int i = 0; i < CONCURRENT_RUNS; i++) {
+                cleanup_free char *out = xasprintf("%s/report-%d", fake_dir, i);
+                cleanup_free char *text = NULL;
+                json_t *report;
+                size_t len;
+                int status;
+
+                cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+                cr_assert_eq(read_full_file_at(AT_FDCWD, out, 1 << 22, &text, &len), 0);
+                report = json_loadb(text, len, 0, NULL);
+                cr_assert_not_null(report, "run %d: no report", i);
+                cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: %s", i, text);
+                cr_assert_str_eq(json_string_value(json_object_get(report, "verdict")), "pass",
+                                 "run %d: %s", i, text);
+                json_decref(report);
+        }
+        helpers = image_ids("reference=openenvd-probe-helper");
+        cr_assert_eq(count_lines(helpers), 1, "helper images: %s", helpers);
+        dangling = image_ids("dangling=true");
+        cr_assert_str_eq(dangling, dangling_before, "untagged images left: %s", dangling);
+        assert_nothing_left();
 }
