@@ -974,3 +974,23 @@ Test(docker, concurrent_runs_share_one_helper_image, .init = fake_dir_make, .fin
         cr_assert_str_eq(dangling, dangling_before, "untagged images left: %s", dangling);
         assert_nothing_left();
 }
+
+/* ---- a report that cannot be written ---- */
+
+Test(docker, report_on_a_full_device_is_an_error_on_stderr)
+{
+        /* stdout on a full device: the report (here: unusable input, exit 2
+         * otherwise) never arrives, so the run is an error, said on stderr.
+         * No docker needed: the name is refused before any docker call. */
+        char *const argv[] = { "sh", "-c", "exec \"$0\" validate --json -- -H >/dev/full",
+                               getenv("OPENENVCTL_BIN"), NULL };
+        struct command_output o;
+
+        cr_assert_not_null(argv[3]);
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.exit_status, 3, "exit %d: %s", o.exit_status, o.err);
+        cr_assert(strstr(o.err, "the report (verdict unusable) could not be written to stdout: "
+                                "No space left on device"),
+                  "%s", o.err);
+        command_output_done(&o);
+}
