@@ -263,8 +263,9 @@ int docker_measure_containment(const struct docker_options *o, struct docker_run
                 cleanup_free char *m = run.message;
                 run.message = m ? xasprintf("%s; %s", m, cerr) : xstrdup(cerr);
                 free(cerr);
-                if (run.outcome != DOCKER_INTERRUPTED)
-                        run.outcome = DOCKER_FAILED;
+                /* Interrupted or not: a cleanup that could not be verified
+                 * is an error (3), never "everything created was removed". */
+                run.outcome = DOCKER_FAILED;
         }
         if (run.outcome != DOCKER_MEASURED) {
                 json_decref(run.evidence);

@@ -994,3 +994,72 @@ Test(docker, report_on_a_full_device_is_an_error_on_stderr)
                   "%s", o.err);
         command_output_done(&o);
 }
+
+/* Removes what a run labelled run_id left (the case below leaves it on
+ * purpose: the engine "refused" every rm). */
+static void remove_run(const char *run_id)
+{
+        cleanup_free char *filter = xasprintf("label=org.openenvd.validation.run=%s", run_id);
+        char *const ps[] = { "docker", "ps", "--all", "--quiet", "--filter", filter, NULL };
+        struct command_output o;
+
+        cr_assert_eq(run(ps, -1, &o), 0);
+        for (char *p = o.out, *nl; p && *p; p = nl) {
+                nl = strchr(p, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                char *const rm[] = { "docker", "rm", "--force", "--volumes", "--", p, NULL };
+                cr_assert_eq(docker_quiet(rm), 0);
+        }
+        command_output_done(&o);
+}
+
+Test(docker, interrupted_with_unverified_cleanup_is_an_error_naming_what_is_left,
+     .init = fake_dir_make, .fini = fake_dir_remove)
+{
+        /* SIGINT arrives while the subject starts (a docker stand-in sends
+         * it), and the engine then refuses every rm, as a frozen one would
+         * time out: the containers stay. The report must be an error (3)
+         * that names them, never "interrupted: everything created was
+         * removed". */
+        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
+        const char *script = "#!/bin/sh\n"
+                             "case \" $* \" in\n"
+                             "*' start -- '*) kill -INT $PPID;;\n"
+                             "*' rm '*) echo 'Error response from daemon: frozen' >&2; exit 1;;\n"
+                             "esac\n"
+                             "exec docker \"$@\"\n";
+        struct command_output o;
+        json_t *report, *result;
+        const char *run_id;
+        int fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+
+        require_docker();
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
+        close(fd);
+        char *const argv[] = { getenv("OPENENVCTL_BIN"),
+                               "validate",
+                               "--json",
+                               "--docker",
+                               fake,
+                               SUBJECT_IMAGE,
+                               NULL };
+        cr_assert_eq(run(argv, -1, &o), 0);
+        report = json_loadb(o.out, o.out_len, 0, NULL);
+        cr_assert_not_null(report, "exit %d, no report: %s", o.exit_status, o.err);
+        run_id = json_string_value(json_object_get(report, "run_id"));
+        cr_assert_not_null(run_id);
+        remove_run(run_id);
+        result = json_array_get(json_object_get(report, "results"), 0);
+        cr_log_info("%s", o.out);
+        cr_assert_eq(o.exit_status, 3, "exit %d: %s", o.exit_status, o.out);
+        cr_assert_str_eq(json_string_value(json_object_get(report, "verdict")), "error");
+        cr_assert_not(evidence_has(result, "everything created was removed"), "%s", o.out);
+        cr_assert(evidence_has(result, "cleanup could not be verified: validation container"), "%s",
+                  o.out);
+        cr_assert(evidence_has(result, "-subject"), "%s", o.out);
+        json_decref(report);
+        command_output_done(&o);
+        assert_nothing_left();
+}
