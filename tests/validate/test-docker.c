@@ -208,6 +208,8 @@ static const struct image_spec images[] = {
         { .tag = "openenv-test-nocmd:1" },
         { .tag = "openenv-test-tmpfile:1", .changes = { SLEEP_CMD }, .tmp_is_file = true },
         { .tag = "openenv-test-tree:1", .changes = { SLEEP_CMD }, .tree_files = TREE_FILES },
+        { .tag = "openenv-test-health:1",
+          .changes = { SLEEP_CMD, "HEALTHCHECK --interval=1s CMD [\"/bin/busybox\", \"true\"]" } },
         RUNTIME_FAULT("tmp-bind"),
         RUNTIME_FAULT("shm-bind"),
         RUNTIME_FAULT("mqueue-host"),
@@ -1061,5 +1063,19 @@ Test(docker, interrupted_with_unverified_cleanup_is_an_error_naming_what_is_left
         cr_assert(evidence_has(result, "-subject"), "%s", o.out);
         json_decref(report);
         command_output_done(&o);
+        assert_nothing_left();
+}
+
+Test(docker, subject_health_check_is_off)
+{
+        /* The image declares a health check: the engine would run its
+         * command in the subject beside the subject's processes while the
+         * helper counts them. The subject runs with it off. */
+        struct outcome o = validate("openenv-test-health:1", NULL);
+
+        check(&o, "health", "pass", "pass", 0, "measured containment matches the contract");
+        cr_assert(json_is_false(json_object_get(measured(&o, "launch"), "healthcheck")),
+                  "launch.healthcheck is not false");
+        outcome_done(&o);
         assert_nothing_left();
 }
