@@ -19,8 +19,11 @@
 # and die in that namespace, never on the host. Reach it with
 # `nsenter -t "$(cat DIR/dockerd.pid)" -n ...`. iptables stays off there too.
 #
+# DOCKERD_RUNTIME=PATH makes the OCI runtime at PATH (a runc wrapper, e.g.
+# tests/validate/fault-runtime.py) the daemon's default, named openenv-fault.
+#
 # Environment: DOCKERD (default dockerd), DOCKER (default docker),
-# DOCKERD_START_TIMEOUT seconds (default 60), DOCKERD_NETNS.
+# DOCKERD_START_TIMEOUT seconds (default 60), DOCKERD_NETNS, DOCKERD_RUNTIME.
 set -euo pipefail
 
 die() {
@@ -69,6 +72,9 @@ start() {
                 net=(--iptables=false --ip6tables=false --ip-forward=false --ip-masq=false)
                 # No --fork: dockerd keeps the pid setsid started.
                 wrap=(unshare --net sh -c 'ip link set lo up && exec "$0" "$@"')
+        fi
+        if [ -n "${DOCKERD_RUNTIME:-}" ]; then
+                net+=(--add-runtime "openenv-fault=$DOCKERD_RUNTIME" --default-runtime openenv-fault)
         fi
         # setsid: the daemon must not receive the test runner's Ctrl-C before
         # `stop` has removed its containers.

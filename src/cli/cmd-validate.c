@@ -10,6 +10,7 @@
  * verified). Interrupted by SIGINT/SIGTERM: everything created is removed
  * first, then exit 130/143.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -56,15 +57,27 @@ static void help(FILE *f)
               f);
 }
 
-/* Prints the report and returns its exit code. */
+/* Prints the report and returns its exit code. A report that did not reach
+ * stdout (a full disk, a closed pipe) is no outcome anybody can read: the
+ * failure says so on stderr and is an error (3), whatever the verdict. */
 static int emit(const struct validate_report *rep, bool json)
 {
+        int err;
+
+        clearerr(stdout);
+        errno = 0;
         if (json)
                 (void) cli_print_json(validate_report_to_json(rep), JSON_SORT_KEYS);
         else
                 validate_report_print_table(rep, stdout);
-        fflush(stdout);
-        return validate_report_exit_code(rep);
+        /* The write's errno, from whichever flush failed first. */
+        err = errno;
+        if (fflush(stdout) == 0 && !ferror(stdout))
+                return validate_report_exit_code(rep);
+        err = errno ? errno : err ? err : EIO;
+        log_error("the report (verdict %s) could not be written to stdout: %s",
+                  validate_verdict_to_string(rep->verdict), strerror(err));
+        return EXIT_CODE_UNAVAILABLE;
 }
 
 /* A report for an outcome that measured nothing: one evidence line. */
@@ -119,7 +132,7 @@ int cli_validate(int argc, char **argv)
         struct docker_run run = {};
         struct validate_report rep = {};
         bool json = false;
-        sigset_t mask, old;
+        sigset_t mask;
         int c, r, sfd, rc;
         usec_t start;
 
@@ -199,7 +212,7 @@ int cli_validate(int argc, char **argv)
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
             (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
                 cleanup_free char *m = xasprintf("signals: %s", strerror(errno));
                 log_error("%s", m);
@@ -254,6 +267,8 @@ int cli_validate(int argc, char **argv)
         rc = emit(&rep, json);
         docker_run_done(&run);
         safe_close(sfd);
-        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        /* SIGINT/SIGTERM stay blocked until exit: one that is still pending
+         * (not read above, e.g. the run became an error) or arrives now must
+         * not kill us with another exit code than the report states. */
         return rc;
 }

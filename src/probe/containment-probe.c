@@ -272,14 +272,6 @@ static void write_mount(struct jwriter *w, const struct mountinfo_entry *e)
         jwriter_object_end(w);
 }
 
-static bool strv_has(char *const *v, const char *s)
-{
-        for (; v && *v; v++)
-                if (streq(*v, s))
-                        return true;
-        return false;
-}
-
 static void write_check_common(struct jwriter *w, const char *path, const char *kind,
                                enum write_result r, int err)
 {
@@ -524,9 +516,11 @@ int containment_probe_run(const struct containment_probe_options *o, struct jwri
         jwriter_array_begin(w);
         for (size_t i = 0; root_fd >= 0 && i < mi->n_entries; i++) {
                 const struct mountinfo_entry *e = &mi->entries[i];
-                /* Proven read-only by flags, or an allotted root (the
-                 * controls cover those): nothing to attempt. */
-                if (mountinfo_entry_is_read_only(e) || strv_has(o->allotted, e->mount_point))
+                /* Proven read-only by flags: nothing to attempt. An
+                 * allotted path is checked too: whether it is the allotted
+                 * storage is the grader's call (by what backs it), and if
+                 * it is not, this is its evidence. */
+                if (mountinfo_entry_is_read_only(e))
                         continue;
                 /* Kernel interfaces the grader exempts by type: probing
                  * them says nothing about storage. */

@@ -110,6 +110,16 @@ int path_open_in_root(int root_fd, const char *path, int flags, int *ret_fd)
         return 0;
 }
 
+/* A refusal (EACCES) of something we own whose owner-write bit is off is
+ * no refusal: its owner can chmod it back at any time (a subject that drops
+ * the bit just before the helper looks and restores it after). Only when
+ * the mode explains the EACCES: with the bit set, the refusal came from an
+ * ACL or LSM the owner cannot undo. */
+static bool owner_can_chmod(const struct stat *st)
+{
+        return st->st_uid == geteuid() && !(st->st_mode & S_IWUSR);
+}
+
 enum write_result write_check_dir(int dir_fd, int *ret_errno)
 {
         cleanup_free char *hex = NULL;
@@ -127,8 +137,13 @@ enum write_result write_check_dir(int dir_fd, int *ret_errno)
         fd = openat(dir_fd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
                     0600);
         if (fd < 0) {
-                *ret_errno = errno;
-                return write_result_from_errno(errno);
+                int err = errno;
+                struct stat st;
+
+                *ret_errno = err;
+                if (err == EACCES && fstat(dir_fd, &st) >= 0 && owner_can_chmod(&st))
+                        return WRITE_WRITABLE;
+                return write_result_from_errno(err);
         }
         safe_close(fd);
         *ret_errno = unlinkat(dir_fd, name, 0) < 0 ? errno : 0;
@@ -189,6 +204,8 @@ enum write_result write_check_file_at(int dir_fd, const char *name, char *ret_ty
         }
         if (fd < 0) {
                 *ret_errno = errno;
+                if (errno == EACCES && owner_can_chmod(&st))
+                        return WRITE_WRITABLE;
                 return write_result_from_errno(errno);
         }
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -26,7 +26,9 @@
 
 enum write_result {
         WRITE_DENIED,       /* EACCES/EPERM/EROFS: the kernel refused */
-        WRITE_WRITABLE,     /* created (or opened for write); also ENOSPC/EDQUOT */
+        WRITE_WRITABLE,     /* created (or opened for write); also ENOSPC/EDQUOT, and
+                             * EACCES on something we own with its owner-write bit
+                             * off: a chmod away (the errno stays EACCES) */
         WRITE_INCONCLUSIVE, /* any other error: neither proven */
         WRITE_NOT_STORAGE,  /* device node, FIFO, socket, symlink */
         _WRITE_RESULT_MAX,

@@ -101,7 +101,7 @@ struct check_result *containment_grade(const json_t *ev)
         struct grading g = { .uid = 65532, .gid = 65532 };
         json_t *measured = json_object();
         struct check_result *r;
-        json_t *user, *probe = NULL, *host_ns, *launch, *image, *v;
+        json_t *user, *probe = NULL, *host_ns, *host_mounts, *launch, *image, *v;
         json_int_t x;
         const char *perr;
 
@@ -146,6 +146,7 @@ struct check_result *containment_grade(const json_t *ev)
         image = grading_get_object(&g, ev, "image");
         launch = grading_get_object(&g, ev, "launch");
         host_ns = grading_get_object(&g, ev, "host_ns");
+        host_mounts = grading_get_array(&g, ev, "host_mounts");
         probe = grading_get_object(&g, ev, "probe");
         if (!image)
                 grading_malformed(&g, "image is required");
@@ -163,7 +164,7 @@ struct check_result *containment_grade(const json_t *ev)
         else {
                 grade_helper(&g, probe);
                 grade_processes(&g, probe, host_ns);
-                grade_mounts(&g, probe);
+                grade_mounts(&g, probe, host_mounts);
                 grade_controls(&g, probe);
         }
         json_object_set_new(measured, "helper", helper_shown(ev, probe));

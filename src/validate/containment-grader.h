@@ -27,7 +27,7 @@
 /* The evidence document the provider assembles (docs/VALIDATE.md). */
 #define CONTAINMENT_EVIDENCE_SCHEMA 2
 /* Bumped whenever a rule changes what verdict some evidence gets; reported. */
-#define CONTAINMENT_POLICY_VERSION 2
+#define CONTAINMENT_POLICY_VERSION 3
 #define CONTAINMENT_MALFORMED_REMEDIATION                                                   \
         "The helper's evidence cannot be believed. If the subject traced or tampered with " \
         "the helper, treat the image as hostile; otherwise report a helper/grader mismatch."

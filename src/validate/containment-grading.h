@@ -73,5 +73,6 @@ void grade_launch(struct grading *g, const json_t *launch);
 void grade_image(struct grading *g, const json_t *image);
 void grade_helper(struct grading *g, const json_t *probe);
 void grade_processes(struct grading *g, const json_t *probe, const json_t *host_ns);
-void grade_mounts(struct grading *g, const json_t *probe);
+/* host_mounts: the host's mount table (docs/VALIDATE.md), NULL if unknown. */
+void grade_mounts(struct grading *g, const json_t *probe, const json_t *host_mounts);
 void grade_controls(struct grading *g, const json_t *probe);

@@ -75,9 +75,17 @@ int docker_cleanup_run(struct docker_ctx *c, char **ret_error)
         free(err);
         err = NULL;
         left = list_owned(c, &err);
-        if (!left || left[0]) {
-                *ret_error = xasprintf("could not remove validation container%s%s",
-                                       left && left[0] ? " " : "", left && left[0] ? left[0] : "");
+        if (!left) {
+                *ret_error = xasprintf("cleanup could not be verified: cannot list the "
+                                       "containers of run %s after removing them: %s",
+                                       c->run_id, err);
+                return -EIO;
+        }
+        if (left[0]) {
+                cleanup_free char *all = strv_join(left, ", ");
+                *ret_error = xasprintf("cleanup could not be verified: validation container%s "
+                                       "left: %s",
+                                       left[1] ? "s" : "", all);
                 return -EIO;
         }
         for (char **v = c->volumes; v && *v; v++) {

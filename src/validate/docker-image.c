@@ -123,23 +123,24 @@ json_t *docker_subject_image_resolve(struct docker_ctx *c, struct docker_run *re
         return shown;
 }
 
-/* The helper's tarball: the static probe alone, execute-only. Not readable
+/* The helper's layer: the static probe alone, execute-only. Not readable
  * means the kernel marks the process non-dumpable at exec (would_dump()), so
  * the subject, same uid and PID namespace, cannot ptrace it or open its
  * /proc/<pid>/mem, fd or root. The archive is deterministic (fixed owner,
  * mode, mtime), so its SHA-256 is the image layer's digest. */
-static int helper_tarball(const struct docker_options *o, int *ret_fd, char ret_hex[65])
+static int helper_layer(const struct docker_options *o, char **ret_tar, size_t *ret_len,
+                        char ret_hex[65])
 {
-        cleanup_free char *bin = NULL, *tar = NULL;
+        cleanup_free char *bin = NULL;
         cleanup_close int fd = -EBADF;
         mode_t mode = o->faults & FAULT_TRACEABLE_HELPER ? 0755 : 0111;
-        size_t len, tar_len;
+        size_t len;
         int r;
 
         r = read_full_file_at(AT_FDCWD, o->probe_path, PROBE_MAX_BINARY, &bin, &len);
         if (r < 0)
                 return r;
-        fd = memfd_create("openenvd-probe-image", MFD_CLOEXEC);
+        fd = memfd_create("openenvd-probe-layer", MFD_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         if ((r = tar_add_dir(fd, "etc/", 0755, 0, 0)) < 0 ||
@@ -148,12 +149,59 @@ static int helper_tarball(const struct docker_options *o, int *ret_fd, char ret_
                 return r;
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return negative_errno();
-        r = read_full_fd(fd, PROBE_MAX_BINARY + 65536, &tar, &tar_len);
+        r = read_full_fd(fd, PROBE_MAX_BINARY + 65536, ret_tar, ret_len);
         if (r < 0)
+                return r;
+        sha256_hex(*ret_tar, *ret_len, ret_hex);
+        return 0;
+}
+
+#if defined(__x86_64__)
+#define HELPER_ARCH "amd64"
+#elif defined(__aarch64__)
+#define HELPER_ARCH "arm64"
+#else
+#define HELPER_ARCH "unknown"
+#endif
+
+/* The helper image as a `docker load` archive (manifest.json, config, layer),
+ * every byte fixed by the layer: no creation time of now, as `docker import`
+ * would stamp. So the image ID (the config's digest) is the same for every
+ * run, and concurrent runs that all find no cached helper load one image
+ * instead of each leaving its own (untagged once the tag moves on). */
+static int helper_archive(const char *tar, size_t tar_len, const char *hex, const char *tag,
+                          int *ret_fd)
+{
+        cleanup_free char *config = NULL, *manifest = NULL, *layer_dir = NULL, *layer = NULL;
+        cleanup_free char *config_name = NULL;
+        cleanup_close int fd = -EBADF;
+        char config_hex[65];
+        int r;
+
+        config = xasprintf("{\"architecture\":\"" HELPER_ARCH "\",\"os\":\"linux\","
+                           "\"created\":\"1970-01-01T00:00:00Z\","
+                           "\"config\":{\"Labels\":{\"org.openenvd.probe.layer\":\"sha256:%s\"}},"
+                           "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:%s\"]},"
+                           "\"history\":[{\"created\":\"1970-01-01T00:00:00Z\","
+                           "\"created_by\":\"openenvd-probe helper\"}]}",
+                           hex, hex);
+        sha256_hex(config, strlen(config), config_hex);
+        config_name = xasprintf("%s.json", config_hex);
+        layer_dir = xasprintf("%s/", hex);
+        layer = xasprintf("%s/layer.tar", hex);
+        manifest = xasprintf("[{\"Config\":\"%s\",\"RepoTags\":[\"%s\"],\"Layers\":[\"%s\"]}]",
+                             config_name, tag, layer);
+        fd = memfd_create("openenvd-probe-image", MFD_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if ((r = tar_add_dir(fd, layer_dir, 0755, 0, 0)) < 0 ||
+            (r = tar_add_file(fd, layer, 0644, 0, 0, tar, tar_len)) < 0 ||
+            (r = tar_add_file(fd, config_name, 0644, 0, 0, config, strlen(config))) < 0 ||
+            (r = tar_add_file(fd, "manifest.json", 0644, 0, 0, manifest, strlen(manifest))) < 0 ||
+            (r = tar_finish(fd)) < 0)
                 return r;
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return negative_errno();
-        sha256_hex(tar, tar_len, ret_hex);
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
@@ -185,14 +233,15 @@ static bool helper_image_matches(json_t *img, const char *layer)
 int docker_helper_image_ensure(struct docker_ctx *c, struct docker_run *ret)
 {
         cleanup_close int tar_fd = -EBADF;
-        cleanup_free char *tag = NULL, *layer = NULL, *label = NULL, *err = NULL, *id = NULL;
+        cleanup_free char *tag = NULL, *layer = NULL, *err = NULL, *id = NULL, *tar = NULL;
         struct command_output out = {};
+        size_t tar_len = 0;
         bool missing;
         char hex[65];
         json_t *img;
         int r;
 
-        r = helper_tarball(c->o, &tar_fd, hex);
+        r = helper_layer(c->o, &tar, &tar_len, hex);
         if (r < 0)
                 return docker_run_fail(
                         ret, DOCKER_FAILED,
@@ -208,30 +257,32 @@ int docker_helper_image_ensure(struct docker_ctx *c, struct docker_run *ret)
                 return docker_run_fail(ret, DOCKER_INTERRUPTED, xstrdup("interrupted"));
 
         if (!id) {
-                label = xasprintf("LABEL org.openenvd.probe.layer=%s", layer);
-                r = docker_cli(c, ARGS("import", "--change", label, "--", "-", tag), tar_fd,
-                               CMD_TIMEOUT, 4096, &out);
+                r = helper_archive(tar, tar_len, hex, tag, &tar_fd);
+                if (r < 0)
+                        return docker_run_fail(ret, DOCKER_FAILED,
+                                               xasprintf("helper image archive: %s", strerror(-r)));
+                r = docker_cli(c, ARGS("load", "--quiet"), tar_fd, CMD_TIMEOUT, 4096, &out);
                 if (r < 0 || out.exit_status != 0) {
-                        char *m = docker_cmd_error("helper image import", r, &out);
+                        char *m = docker_cmd_error("helper image load", r, &out);
                         command_output_done(&out);
                         return docker_run_fail(
                                 ret, c->interrupted ? DOCKER_INTERRUPTED : DOCKER_FAILED, m);
                 }
-                /* `docker import` prints the new image's ID. */
-                id = xstrndup(out.out, strcspn(out.out, "\n"));
                 command_output_done(&out);
+                /* What the tag names now, checked like a cached one: a
+                 * concurrent run loads the very same image under it. */
                 free(err);
                 err = NULL;
-                img = is_image_id(id) ? inspect_image(c, id, &missing, &err) : NULL;
-                if (!img || !helper_image_matches(img, layer)) {
-                        json_decref(img);
+                img = inspect_image(c, tag, &missing, &err);
+                if (img && helper_image_matches(img, layer))
+                        id = xstrdup(json_string_value(json_object_get(img, "Id")));
+                json_decref(img);
+                if (!id || !is_image_id(id))
                         return docker_run_fail(
                                 ret, c->interrupted ? DOCKER_INTERRUPTED : DOCKER_FAILED,
                                 xasprintf("helper image %s does not hold the layer %s "
-                                          "that was imported",
-                                          id, layer));
-                }
-                json_decref(img);
+                                          "that was loaded",
+                                          tag, layer));
         }
         c->helper_image = TAKE_PTR(id);
         c->helper_shown =

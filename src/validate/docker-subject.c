@@ -50,6 +50,18 @@ static json_t *strings_or_empty(json_t *v)
         return a;
 }
 
+/* Whether the engine runs a health check in the subject: commands of the
+ * image's choosing, started beside the subject's processes while the helper
+ * counts them (an unattributed process). Off means no Healthcheck or
+ * Test ["NONE"] (--no-healthcheck). */
+static bool healthcheck_on(const json_t *cfg)
+{
+        json_t *test = json_object_get(json_object_get(cfg, "Healthcheck"), "Test");
+
+        return json_array_size(test) > 0 &&
+               !streq_ptr(json_string_value(json_array_get(test, 0)), "NONE");
+}
+
 /* The launch section: what the engine was told, from its own inspection. */
 json_t *docker_launch_from_inspect(json_t *ins)
 {
@@ -64,6 +76,7 @@ json_t *docker_launch_from_inspect(json_t *ins)
                             json_boolean(json_is_true(json_object_get(hc, "ReadonlyRootfs"))));
         json_object_set_new(l, "privileged",
                             json_boolean(json_is_true(json_object_get(hc, "Privileged"))));
+        json_object_set_new(l, "healthcheck", json_boolean(healthcheck_on(cfg)));
         json_object_set_new(l, "init", json_boolean(json_is_true(json_object_get(hc, "Init"))));
         json_object_set_new(l, "cap_add", strings_or_empty(json_object_get(hc, "CapAdd")));
         json_object_set_new(l, "cap_drop", strings_or_empty(json_object_get(hc, "CapDrop")));
@@ -123,11 +136,12 @@ int docker_subject_create(struct docker_ctx *c, const char *user, struct docker_
         int r;
 
         docker_args_push(&a, "create", "--pull", "never", "--name", c->subject, "--label", label,
-                         "--stop-timeout", "0", "--init", "--cgroupns", "private", "--user", user,
-                         "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--pids-limit",
-                         pids, "--memory", mem, "--memory-swap", mem, "--cpus", cpus, "--shm-size",
-                         shm_s, "--tmpfs", tmpfs, "--log-driver", "json-file", "--log-opt",
-                         "max-size=1m", "--log-opt", "max-file=1", NULL);
+                         "--stop-timeout", "0", "--init", "--no-healthcheck", "--cgroupns",
+                         "private", "--user", user, "--cap-drop", "ALL", "--security-opt",
+                         "no-new-privileges", "--pids-limit", pids, "--memory", mem,
+                         "--memory-swap", mem, "--cpus", cpus, "--shm-size", shm_s, "--tmpfs",
+                         tmpfs, "--log-driver", "json-file", "--log-opt", "max-size=1m",
+                         "--log-opt", "max-file=1", NULL);
         if (!(o->faults & FAULT_NO_READ_ONLY))
                 docker_args_push(&a, "--read-only", NULL);
         if (o->loopback_publish)

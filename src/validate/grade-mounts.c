@@ -37,6 +37,50 @@ static const char *const allowlisted_binds[] = {
         "/sbin/docker-init", "/usr/sbin/docker-init", "/run/podman-init",
 };
 
+/* True if the space-separated optional fields of a and b name one shared
+ * peer group ("shared:N"): mounts of one peer group propagate into each
+ * other, so a subject mount in a host peer group is the host's. Peer group
+ * ids are global, so they compare across mount namespaces. */
+static bool same_peer_group(const char *a, const char *b)
+{
+        const char *p = a;
+
+        while (p && *p) {
+                size_t n = strcspn(p, " ");
+                if (n > 7 && strncmp(p, "shared:", 7) == 0) {
+                        const char *q = b;
+                        while (q && *q) {
+                                size_t m = strcspn(q, " ");
+                                if (m == n && strncmp(p, q, n) == 0)
+                                        return true;
+                                q += m + strspn(q + m, " ");
+                        }
+                }
+                p += n + strspn(p + n, " ");
+        }
+        return false;
+}
+
+/* The host mount that backs m, if any: one with the same device number (one
+ * superblock: the same files) or in one of m's shared peer groups. What the
+ * subject or its runtime calls the mount (its path, source or fstype) plays
+ * no part. host_mounts is the validator's own mount table (and PID 1's). */
+static const json_t *host_twin(const json_t *host_mounts, const char *dev, const char *optional)
+{
+        size_t i;
+        json_t *h;
+
+        json_array_foreach(host_mounts, i, h)
+        {
+                const char *hd = json_string_value(json_object_get(h, "dev"));
+                const char *ho = json_string_value(json_object_get(h, "optional"));
+                if ((hd && dev && streq(hd, dev)) ||
+                    (ho && optional && same_peer_group(optional, ho)))
+                        return h;
+        }
+        return NULL;
+}
+
 static const json_t *find_check(const json_t *checks, json_int_t mount_id)
 {
         size_t i;
@@ -166,11 +210,14 @@ static const char *grade_check(struct grading *g, const char *mp, const char *fs
                         if (!streq(result, "writable"))
                                 continue; /* refused below as inconsistent */
                         any = true;
+                        /* writable with EACCES: refused now, but owned by
+                         * the subject with its write bit off (write-check.h). */
                         grading_violation(
                                 g,
-                                "subject can write %s %s (on %s, %s): storage outside the "
+                                "subject can write %s %s (on %s, %s%s): storage outside the "
                                 "allotted roots",
-                                ft && streq(ft, "f") ? "file" : "directory", fp, mp, fstype);
+                                ft && streq(ft, "f") ? "file" : "directory", fp, mp, fstype,
+                                ferr == EACCES ? "; it owns it: a chmod undoes its mode" : "");
                         record_writable(g, fp);
                 }
         if (finding_writable && !streq(result, "writable"))
@@ -205,14 +252,57 @@ static const char *grade_check(struct grading *g, const char *mp, const char *fs
         return streq(result, "not-storage") ? "not-storage" : "denied";
 }
 
+/* An allotted root is allotted only if what backs it is what the contract
+ * allots: a whole tmpfs of its own (root "/"), shared with no host mount.
+ * Anything else at that path (a bind of host storage, a block filesystem, a
+ * tmpfs the host also has mounted) is judged like any other mount, and if
+ * read-write it fails here, whatever its mode or owner when looked at: a
+ * positive control there would write to the host. Without the host's mount
+ * table a private tmpfs cannot be told from a host one: unproven. */
+static bool allotted_is_private(struct grading *g, const char *mp, const char *fstype,
+                                const json_t *m, const json_t *host_mounts, const json_t *twin,
+                                bool ro)
+{
+        const char *root = grading_get_str(g, m, "root");
+        const char *dev = grading_get_str(g, m, "dev");
+        const char *src = grading_get_str(g, m, "source");
+
+        if (streq(fstype, "tmpfs") && root && streq(root, "/") && !twin) {
+                if (host_mounts)
+                        return true;
+                grading_gap(g,
+                            "whether allotted root %s is a private tmpfs is unproven: no host "
+                            "mount table to compare with (engine not local)",
+                            mp);
+                return false;
+        }
+        if (ro)
+                return false;
+        if (twin)
+                grading_violation(
+                        g,
+                        "allotted root %s is not a private tmpfs: it is host storage (%s %s, dev "
+                        "%s, root %s), also mounted on the host at %s; what the subject writes "
+                        "there stays on the host",
+                        mp, fstype, src ? src : "?", dev ? dev : "?", root ? root : "?",
+                        json_string_value(json_object_get(twin, "mount_point")));
+        else
+                grading_violation(g,
+                                  "allotted root %s is not a private tmpfs: %s %s (root %s) is "
+                                  "mounted there read-write",
+                                  mp, fstype, src ? src : "?", root ? root : "?");
+        return false;
+}
+
 /* Grades one mount; returns its verdict when it holds no violation or gap
  * (read-only, allotted, kernel-interface, denied, not-storage). A copy of
  * its write check goes into shown. */
 static const char *grade_mount(struct grading *g, const json_t *m, const json_t *checks,
-                               const json_t *bounds, json_t *shown, bool *root_seen)
+                               const json_t *bounds, const json_t *host_mounts, json_t *shown,
+                               bool *root_seen)
 {
         const char *mp, *fstype, *mopt, *sopt;
-        const json_t *c;
+        const json_t *c, *twin;
         json_int_t id;
         bool ro;
 
@@ -232,11 +322,28 @@ static const char *grade_mount(struct grading *g, const json_t *m, const json_t 
                         grading_violation(g, "image root / is mounted read-write (%s, %s)", fstype,
                                           mopt);
         }
-        if (grading_is_allotted(g, mp))
+        twin = host_mounts ? host_twin(host_mounts, grading_get_str(g, m, "dev"),
+                                       grading_get_str(g, m, "optional"))
+                           : NULL;
+        if (grading_is_allotted(g, mp) &&
+            allotted_is_private(g, mp, fstype, m, host_mounts, twin, ro))
                 return "allotted";
         if (ro)
                 return "read-only";
-        if (grading_str_in(fstype, kernel_fstypes, ELEMENTSOF(kernel_fstypes))) {
+        /* Host storage mounted read-write is a bind nobody asked for, as
+         * in the launch rules, whatever its mode now: the host (or an owner
+         * inside) can make it writable at any time. Docker's own plumbing
+         * (the allowlist) is judged by its write check; / by its flags. */
+        if (twin && !streq(mp, "/") && !grading_is_allotted(g, mp) &&
+            !grading_str_in(mp, allowlisted_binds, ELEMENTSOF(allowlisted_binds)))
+                grading_violation(g,
+                                  "%s is host storage mounted read-write (%s, dev %s), also "
+                                  "mounted on the host at %s",
+                                  mp, fstype, json_string_value(json_object_get(twin, "dev")),
+                                  json_string_value(json_object_get(twin, "mount_point")));
+        /* Exempt by type only if it is not the host's (a host mqueue is the
+         * host's IPC namespace). */
+        if (!twin && grading_str_in(fstype, kernel_fstypes, ELEMENTSOF(kernel_fstypes))) {
                 if (streq(fstype, "mqueue"))
                         grading_add(&g->notes,
                                     "%s (mqueue) holds POSIX message queues of the private IPC "
@@ -253,7 +360,7 @@ static const char *grade_mount(struct grading *g, const json_t *m, const json_t 
         return grade_check(g, mp, fstype, c, bounds);
 }
 
-void grade_mounts(struct grading *g, const json_t *probe)
+void grade_mounts(struct grading *g, const json_t *probe, const json_t *host_mounts)
 {
         json_t *mounts = grading_get_array(g, probe, "mounts");
         json_t *checks = grading_get_array(g, probe, "write_checks");
@@ -289,7 +396,7 @@ void grade_mounts(struct grading *g, const json_t *probe)
                 if (!shown)
                         oom();
                 mark = grading_item_begin(g, shown);
-                verdict = grade_mount(g, m, checks, bounds, shown, &root_seen);
+                verdict = grade_mount(g, m, checks, bounds, host_mounts, shown, &root_seen);
                 grading_item_end(g, shown, mark, verdict);
                 json_array_append_new(g->mounts, shown);
         }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -271,6 +272,54 @@ Test(write_check, in_root_resolution_refuses_symlinks, .init = mk_tmp, .fini = r
         /* ".." cannot climb out of the root. */
         cr_assert_eq(path_open_in_root(dfd, "/../../d", O_PATH | O_DIRECTORY, &fd), 0);
         close(fd);
+}
+
+/* In a child with the subject's uid: what it owns with its write bit off is
+ * writable (a chmod away); what someone else owns in the same mode is not.
+ * Returns a bit per wrong answer. */
+static int owned_checks(int dfd, bool drop)
+{
+        cleanup_close int owned = openat(dfd, "owned", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cleanup_close int other = drop ? openat(dfd, "other", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                                       : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int err = 0, bad = 0;
+        char type;
+
+        if (drop && (setresgid(65532, 65532, 65532) < 0 || setresuid(65532, 65532, 65532) < 0))
+                return 64;
+        if (write_check_dir(owned, &err) != WRITE_WRITABLE || err != EACCES)
+                bad |= 1;
+        if (write_check_file_at(owned, "f", &type, &err) != WRITE_WRITABLE || err != EACCES)
+                bad |= 2;
+        if (write_check_dir(other, &err) != WRITE_DENIED || err != EACCES)
+                bad |= 4;
+        return bad;
+}
+
+Test(write_check, owned_is_writable_whatever_its_mode, .init = mk_tmp, .fini = rm_tmp)
+{
+        cleanup_close int dfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        bool drop = geteuid() == 0;
+        uid_t u = drop ? 65532 : geteuid();
+        int fd, status;
+        pid_t pid;
+
+        cr_assert_eq(mkdirat(dfd, "owned", 0755), 0);
+        fd = openat(dfd, "owned/f", O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        cr_assert_eq(fchownat(dfd, "owned/f", u, u, 0), 0);
+        cr_assert_eq(fchmodat(dfd, "owned", 0555, 0), 0);
+        cr_assert_eq(fchownat(dfd, "owned", u, u, 0), 0);
+        cr_assert_eq(mkdirat(dfd, "other", 0555), 0);
+        cr_assert_eq(chmod(tmpdir, 0755), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0)
+                _exit(owned_checks(dfd, drop));
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status));
+        cr_assert_eq(WEXITSTATUS(status), 0, "wrong answers: %#x", WEXITSTATUS(status));
 }
 
 Test(write_check, errno_mapping)

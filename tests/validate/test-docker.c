@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -182,6 +183,16 @@ static int import_image(const struct image_spec *s)
                 .tag = "openenv-test-volume:" name, .changes = { SLEEP_CMD, "VOLUME " path } \
         }
 
+/* The subject's own command carries the marker that makes the suite's OCI
+ * runtime (tests/validate/fault-runtime.py) rewrite its mounts. */
+#define RUNTIME_FAULT(name)                                                                 \
+        {                                                                                   \
+                .tag = "openenv-test-rtfault:" name, .changes = {                           \
+                        "CMD [\"/bin/busybox\", \"sh\", \"-c\", \"exec /bin/busybox sleep " \
+                        "3600\", \"openenv-runtime-fault=" name "\"]"                       \
+                }                                                                           \
+        }
+
 static const struct image_spec images[] = {
         { .tag = SUBJECT_IMAGE, .changes = { SLEEP_CMD } },
         HOSTILE("trace"),
@@ -197,6 +208,13 @@ static const struct image_spec images[] = {
         { .tag = "openenv-test-nocmd:1" },
         { .tag = "openenv-test-tmpfile:1", .changes = { SLEEP_CMD }, .tmp_is_file = true },
         { .tag = "openenv-test-tree:1", .changes = { SLEEP_CMD }, .tree_files = TREE_FILES },
+        { .tag = "openenv-test-health:1",
+          .changes = { SLEEP_CMD, "HEALTHCHECK --interval=1s CMD [\"/bin/busybox\", \"true\"]" } },
+        RUNTIME_FAULT("tmp-bind"),
+        RUNTIME_FAULT("shm-bind"),
+        RUNTIME_FAULT("mqueue-host"),
+        RUNTIME_FAULT("run-bind"),
+        RUNTIME_FAULT("scratch-owned"),
 };
 
 static char *volumes_before; /* the engine's volumes before any case ran */
@@ -227,6 +245,25 @@ static void dockerd_script(const char *verb)
         }
 }
 
+/* Our private dockerd runs every container through the fault-injecting
+ * runtime, copied into its directory (where it keeps its host state). */
+static void fault_runtime_install(void)
+{
+        cleanup_free char *dst = xasprintf("%s/fault-runtime", dockerd_dir);
+        cleanup_free char *text = NULL;
+        cleanup_close int fd = -EBADF;
+        const char *src = getenv("FAULT_RUNTIME");
+        size_t len;
+
+        if (!src || read_full_file_at(AT_FDCWD, src, 1 << 20, &text, &len) < 0)
+                return;
+        fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (fd < 0 || write(fd, text, len) != (ssize_t) len)
+                return;
+        setenv("DOCKERD_RUNTIME", dst, 1);
+        setenv("OPENENV_FAULT_RUNTIME", "1", 1);
+}
+
 static void setup(void)
 {
         cleanup_free char *dummy = NULL;
@@ -250,6 +287,7 @@ static void setup(void)
                 }
                 dummy = xasprintf("unix://%s/docker.sock", dockerd_dir);
                 setenv("DOCKER_HOST", dummy, 1);
+                fault_runtime_install();
                 dockerd_script("start");
                 if (!docker_answers())
                         return;
@@ -409,6 +447,15 @@ static json_t *measured(const struct outcome *o, const char *key)
 {
         return json_object_get(json_object_get(o->result, "measured"), key);
 }
+
+/* Cases with the fault runtime need our private dockerd (an engine given in
+ * $DOCKER_HOST has no such runtime): skipped, and said so, without it. */
+#define require_fault_runtime()                                                          \
+        do {                                                                             \
+                require_docker();                                                        \
+                if (!getenv("OPENENV_FAULT_RUNTIME"))                                    \
+                        cr_skip_test("fault runtime needs the suite's private dockerd"); \
+        } while (0)
 
 /* ---- the ordinary cases ---- */
 
@@ -763,4 +810,272 @@ int main(int argc, char **argv)
         }
         criterion_finalize(tests);
         return result;
+}
+
+/* ---- a runtime that backs the subject's mounts with host storage ----
+ *
+ * Behind Docker's back (its inspection shows the hardened launch): the suite's
+ * OCI runtime rewrites the subject's mounts. What backs a mount decides, not
+ * its path, type or mode (docs/VALIDATE.md "What backs a mount"). */
+
+/* The runtime removes its host state when the container goes (runc delete). */
+static void expect_runtime_fault(const char *name, const char *needle)
+{
+        cleanup_free char *image = xasprintf("openenv-test-rtfault:%s", name);
+        cleanup_free char *faults = xasprintf("%s/faults", dockerd_dir);
+        cleanup_free char *ls = xasprintf("ls -A %s 2>/dev/null", faults);
+        char *const argv[] = { "sh", "-c", ls, NULL };
+        struct command_output o;
+
+        require_fault_runtime();
+        expect(image, NULL, "fail", 1, needle);
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.out_len, 0, "fault runtime state left: %s", o.out);
+        command_output_done(&o);
+}
+
+Test(docker, host_directory_over_tmp_fails)
+{
+        expect_runtime_fault("tmp-bind",
+                             "allotted root /tmp is not a private tmpfs: it is host storage (ext4");
+}
+
+Test(docker, host_directory_over_dev_shm_fails)
+{
+        expect_runtime_fault("shm-bind",
+                             "allotted root /dev/shm is not a private tmpfs: it is host storage");
+}
+
+Test(docker, host_mqueue_over_dev_mqueue_fails)
+{
+        /* The host's IPC namespace's queues, not the subject's own. */
+        expect_runtime_fault("mqueue-host",
+                             "/dev/mqueue is host storage mounted read-write (mqueue");
+}
+
+Test(docker, host_directory_under_run_fails_whatever_its_mode)
+{
+        /* Root-owned 0755: the subject cannot write it now; it is the
+         * host's disk all the same. */
+        expect_runtime_fault("run-bind",
+                             "/run/openenv-fault is host storage mounted read-write (ext4");
+}
+
+Test(docker, owned_tmpfs_without_write_bit_fails)
+{
+        /* A tmpfs the subject owns, mode 0555 when the helper looks: its
+         * owner makes it writable again with one chmod. */
+        expect_runtime_fault(
+                "scratch-owned",
+                "subject can write directory /scratch (on /scratch, tmpfs; it owns it");
+}
+
+/* ---- concurrent runs share one helper image ---- */
+
+#define CONCURRENT_RUNS 3
+
+/* The engine's image IDs matching a `docker images` filter, one a line. */
+static char *image_ids(const char *filter)
+{
+        char *const argv[] = { "docker",     "images",   "--all",         "--quiet",
+                               "--no-trunc", "--filter", (char *) filter, NULL };
+        struct command_output o;
+        char *ids;
+
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.exit_status, 0, "%s", o.err);
+        ids = xstrdup(o.out);
+        command_output_done(&o);
+        return ids;
+}
+
+static size_t count_lines(const char *s)
+{
+        size_t n = 0;
+        for (; *s; s++)
+                n += *s == '\n';
+        return n;
+}
+
+/* Starts openenvctl validate --json with a docker stand-in, stdout to out. */
+static pid_t spawn_validate(const char *docker, const char *out)
+{
+        pid_t pid = fork();
+
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+                        _exit(127);
+                execl(getenv("OPENENVCTL_BIN"), "openenvctl", "validate", "--json", "--docker",
+                      docker, SUBJECT_IMAGE, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+Test(docker, concurrent_runs_share_one_helper_image, .init = fake_dir_make, .fini = fake_dir_remove)
+{
+        /* Three runs with no helper cached, held together (a barrier in a
+         * docker stand-in) until each has looked for the helper and found
+         * none: each then brings it in. They must end with one helper image
+         * and no untagged leftovers. */
+        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
+        cleanup_free char *script = xasprintf(
+                "#!/bin/sh\n"
+                "case \"$*\" in *'image inspect -- openenvd-probe-helper:'*)\n"
+                "  mkdir %s/arrived-$$; n=0\n"
+                "  while [ $(ls -d %s/arrived-* | wc -l) -lt %d ] && [ $n -lt 1200 ]; do\n"
+                "    sleep 0.05; n=$((n+1)); done;;\n"
+                "esac\n"
+                "exec docker \"$@\"\n",
+                fake_dir, fake_dir, CONCURRENT_RUNS);
+        cleanup_free char *helpers = NULL, *dangling_before = NULL, *dangling = NULL;
+        pid_t pids[CONCURRENT_RUNS];
+        int fd;
+
+        require_docker();
+        fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
+        close(fd);
+        /* No helper cached (it comes back with the first run below). */
+        helpers = image_ids("reference=openenvd-probe-helper");
+        for (char *p = helpers, *nl; *p; p = nl + 1) {
+                nl = strchr(p, '\n');
+                *nl = '\0';
+                char *const rmi[] = { "docker", "image", "rm", "--force", "--", p, NULL };
+                cr_assert_eq(docker_quiet(rmi), 0);
+        }
+        free(helpers);
+        dangling_before = image_ids("dangling=true");
+
+        for (int i = 0; i < CONCURRENT_RUNS; i++) {
+                cleanup_free char *out = xasprintf("%s/report-%d", fake_dir, i);
+                pids[i] = spawn_validate(fake, out);
+        }
+        for (int i = 0; i < CONCURRENT_RUNS; i++) {
+                cleanup_free char *out = xasprintf("%s/report-%d", fake_dir, i);
+                cleanup_free char *text = NULL;
+                json_t *report;
+                size_t len;
+                int status;
+
+                cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+                cr_assert_eq(read_full_file_at(AT_FDCWD, out, 1 << 22, &text, &len), 0);
+                report = json_loadb(text, len, 0, NULL);
+                cr_assert_not_null(report, "run %d: no report", i);
+                cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: %s", i, text);
+                cr_assert_str_eq(json_string_value(json_object_get(report, "verdict")), "pass",
+                                 "run %d: %s", i, text);
+                json_decref(report);
+        }
+        helpers = image_ids("reference=openenvd-probe-helper");
+        cr_assert_eq(count_lines(helpers), 1, "helper images: %s", helpers);
+        dangling = image_ids("dangling=true");
+        cr_assert_str_eq(dangling, dangling_before, "untagged images left: %s", dangling);
+        assert_nothing_left();
+}
+
+/* ---- a report that cannot be written ---- */
+
+Test(docker, report_on_a_full_device_is_an_error_on_stderr)
+{
+        /* stdout on a full device: the report (here: unusable input, exit 2
+         * otherwise) never arrives, so the run is an error, said on stderr.
+         * No docker needed: the name is refused before any docker call. */
+        char *const argv[] = { "sh", "-c", "exec \"$0\" validate --json -- -H >/dev/full",
+                               getenv("OPENENVCTL_BIN"), NULL };
+        struct command_output o;
+
+        cr_assert_not_null(argv[3]);
+        cr_assert_eq(run(argv, -1, &o), 0);
+        cr_assert_eq(o.exit_status, 3, "exit %d: %s", o.exit_status, o.err);
+        cr_assert(strstr(o.err, "the report (verdict unusable) could not be written to stdout: "
+                                "No space left on device"),
+                  "%s", o.err);
+        command_output_done(&o);
+}
+
+/* Removes what a run labelled run_id left (the case below leaves it on
+ * purpose: the engine "refused" every rm). */
+static void remove_run(const char *run_id)
+{
+        cleanup_free char *filter = xasprintf("label=org.openenvd.validation.run=%s", run_id);
+        char *const ps[] = { "docker", "ps", "--all", "--quiet", "--filter", filter, NULL };
+        struct command_output o;
+
+        cr_assert_eq(run(ps, -1, &o), 0);
+        for (char *p = o.out, *nl; p && *p; p = nl) {
+                nl = strchr(p, '\n');
+                if (nl)
+                        *nl++ = '\0';
+                char *const rm[] = { "docker", "rm", "--force", "--volumes", "--", p, NULL };
+                cr_assert_eq(docker_quiet(rm), 0);
+        }
+        command_output_done(&o);
+}
+
+Test(docker, interrupted_with_unverified_cleanup_is_an_error_naming_what_is_left,
+     .init = fake_dir_make, .fini = fake_dir_remove)
+{
+        /* SIGINT arrives while the subject starts (a docker stand-in sends
+         * it), and the engine then refuses every rm, as a frozen one would
+         * time out: the containers stay. The report must be an error (3)
+         * that names them, never "interrupted: everything created was
+         * removed". */
+        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
+        const char *script = "#!/bin/sh\n"
+                             "case \" $* \" in\n"
+                             "*' start -- '*) kill -INT $PPID;;\n"
+                             "*' rm '*) echo 'Error response from daemon: frozen' >&2; exit 1;;\n"
+                             "esac\n"
+                             "exec docker \"$@\"\n";
+        struct command_output o;
+        json_t *report, *result;
+        const char *run_id;
+        int fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+
+        require_docker();
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
+        close(fd);
+        char *const argv[] = { getenv("OPENENVCTL_BIN"),
+                               "validate",
+                               "--json",
+                               "--docker",
+                               fake,
+                               SUBJECT_IMAGE,
+                               NULL };
+        cr_assert_eq(run(argv, -1, &o), 0);
+        report = json_loadb(o.out, o.out_len, 0, NULL);
+        cr_assert_not_null(report, "exit %d, no report: %s", o.exit_status, o.err);
+        run_id = json_string_value(json_object_get(report, "run_id"));
+        cr_assert_not_null(run_id);
+        remove_run(run_id);
+        result = json_array_get(json_object_get(report, "results"), 0);
+        cr_log_info("%s", o.out);
+        cr_assert_eq(o.exit_status, 3, "exit %d: %s", o.exit_status, o.out);
+        cr_assert_str_eq(json_string_value(json_object_get(report, "verdict")), "error");
+        cr_assert_not(evidence_has(result, "everything created was removed"), "%s", o.out);
+        cr_assert(evidence_has(result, "cleanup could not be verified: validation container"), "%s",
+                  o.out);
+        cr_assert(evidence_has(result, "-subject"), "%s", o.out);
+        json_decref(report);
+        command_output_done(&o);
+        assert_nothing_left();
+}
+
+Test(docker, subject_health_check_is_off)
+{
+        /* The image declares a health check: the engine would run its
+         * command in the subject beside the subject's processes while the
+         * helper counts them. The subject runs with it off. */
+        struct outcome o = validate("openenv-test-health:1", NULL);
+
+        check(&o, "health", "pass", "pass", 0, "measured containment matches the contract");
+        cr_assert(json_is_false(json_object_get(measured(&o, "launch"), "healthcheck")),
+                  "launch.healthcheck is not false");
+        outcome_done(&o);
+        assert_nothing_left();
 }

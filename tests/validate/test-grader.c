@@ -117,6 +117,16 @@ static json_t *ev(void)
         json_object_set_new(p, "walk_bounds",
                             json_pack("{s:i,s:i,s:i}", "max_depth", 8, "max_entries", 4096,
                                       "max_findings", 16));
+        /* The host's mount table: its disk, its /dev/shm, and the engine's
+         * view of the subject's root overlay (read-only in the subject). */
+        json_object_set_new(
+                v, "host_mounts",
+                json_pack("[{s:s,s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s,s:s}]",
+                          "dev", "254:0", "optional", "shared:1", "fstype", "ext4", "source",
+                          "/dev/vda", "mount_point", "/", "dev", "0:23", "optional", "shared:5",
+                          "fstype", "tmpfs", "source", "tmpfs", "mount_point", "/dev/shm", "dev",
+                          "0:39", "optional", "", "fstype", "overlay", "source", "overlay",
+                          "mount_point", "/var/lib/docker/overlay2/x/merged"));
         json_object_set_new(json_object_get(p, "helper"), "dumpable_at_start", json_integer(0));
         json_object_set_new(json_object_get(p, "helper"), "tracer_pid", json_integer(0));
         json_array_foreach(json_object_get(p, "write_checks"), i,
@@ -878,4 +888,91 @@ Test(grader, recorded_clean_document_passes)
         cr_assert_not_null(rec);
         json_object_set_new(v, "probe", rec);
         expect(v, CHECK_PASS, "measured containment matches the contract");
+}
+
+/* docs/VALIDATE.md "What backs a mount": an allotted path is allotted only if
+ * a private tmpfs backs it; the subject's runtime binding host storage there
+ * (ext4 at /tmp, the host's tmpfs at /dev/shm, a tmpfs in a host peer group)
+ * fails, whatever the write checks say. */
+Test(grader, allotted_root_backed_by_host_storage_fails)
+{
+        json_t *v = ev();
+        json_t *m = mount(v, "/tmp");
+
+        json_object_set_new(m, "dev", json_string("254:0"));
+        json_object_set_new(m, "fstype", json_string("ext4"));
+        json_object_set_new(m, "root", json_string("/tmp/validate-host/tmp"));
+        expect(v, CHECK_FAIL, "allotted root /tmp is not a private tmpfs: it is host storage");
+
+        v = ev(); /* the host's own /dev/shm, bound whole */
+        json_object_set_new(mount(v, "/dev/shm"), "dev", json_string("0:23"));
+        expect(v, CHECK_FAIL, "allotted root /dev/shm is not a private tmpfs");
+
+        v = ev(); /* a fresh device number, but in a host peer group */
+        json_object_set_new(mount(v, "/tmp"), "optional", json_string("master:3 shared:5"));
+        expect(v, CHECK_FAIL, "also mounted on the host at /dev/shm");
+
+        v = ev(); /* a subdirectory of a tmpfs is not the tmpfs allotted */
+        json_object_set_new(mount(v, "/tmp"), "root", json_string("/x"));
+        expect(v, CHECK_FAIL, "allotted root /tmp is not a private tmpfs: tmpfs");
+
+        v = ev(); /* a block filesystem the host has not mounted is still not tmpfs */
+        json_object_set_new(mount(v, "/tmp"), "fstype", json_string("ext4"));
+        expect(v, CHECK_FAIL, "allotted root /tmp is not a private tmpfs: ext4");
+}
+
+Test(grader, host_storage_mounted_read_write_fails_whatever_its_write_check)
+{
+        /* A bind of a host directory under /run that the subject cannot
+         * write right now (root-owned 0555) is still the host's storage. */
+        json_t *v = ev(), *mounts = json_object_get(probe(v), "mounts");
+
+        json_array_append_new(
+                mounts, json_loads(MNT(95, "254:0", "/srv/x", "/run/x", "rw,nosuid", "ext4", "rw"),
+                                   0, NULL));
+        json_array_append_new(json_object_get(probe(v), "write_checks"),
+                              json_pack("{s:i,s:s,s:s,s:s,s:i,s:i,s:b,s:[]}", "mount_id", 95,
+                                        "path", "/run/x", "kind", "walk", "result", "denied",
+                                        "errno", EACCES, "visited", 1, "truncated", 0, "findings"));
+        expect(v, CHECK_FAIL, "/run/x is host storage mounted read-write (ext4, dev 254:0)");
+}
+
+Test(grader, host_mqueue_is_not_exempt)
+{
+        /* The mqueue exemption holds for the subject's own IPC namespace, not
+         * for the host's queues bound in. */
+        json_t *v = ev();
+
+        json_array_append_new(json_object_get(v, "host_mounts"),
+                              json_pack("{s:s,s:s,s:s,s:s,s:s}", "dev", "0:41", "optional", "",
+                                        "fstype", "mqueue", "source", "mqueue", "mount_point",
+                                        "/run/mq"));
+        expect(v, CHECK_FAIL, "/dev/mqueue is host storage mounted read-write (mqueue, dev 0:41)");
+}
+
+Test(grader, owned_directory_is_writable_whatever_its_mode)
+{
+        /* The helper reports a directory it owns with its write bit off as
+         * writable with EACCES (write-check.h); the line says why. */
+        json_t *v = ev(), *mounts = json_object_get(probe(v), "mounts");
+
+        json_array_append_new(mounts, json_loads(MNT(96, "0:60", "/", "/scratch", "rw,nosuid",
+                                                     "tmpfs", "rw,mode=555,uid=65532"),
+                                                 0, NULL));
+        json_array_append_new(json_object_get(probe(v), "write_checks"),
+                              json_pack("{s:i,s:s,s:s,s:s,s:i,s:i,s:b,s:[{s:s,s:s,s:s,s:i}]}",
+                                        "mount_id", 96, "path", "/scratch", "kind", "walk",
+                                        "result", "writable", "errno", 0, "visited", 1, "truncated",
+                                        0, "findings", "path", "/scratch", "type", "d", "result",
+                                        "writable", "errno", EACCES));
+        expect(v, CHECK_FAIL,
+               "subject can write directory /scratch (on /scratch, tmpfs; it owns it");
+}
+
+Test(grader, private_tmpfs_unproven_without_host_mount_table)
+{
+        json_t *v = ev();
+
+        json_object_del(v, "host_mounts");
+        expect(v, CHECK_SKIP, "whether allotted root /tmp is a private tmpfs is unproven");
 }
