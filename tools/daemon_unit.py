@@ -84,6 +84,7 @@ class Unit:
     def __init__(self, openenvd, shim, manifest, workdir, name, args=(), env=None,
                  nofile=None, start_timeout=60):
         self.name = name
+        self.manifest = manifest
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir)
         os.chmod(self.dir, 0o711)  # containers resolve their mounts below it as other uids
@@ -118,8 +119,11 @@ class Unit:
                 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
                 resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, hard))
         with open(self.out_path, "w") as o, open(self.log_path, "w") as e:
+            # In the unit's own directory (an image's WORKDIR), never the
+            # caller's: it may be below a /tmp the containers do not see.
             self.proc = subprocess.Popen(self.cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                         env=self.env, preexec_fn=limits)
+                                         env=self.env, preexec_fn=limits,
+                                         cwd=os.path.dirname(os.path.abspath(self.manifest)))
         self.pid = self.proc.pid
 
     def wait_ready(self, timeout=60):

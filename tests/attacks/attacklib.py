@@ -270,8 +270,11 @@ class Daemon:
                 hard = nofile if nofile_hard else resource.getrlimit(resource.RLIMIT_NOFILE)[1]
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
         with open(self.out, "w") as o, open(self.log, "w") as e:
+            # In the unit's own directory, as an image's WORKDIR: on a host
+            # root the env starts where openenvd started, and the test's own
+            # directory may be below a /tmp the containers do not see.
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                         preexec_fn=limits,
+                                         preexec_fn=limits, cwd=os.path.dirname(manifest),
                                          env={**os.environ, **(env or {})})
         self.pid = self.proc.pid
         run.daemons.append(self)

@@ -86,7 +86,9 @@ class Daemon:
 
     manifest: --manifest (None: none given); command: the env server's
     command after `--`; env/cwd: the daemon's environment and working
-    directory (an image's ENV and WORKDIR); token_env: pass the token as
+    directory (an image's ENV and WORKDIR; by default the manifest's
+    directory, as in an OpenEnv image, else /: never the test's own, which
+    may be below a /tmp the containers do not see); token_env: pass the token as
     OPENENVD_TOKEN instead of --token-file; start_timeout: --start-timeout
     (a liveness bound: how long an env server may take to listen).
     """
@@ -119,6 +121,8 @@ class Daemon:
         cmd += list(args)
         if command:
             cmd += ["--"] + list(command)
+        if cwd is None:
+            cwd = os.path.dirname(os.path.abspath(manifest)) if manifest else "/"
         with open(self.out, "w") as o, open(self.log, "w") as e:
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
                                          env=env, cwd=cwd)
