@@ -34,12 +34,18 @@ bool text_is_safe(const char *s)
         return true;
 }
 
-void text_escape_append(struct strbuf *sb, const char *s)
+static void escape_append(struct strbuf *sb, const char *s, bool exact)
 {
         const unsigned char *p = (const unsigned char *) s;
 
         while (*p) {
                 size_t n = shown_len(p);
+
+                if (exact && *p == '\\') {
+                        strbuf_adds(sb, "\\\\");
+                        p++;
+                        continue;
+                }
                 if (n == 0) {
                         /* One byte at a time: the rest of a refused sequence
                          * is looked at again (and escaped: it cannot start
@@ -52,10 +58,28 @@ void text_escape_append(struct strbuf *sb, const char *s)
         }
 }
 
+void text_escape_append(struct strbuf *sb, const char *s)
+{
+        escape_append(sb, s, false);
+}
+
+void text_escape_exact_append(struct strbuf *sb, const char *s)
+{
+        escape_append(sb, s, true);
+}
+
 char *text_escape(const char *s)
 {
         struct strbuf sb = STRBUF_INIT;
 
         text_escape_append(&sb, s);
+        return strbuf_detach(&sb, NULL);
+}
+
+char *text_escape_exact(const char *s)
+{
+        struct strbuf sb = STRBUF_INIT;
+
+        text_escape_exact_append(&sb, s);
         return strbuf_detach(&sb, NULL);
 }

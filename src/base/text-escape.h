@@ -30,3 +30,13 @@ bool text_is_safe(const char *s);
 void text_escape_append(struct strbuf *sb, const char *s);
 /* s escaped, in a new string (never NULL). */
 char *text_escape(const char *s);
+
+/*
+ * The same, but a backslash becomes "\\" too: reversible, so two different
+ * byte strings never read the same (a file name with byte 0xff is "\xff", one
+ * spelled backslash-x-f-f is "\\xff", one with U+FFFD shows U+FFFD). For
+ * text that is evidence (validate's reports); not idempotent, so it is
+ * applied once, where the bytes are read. Its output is text_is_safe().
+ */
+void text_escape_exact_append(struct strbuf *sb, const char *s);
+char *text_escape_exact(const char *s);

@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "base/parse-util.h"
 #include "base/sibling-binary.h"
+#include "base/text-escape.h"
 #include "base/time-util.h"
 #include "base/util.h"
 #include "cli/cli.h"
@@ -80,6 +81,15 @@ static int emit(const struct validate_report *rep, bool json)
         return EXIT_CODE_UNAVAILABLE;
 }
 
+/* "WHAT 'ARG'" or "WHAT ARG: 'VALUE'", the caller's bytes escaped: the
+ * evidence names the argument even when it is not text. */
+static char *usage_error(const char *what, const char *arg, const char *value)
+{
+        cleanup_free char *a = text_escape_exact(arg), *v = value ? text_escape_exact(value) : NULL;
+
+        return v ? xasprintf("%s %s: '%s'", what, a, v) : xasprintf("%s '%s'", what, a);
+}
+
 /* A report for an outcome that measured nothing: one evidence line. */
 static struct check_result *outcome_result(enum check_status status, const char *prefix,
                                            const char *message)
@@ -127,14 +137,24 @@ int cli_validate(int argc, char **argv)
                 .cpus = 1.0,
                 .cancel_fd = -1,
         };
-        cleanup_free char *probe = NULL, *usage = NULL;
+        cleanup_free char *probe = NULL, *usage = NULL, *target = NULL;
         cleanup(check_result_freep) struct check_result *res = NULL;
         struct docker_run run = {};
         struct validate_report rep = {};
         bool json = false;
         sigset_t mask;
-        int c, r, sfd, rc;
+        int c, r, sfd = -1, rc, block_err;
         usec_t start;
+
+        /* SIGINT/SIGTERM are held from our first instruction: one that comes
+         * while the options are read is pending, not fatal, and the run
+         * reports it (interrupted) like one that comes later. A caller that
+         * blocks them across exec closes the loader's window too: a pending
+         * signal survives exec. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        block_err = sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? errno : 0;
 
         optind = 0;
         opterr = 0; /* we say it once, below, and in the report */
@@ -185,19 +205,22 @@ int cli_validate(int argc, char **argv)
                         break;
                 default:
                         if (!usage)
-                                usage = xasprintf("unknown option '%s'", argv[optind - 1]);
+                                usage = usage_error("unknown option", argv[optind - 1], NULL);
                         break;
                 }
                 if (bad && !usage)
-                        usage = xasprintf("invalid value for %s: '%s'", argv[optind - 1], optarg);
+                        usage = usage_error("invalid value for", argv[optind - 1], optarg);
         }
         if (!usage && optind + 1 != argc)
                 usage = xstrdup(optind >= argc ? "no IMAGE given" : "more than one IMAGE given");
+        /* What the report and the table show of the caller's argument;
+         * docker gets the bytes as they are. */
+        if (optind < argc)
+                target = text_escape_exact(argv[optind]);
         if (usage) {
-                log_error("%s", usage);
-                help(stderr);
+                log_error("%s (try 'openenvctl validate --help')", usage);
                 res = outcome_result(CHECK_SKIP, "unusable input: usage: ", usage);
-                rep = (struct validate_report){ .target = optind < argc ? argv[optind] : NULL,
+                rep = (struct validate_report){ .target = target,
                                                 .verdict = VERDICT_UNUSABLE,
                                                 .result = res };
                 return emit(&rep, json);
@@ -209,15 +232,11 @@ int cli_validate(int argc, char **argv)
 
         /* SIGINT/SIGTERM become a readable fd the provider polls; on it the
          * provider stops its current docker call and removes what it made. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-            (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-                cleanup_free char *m = xasprintf("signals: %s", strerror(errno));
+        if (block_err || (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                cleanup_free char *m = xasprintf("signals: %s", strerror(block_err ?: errno));
                 log_error("%s", m);
                 res = outcome_result(CHECK_ERROR, "", m);
-                rep = (struct validate_report){ .target = o.image,
+                rep = (struct validate_report){ .target = target,
                                                 .verdict = VERDICT_ERROR,
                                                 .result = res };
                 return emit(&rep, json);
@@ -229,7 +248,7 @@ int cli_validate(int argc, char **argv)
         if (r < 0)
                 run.outcome = DOCKER_FAILED;
 
-        rep = (struct validate_report){ .target = o.image,
+        rep = (struct validate_report){ .target = target,
                                         .image_id = run.image_id,
                                         .run_id = run.run_id };
         switch (run.outcome) {
@@ -238,7 +257,7 @@ int cli_validate(int argc, char **argv)
                 rep.verdict = validate_verdict_for(res);
                 break;
         case DOCKER_BAD_INPUT:
-                log_error("%s: %s", o.image, run.message ? run.message : "unusable input");
+                log_error("%s: %s", target, run.message ? run.message : "unusable input");
                 res = outcome_result(CHECK_SKIP,
                                      "unusable input: ", run.message ? run.message : "unknown");
                 rep.verdict = VERDICT_UNUSABLE;
@@ -257,7 +276,7 @@ int cli_validate(int argc, char **argv)
                 break;
         }
         default:
-                log_error("%s: %s", o.image, run.message ? run.message : "internal error");
+                log_error("%s: %s", target, run.message ? run.message : "internal error");
                 res = outcome_result(CHECK_ERROR, "", run.message ? run.message : "internal error");
                 rep.verdict = VERDICT_ERROR;
                 break;

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "base/text-escape.h"
 #include "probe/json-writer.h"
 
 void jwriter_init(struct jwriter *w)
@@ -79,8 +80,12 @@ void jwriter_key(struct jwriter *w, const char *key)
 
 void jwriter_string(struct jwriter *w, const char *s)
 {
+        struct strbuf e = STRBUF_INIT;
+
         before_value(w);
-        jstring_append(&w->out, s ? s : "");
+        text_escape_exact_append(&e, s ? s : "");
+        jstring_append(&w->out, e.buf ? e.buf : "");
+        strbuf_release(&e);
 }
 
 void jwriter_uint(struct jwriter *w, uint64_t v)

@@ -3,11 +3,14 @@
 
 /*
  * A minimal streaming JSON writer into a strbuf, for the static probe binary
- * (which deliberately links nothing but libc). Strings go through
- * jstring_append() (base/jstring.h): a hostile mount point can make a path
- * unreadable but never the document unparsable. Nesting is bounded by
- * JWRITER_MAX_DEPTH; misuse (deeper nesting, a key outside an object) sets
- * `failed`, which the caller checks once at the end.
+ * (which deliberately links nothing but libc). String values are what the
+ * subject made (mount points, file names, comms): they are written escaped
+ * by text_escape_exact() (base/text-escape.h), so every value is one safe
+ * line and two different byte strings never read the same (byte 0xff reads
+ * \xff, U+FFFD stays U+FFFD); keys are ours and go through jstring_append()
+ * alone. Nesting is bounded by JWRITER_MAX_DEPTH; misuse (deeper nesting, a
+ * key outside an object) sets `failed`, which the caller checks once at the
+ * end.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
+#include "base/json-util.h"
 #include "base/string-table.h"
+#include "base/text-escape.h"
 #include "base/util.h"
 #include "validate/check-result.h"
 
@@ -38,9 +40,12 @@ struct check_result *check_result_free(struct check_result *r)
         return mfree(r);
 }
 
+/* What the subject made reaches evidence escaped where it was read (the
+ * probe, argv): this is the backstop for anything else (docker's messages),
+ * so that no line of a table or report can be forged or dropped. */
 void check_result_add_evidence(struct check_result *r, const char *line)
 {
-        strv_push(&r->evidence, xstrdup(line));
+        strv_push(&r->evidence, text_is_safe(line) ? xstrdup(line) : text_escape(line));
 }
 
 json_t *check_result_to_json(const struct check_result *r)
@@ -50,12 +55,11 @@ json_t *check_result_to_json(const struct check_result *r)
         if (!o || !ev)
                 oom();
         for (char **l = r->evidence; *l; l++)
-                json_array_append_new(ev, json_string(*l));
+                json_array_append_new(ev, text_to_json(*l));
         json_object_set_new(o, "check_id", json_string(r->check_id));
         json_object_set_new(o, "status", json_string(check_status_to_string(r->status)));
         json_object_set_new(o, "evidence", ev);
-        json_object_set_new(o, "remediation",
-                            r->remediation ? json_string(r->remediation) : json_null());
+        json_object_set_new(o, "remediation", text_to_json(r->remediation));
         json_object_set(o, "measured", r->measured);
         json_object_set_new(o, "duration_s", json_real(r->duration_s));
         return o;

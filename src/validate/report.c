@@ -54,9 +54,9 @@ json_t *validate_report_to_json(const struct validate_report *r)
         json_array_append_new(results, check_result_to_json(r->result));
         json_object_set_new(o, "schema_version", json_integer(VALIDATE_REPORT_SCHEMA_VERSION));
         json_object_set_new(o, "policy_version", json_integer(CONTAINMENT_POLICY_VERSION));
-        json_object_set_new(o, "target", str_or_null_to_json(r->target));
-        json_object_set_new(o, "image_id", str_or_null_to_json(r->image_id));
-        json_object_set_new(o, "run_id", str_or_null_to_json(r->run_id));
+        json_object_set_new(o, "target", text_to_json(r->target));
+        json_object_set_new(o, "image_id", text_to_json(r->image_id));
+        json_object_set_new(o, "run_id", text_to_json(r->run_id));
         json_object_set_new(o, "verdict", json_string(validate_verdict_to_string(r->verdict)));
         json_object_set_new(o, "exit_code", json_integer(validate_report_exit_code(r)));
         json_object_set_new(o, "results", results);

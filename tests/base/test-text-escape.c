@@ -79,3 +79,55 @@ Test(text_escape, escaped)
                 free(out);
         }
 }
+
+/* The reader's side of text_escape_exact(): "\\" and "\xNN" back to bytes. */
+static char *unescape_exact(const char *s)
+{
+        char *out = malloc(strlen(s) + 1), *o = out;
+
+        cr_assert_not_null(out);
+        while (*s) {
+                if (s[0] == '\\' && s[1] == '\\') {
+                        *o++ = '\\';
+                        s += 2;
+                } else if (s[0] == '\\' && s[1] == 'x') {
+                        char hex[3] = { s[2], s[3], 0 };
+                        *o++ = (char) strtoul(hex, NULL, 16);
+                        s += 4;
+                } else {
+                        cr_assert_neq(*s, '\\', "a lone backslash in exact output");
+                        *o++ = *s++;
+                }
+        }
+        *o = '\0';
+        return out;
+}
+
+Test(text_escape, exact_is_reversible_for_every_byte_pair)
+{
+        /* Reversible means no two inputs read the same: 0xff, U+FFFD and a
+         * name spelled \xff stay three names (issue 30). */
+        for (unsigned a = 1; a < 256; a++)
+                for (unsigned b = 0; b < 256; b++) {
+                        char s[5] = { (char) a, (char) b, '\\', (char) 0x80, 0 };
+                        char *e = text_escape_exact(s), *back = unescape_exact(e);
+
+                        cr_assert(text_is_safe(e), "unsafe: %s", e);
+                        cr_assert_str_eq(back, s, "%02x %02x: %s does not read back", a, b, e);
+                        free(e);
+                        free(back);
+                }
+}
+
+Test(text_escape, exact_tells_0xff_from_u_fffd_and_from_its_spelling)
+{
+        char *byte = text_escape_exact("a\xff"), *fffd = text_escape_exact("a\xef\xbf\xbd"),
+             *spelled = text_escape_exact("a\\xff");
+
+        cr_assert_str_eq(byte, "a\\xff");
+        cr_assert_str_eq(fffd, "a\xef\xbf\xbd");
+        cr_assert_str_eq(spelled, "a\\\\xff");
+        free(byte);
+        free(fffd);
+        free(spelled);
+}

@@ -98,6 +98,39 @@ def validate_without_image_is_usage_exit_2():
     assert r.returncode == 2, r
 
 
+def validate_json(*args):
+    """validate --json with argv as bytes; (exit code, report)."""
+    r = subprocess.run([os.fsencode(CTL), b"validate", b"--json", *args],
+                       capture_output=True, timeout=60)
+    return r.returncode, json.loads(r.stdout.decode("utf-8")), r
+
+
+@case
+def validate_report_keeps_a_target_that_is_not_utf8():
+    # An image reference with byte 0xff: refused (not a reference), and its
+    # report still has every key, the target escaped, distinct from U+FFFD.
+    code, doc, r = validate_json(b"img\xff")
+    assert code == 2 and doc["verdict"] == "unusable", r
+    assert doc["target"] == "img\\xff", doc
+    code, doc, r = validate_json("img\ufffd".encode())
+    assert doc["target"] == "img\ufffd", doc
+    code, doc, r = validate_json(b"img\\xff")
+    assert doc["target"] == "img\\\\xff", doc
+
+
+@case
+def validate_usage_error_with_bytes_names_the_argument():
+    code, doc, r = validate_json(b"--fr\xffob", b"img")
+    assert code == 2 and doc["verdict"] == "unusable", r
+    evidence = doc["results"][0]["evidence"]
+    assert evidence == ["unusable input: usage: unknown option '--fr\\xffob'"], evidence
+    code, doc, r = validate_json(b"--pids=\x01\xfe", b"img")
+    evidence = doc["results"][0]["evidence"]
+    assert evidence == ["unusable input: usage: invalid value for --pids=\\x01\\xfe: "
+                        "'\\x01\\xfe'"], evidence
+    assert b"try 'openenvctl validate --help'" in r.stderr, r
+
+
 def main():
     print(f"1..{len(cases)}")
     failed = 0
