@@ -98,9 +98,13 @@ static char *helper_failure(struct docker_ctx *c, int r, const struct command_ou
         if (r == -ETIME || r == -ETIMEDOUT) {
                 state = container_state(c, c->helper);
                 if (state && startswith(state, "created"))
+                        /* No process state to read before it starts: the
+                         * cause is named as one of two, not claimed. */
                         msg = xasprintf("the helper never started: for %d s the runtime's init, "
                                         "waiting in the subject's PID namespace to exec it, made "
-                                        "no progress (stopped or frozen there: %s)",
+                                        "no progress (container created; either it was stopped "
+                                        "or frozen there, as %s, or the runtime is too slow to "
+                                        "go on: nothing observed tells which)",
                                         HELPER_STALL_S, who);
                 else if (state && startswith(state, "running") &&
                          (stat = helper_process_state(c)) && (stat[0] == 'T' || stat[0] == 't'))

@@ -26,6 +26,7 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -691,12 +692,23 @@ static void fake_dir_remove(void)
         (void) rm_rf_at(AT_FDCWD, fake_dir);
 }
 
+/* A docker CLI stand-in in fake_dir; returns its path. */
+static char *fake_docker_write(const char *script)
+{
+        char *fake = xasprintf("%s/docker", fake_dir);
+        int fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
+        close(fd);
+        return fake;
+}
+
 Test(docker, image_reference_reaches_docker_after_dash_dash, .init = fake_dir_make,
      .fini = fake_dir_remove)
 {
         /* A docker CLI stand-in that logs its argv: whatever the image
          * argument is, it comes after "--". */
-        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
         cleanup_free char *log = xasprintf("%s/argv", fake_dir);
         cleanup_free char *text = NULL;
         struct command_output o;
@@ -706,10 +718,7 @@ Test(docker, image_reference_reaches_docker_after_dash_dash, .init = fake_dir_ma
                                               "[ \"$2\" = ps ] && exit 0\n"
                                               "echo 'Error: No such image: x' >&2; exit 1\n",
                                               log);
-        int fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-        cr_assert_geq(fd, 0);
-        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
-        close(fd);
+        cleanup_free char *fake = fake_docker_write(script);
         char *const argv[] = { getenv("OPENENVCTL_BIN"),
                                "validate",
                                "--json",
@@ -920,7 +929,6 @@ Test(docker, concurrent_runs_share_one_helper_image, .init = fake_dir_make, .fin
          * docker stand-in) until each has looked for the helper and found
          * none: each then brings it in. They must end with one helper image
          * and no untagged leftovers. */
-        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
         cleanup_free char *script = xasprintf(
                 "#!/bin/sh\n"
                 "case \"$*\" in *'image inspect -- openenvd-probe-helper:'*)\n"
@@ -930,15 +938,11 @@ Test(docker, concurrent_runs_share_one_helper_image, .init = fake_dir_make, .fin
                 "esac\n"
                 "exec docker \"$@\"\n",
                 fake_dir, fake_dir, CONCURRENT_RUNS);
-        cleanup_free char *helpers = NULL, *dangling_before = NULL, *dangling = NULL;
+        cleanup_free char *helpers = NULL, *dangling_before = NULL, *dangling = NULL, *fake = NULL;
         pid_t pids[CONCURRENT_RUNS];
-        int fd;
 
         require_docker();
-        fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-        cr_assert_geq(fd, 0);
-        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
-        close(fd);
+        fake = fake_docker_write(script);
         /* No helper cached (it comes back with the first run below). */
         helpers = image_ids("reference=openenvd-probe-helper");
         for (char *p = helpers, *nl; *p; p = nl + 1) {
@@ -1024,22 +1028,19 @@ Test(docker, interrupted_with_unverified_cleanup_is_an_error_naming_what_is_left
          * time out: the containers stay. The report must be an error (3)
          * that names them, never "interrupted: everything created was
          * removed". */
-        cleanup_free char *fake = xasprintf("%s/docker", fake_dir);
         const char *script = "#!/bin/sh\n"
                              "case \" $* \" in\n"
                              "*' start -- '*) kill -INT $PPID;;\n"
                              "*' rm '*) echo 'Error response from daemon: frozen' >&2; exit 1;;\n"
                              "esac\n"
                              "exec docker \"$@\"\n";
+        cleanup_free char *fake = NULL;
         struct command_output o;
         json_t *report, *result;
         const char *run_id;
-        int fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
 
         require_docker();
-        cr_assert_geq(fd, 0);
-        cr_assert_eq(write_all(fd, script, strlen(script)), 0);
-        close(fd);
+        fake = fake_docker_write(script);
         char *const argv[] = { getenv("OPENENVCTL_BIN"),
                                "validate",
                                "--json",
@@ -1064,6 +1065,81 @@ Test(docker, interrupted_with_unverified_cleanup_is_an_error_naming_what_is_left
         json_decref(report);
         command_output_done(&o);
         assert_nothing_left();
+}
+
+/* Runs validate --json with the stand-in and checks it reports an interrupt
+ * by sig: verdict interrupted, exit 128 + sig, nothing left. wrap, if not
+ * NULL, is a python3 program that execs argv[1:] (the signal set-up). */
+static void expect_interrupted(const char *fake, const char *wrap, int sig)
+{
+        char *const plain[] = { getenv("OPENENVCTL_BIN"),
+                                "validate",
+                                "--json",
+                                "--docker",
+                                (char *) fake,
+                                SUBJECT_IMAGE,
+                                NULL };
+        char *const wrapped[] = { "python3", "-c",     (char *) wrap, plain[0], plain[1],
+                                  plain[2],  plain[3], plain[4],      plain[5], NULL };
+        struct command_output o;
+        json_t *report;
+
+        cr_assert_not_null(plain[0]);
+        cr_assert_eq(run(wrap ? wrapped : plain, -1, &o), 0);
+        cr_log_info("exit %d: %s%s", o.exit_status, o.out, o.err);
+        report = json_loadb(o.out, o.out_len, 0, NULL);
+        cr_assert_not_null(report, "exit %d, no report: %s", o.exit_status, o.err);
+        cr_assert_eq(o.exit_status, 128 + sig, "exit %d: %s", o.exit_status, o.out);
+        cr_assert_str_eq(json_string_value(json_object_get(report, "verdict")), "interrupted");
+        cr_assert_eq(json_integer_value(json_object_get(report, "exit_code")), 128 + sig);
+        cr_assert(evidence_has(json_array_get(json_object_get(report, "results"), 0),
+                               "everything created was removed"),
+                  "%s", o.out);
+        json_decref(report);
+        command_output_done(&o);
+        assert_nothing_left();
+}
+
+Test(docker, sigterm_during_the_engine_check_is_an_interrupted_report, .init = fake_dir_make,
+     .fini = fake_dir_remove)
+{
+        /* The first docker call (version) is where SIGTERM used to end the
+         * run with exit 1 and nothing on stdout. */
+        cleanup_free char *fake = NULL;
+
+        require_docker();
+        fake = fake_docker_write(
+                "#!/bin/sh\n"
+                "case \" $* \" in *' version '*) kill -TERM $PPID; sleep 5;; esac\n"
+                "exec docker \"$@\"\n");
+        expect_interrupted(fake, NULL, SIGTERM);
+}
+
+Test(docker, signal_before_the_first_instruction_is_an_interrupted_report, .init = fake_dir_make,
+     .fini = fake_dir_remove)
+{
+        /* A SIGTERM that comes before validate runs a line of its own (the
+         * caller holds it blocked across exec: it stays pending) is
+         * reported like a later one, and no docker call creates anything. */
+        cleanup_free char *log = xasprintf("%s/argv", fake_dir);
+        cleanup_free char *script = xasprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %s\n"
+                                              "exec docker \"$@\"\n",
+                                              log);
+        cleanup_free char *fake = NULL, *text = NULL;
+        size_t len;
+
+        require_docker();
+        fake = fake_docker_write(script);
+        expect_interrupted(fake,
+                           "import os, signal, sys\n"
+                           "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\n"
+                           "os.kill(os.getpid(), signal.SIGTERM)\n"
+                           "os.execv(sys.argv[1], sys.argv[1:])\n",
+                           SIGTERM);
+        if (read_full_file_at(AT_FDCWD, log, 1 << 16, &text, &len) == 0) {
+                cr_log_info("fake docker saw:\n%s", text);
+                cr_assert_null(strstr(text, " create "), "%s", text);
+        }
 }
 
 Test(docker, subject_health_check_is_off)
