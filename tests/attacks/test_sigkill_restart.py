@@ -23,7 +23,9 @@ import attacklib as A  # noqa: E402
 from attacklib import check  # noqa: E402
 
 
-def manifest(run, env_moves=()):
+def manifest(run, env_moves=(), busy="busy"):
+    """busy: the workspace dir the harness fills (the new daemon's harness
+    fills another, so that the old one's can be told from it)."""
     return run.manifest("""
 spec_version: 1
 name: sigkill
@@ -50,7 +52,7 @@ openenvd:
           reads: [workspace]
           phases: [grading]
 """ % (A.argv("env", "8000", *env_moves),
-       A.argv("harness", "many_files", {"dir": "/workspace/busy", "n": 500},
+       A.argv("harness", "many_files", {"dir": "/workspace/" + busy, "n": 500},
               "flood", {"fd": 1, "total": 1 << 30, "wait": True}),
        A.argv("service", "8080"), A.argv("observer", "sleep", {"s": 60})))
 
@@ -74,7 +76,7 @@ def kill_and_restart(run, m, drive, first_episode=True):
         old.proc.wait()
         check(any(os.path.exists("/proc/%d" % p) for p in before),
               "its containers outlive a SIGKILLed daemon (what the restart must clean)")
-        new = A.Daemon(run, manifest(run), state=old.state, wait=False)
+        new = A.Daemon(run, manifest(run, busy="busy-new"), state=old.state, wait=False)
         new.wait_ready(first_episode=False)
         # It listens: by now the old one's subtree and processes are gone.
         check(not old_is_gone(old), "the new daemon serves while the old one's %s remain"
