@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/version.h"
 #include "cli/cli.h"
 
 static void usage(FILE *f)
@@ -16,6 +17,7 @@ static void usage(FILE *f)
               "  openenvctl check preflight [--json] [--rootfs DIR | --host-root-unfiltered]\n"
               "  openenvctl check enforcement [--manifest FILE] [--json]\n"
               "  openenvctl validate IMAGE [--json]\n"
+              "  openenvctl --version\n"
               "\n"
               "Exit codes: see docs/CLI.md.\n",
               f);
@@ -24,8 +26,15 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
         log_set_program("openenvctl");
-        if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+        /* "openenvctl --help" and a group's ("openenvctl check --help"). */
+        if ((argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) ||
+            (argc == 3 && (streq(argv[1], "manifest") || streq(argv[1], "check")) &&
+             (streq(argv[2], "--help") || streq(argv[2], "-h")))) {
                 usage(stdout);
+                return EXIT_CODE_OK;
+        }
+        if (argc >= 2 && streq(argv[1], "--version")) {
+                printf("openenvctl %s\n", openenvd_version);
                 return EXIT_CODE_OK;
         }
         if (argc >= 3 && streq(argv[1], "manifest") && streq(argv[2], "validate"))

@@ -24,6 +24,7 @@
 #include "base/sibling-binary.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "base/version.h"
 #include "daemon/daemon.h"
 #include "manifest/manifest.h"
 #include "preflight/preflight.h"
@@ -70,7 +71,8 @@ static void usage(FILE *f)
               "  --start-timeout S      services and env readiness (default 60)\n"
               "  --log-level LEVEL      err, warning, info (default), debug\n"
               "  --log-format FORMAT    text (default) or json: one object per line\n"
-              "                         (also OPENENVD_LOG_FORMAT)\n",
+              "                         (also OPENENVD_LOG_FORMAT)\n"
+              "  --version              print the version and exit\n",
               f);
 }
 
@@ -97,6 +99,7 @@ enum {
         ARG_NO_INITIAL,
         ARG_NO_STANDBY,
         ARG_UID_LOCK_DIR,
+        ARG_VERSION,
 };
 
 /*
@@ -246,6 +249,7 @@ static const struct option longopts[] = {
         { "no-standby", no_argument, NULL, ARG_NO_STANDBY },
         { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, ARG_VERSION },
         {},
 };
 
@@ -415,11 +419,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 case 'h':
                         usage(stdout);
                         exit(0);
+                case ARG_VERSION:
+                        printf("openenvd %s\n", openenvd_version);
+                        exit(0);
                 default:
-                        log_error("%s: unknown option, or it needs an argument (see --help)",
+                        log_error("%s: unknown option, or it needs an argument (try "
+                                  "'openenvd --help')",
                                   argv[optind - 1]);
-                        if (log_get_format() != LOG_FORMAT_JSON)
-                                usage(stderr);
                         return -EINVAL;
                 }
         }
@@ -505,6 +511,7 @@ int main(int argc, char **argv)
         }
         if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;
+        log_info("openenvd %s", openenvd_version);
         /* The URL (and CA file) are checked before anything else starts. */
         if (raw.model_url &&
             model_upstream_new(raw.model_url, raw.model_ca_file, &upstream, &url_error) < 0) {

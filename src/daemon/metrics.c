@@ -21,6 +21,7 @@
 #include "base/prom-text.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "base/version.h"
 
 static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
 {
@@ -215,8 +216,12 @@ static void render_process(struct strbuf *sb, const struct metrics_self *self, d
 
 char *metrics_render(const struct metrics_input *in, size_t *ret_len)
 {
+        const struct prom_label version[] = { { "version", openenvd_version } };
         struct strbuf sb = STRBUF_INIT;
 
+        prom_family(&sb, "openenvd_build_info", "gauge",
+                    "Always 1; the label says which build answers.");
+        prom_sample_u64(&sb, "openenvd_build_info", version, 1, 1);
         render_episodes(&sb, in->unit);
         render_phases(&sb, in->unit, in->phase);
         render_limit_events(&sb, in->unit, "openenvd_container_oom_kills_total",

@@ -36,6 +36,7 @@
 #include "base/limits.h"
 #include "base/parse-util.h"
 #include "base/util.h"
+#include "base/version.h"
 #include "probe/attack.h"
 #include "probe/containment-probe.h"
 #include "probe/json-writer.h"
@@ -136,6 +137,10 @@ int main(int argc, char **argv)
          * non-dumpable at exec (execute-only binary)? See containment-probe.h. */
         int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 
+        if (argc >= 2 && streq(argv[1], "--version")) {
+                printf("openenvd-probe %s\n", openenvd_version);
+                return 0;
+        }
         if (argc >= 2 && streq(argv[1], "attack"))
                 return attack_main(argc, argv);
 
@@ -154,7 +159,8 @@ int main(int argc, char **argv)
 
         if (argc < 2 || !streq(argv[1], "containment")) {
                 fputs("usage: openenvd-probe containment [--anchor-pid N] [--allotted PATH]...\n"
-                      "       openenvd-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n",
+                      "       openenvd-probe attack --out FILE -- (NAME GUARANTEE KIND ARG)...\n"
+                      "       openenvd-probe --version\n",
                       stderr);
                 return 2;
         }

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "base/version.h"
 #include "sandbox/syscall-filter.h"
 #include "unit/episode-fs.h"
 #include "unit/episode.h"
@@ -676,6 +677,7 @@ json_t *unit_info(const struct unit *u)
                                "episode_id", episode_id(u->standby));
         else
                 sb = json_pack("{s:s}", "state", u->cfg.standby ? "none" : "disabled");
+        json_object_set_new(info, "version", json_string(openenvd_version));
         json_object_set_new(info, "phase", json_string(phase_to_string(u->phase.current)));
         json_object_set_new(info, "episode_id",
                             u->live ? json_string(episode_id(u->live)) : json_null());

@@ -5,6 +5,7 @@ exit codes (docs/CLI.md), the text and --json forms of `manifest validate`.
 TAP on stdout. argv[1] is the openenvctl binary."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,21 @@ def unknown_command_is_usage_exit_2():
 def help_exits_0_on_stdout():
     r = run("--help")
     assert r.returncode == 0 and "manifest validate" in r.stdout, r
+
+
+@case
+def group_help_exits_0_on_stdout():
+    for group in ("manifest", "check"):
+        r = run(group, "--help")
+        assert r.returncode == 0 and "openenvctl %s " % group in r.stdout and not r.stderr, r
+
+
+@case
+def version_exits_0_on_stdout():
+    r = run("--version")
+    assert r.returncode == 0 and not r.stderr, r
+    assert re.fullmatch(r"openenvctl \d+\.\d+\.\d+( \(git [0-9a-f]{12}(-dirty)?\))?\n",
+                        r.stdout), r
 
 
 @case

@@ -423,6 +423,24 @@ def case_json_errors_before_and_at_setup(inst):
           "the failure with its errno: %s" % errs)
 
 
+def case_version_everywhere():
+    # One build, one string: --version of the daemon and the shim, the
+    # first log line, /info and the build_info metric say the same.
+    out = subprocess.run([OPENENVD, "--version"], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and out.stdout.startswith("openenvd ") and not out.stderr,
+          "openenvd --version: %r" % (out,))
+    version = out.stdout[len("openenvd "):].rstrip("\n")
+    check(version, "an empty version")
+    shim = subprocess.run([SHIM, "--version"], capture_output=True, text=True, timeout=30)
+    check(shim.returncode == 0 and shim.stdout == "openenvd-shim %s\n" % version,
+          "openenvd-shim --version: %r" % (shim,))
+    first = S["main"].log_entries()[0]
+    check(first["msg"] == "openenvd " + version, "first log line: %s" % first)
+    check(S["info"].get("version") == version, "/info version: %s" % S["info"].get("version"))
+    check(S["last"]["openenvd_build_info"].value(version=version) == 1,
+          "build_info{version=%r}" % version)
+
+
 CASES = [
     ("GET /metrics: a strict Prometheus exposition, the orchestrator's only",
      case_exposition_strict),
@@ -440,6 +458,8 @@ CASES = [
      case_json_log_escapes_any_byte),
     ("invalid manifest, unknown format, setup failure: JSON errors with their fields",
      None),
+    ("--version, the first log line, /info and build_info name one version",
+     case_version_everywhere),
 ]
 
 

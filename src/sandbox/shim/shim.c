@@ -58,6 +58,7 @@
 #include "base/parse-util.h"
 #include "base/pipe-relay.h"
 #include "base/util.h"
+#include "base/version.h"
 
 #define EXIT_SETUP_FAILED 126
 #define EXIT_EXEC_FAILED  127
@@ -557,6 +558,11 @@ int main(int argc, char **argv)
         char **principal_argv = NULL;
         int r;
 
+        /* Alone: the daemon always passes "--" before a principal. */
+        if (argc == 2 && streq(argv[1], "--version")) {
+                dprintf(STDOUT_FILENO, "openenvd-shim %s\n", openenvd_version);
+                return 0;
+        }
         /* PID 1 of a pid namespace reaps orphans anyway; being a subreaper
          * keeps that true when the shim runs elsewhere (tests). */
         (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
