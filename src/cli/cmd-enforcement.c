@@ -32,6 +32,7 @@
 static void help(FILE *f)
 {
         fputs("Usage: openenvctl check enforcement [--manifest FILE] [--json] [options]\n"
+              "                                    [-- CMD...]\n"
               "\n"
               "Attacks every zone from inside a throwaway probe container with the zone's\n"
               "real confinement and reports which guarantees held.\n"
@@ -42,6 +43,7 @@ static void help(FILE *f)
               "  --probe PATH         static openenvd-probe (default: likewise)\n"
               "  --state-parent DIR   where the temporary state dir goes (default /var/tmp)\n"
               "  --timeout SEC        per probe container (default 60)\n"
+              "  -- CMD...            the env server's command, as given to openenvd -- CMD\n"
               "\n"
               "Exit: 0 all held, 1 a guarantee failed, 2 bad usage or invalid manifest,\n"
               "3 isolation unavailable.\n",
@@ -88,10 +90,19 @@ int cli_check_enforcement(int argc, char **argv)
         cleanup_free char *shim = NULL, *probe = NULL;
         struct enforce_options o = { 0 };
         const char *manifest_path = "openenv.yaml";
+        struct manifest_overrides ov = {};
         bool json = false;
         unsigned timeout_s = 60;
         int c, r;
 
+        /* "-- CMD..." is the env server's command, as for openenvd and
+         * manifest validate: split off before any option is read. */
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--")) {
+                        ov.env_argv = argv + i + 1;
+                        argc = i;
+                        break;
+                }
         optind = 0;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+hjm:", opts, NULL)) >= 0) {
@@ -155,7 +166,7 @@ int cli_check_enforcement(int argc, char **argv)
         {
                 struct manifest_errors errors;
                 manifest_errors_init(&errors, manifest_path);
-                r = manifest_load(manifest_path, &errors, &m);
+                r = manifest_load_with(manifest_path, &ov, &errors, &m);
                 if (r < 0) {
                         struct strbuf sb = STRBUF_INIT;
                         if (r == -EINVAL) {

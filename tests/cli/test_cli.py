@@ -114,6 +114,24 @@ def validate_without_image_is_usage_exit_2():
     assert r.returncode == 2, r
 
 
+@case
+def check_enforcement_takes_the_env_command_after_dash_dash():
+    # A manifest with no app and no argv is valid only with "-- CMD", for
+    # check enforcement as for manifest validate and openenvd.
+    with tempfile.TemporaryDirectory() as d:
+        m = os.path.join(d, "openenv.yaml")
+        with open(m, "w") as f:
+            f.write("spec_version: 1\nname: cmdonly\nport: 8000\n")
+        args = ("check", "enforcement", "--manifest", m, "--state-parent", "/tmp")
+        r = run(*args)
+        assert r.returncode == 2 and "no argv and the manifest sets no app" in r.stderr, r
+        assert run("manifest", "validate", m, "--", "/bin/true").returncode == 0
+        # Past the manifest: as root the state parent under /tmp is refused
+        # (exit 3), as another user isolation is unavailable (exit 3).
+        r = run(*args, "--", "/bin/true")
+        assert r.returncode == 3 and "no argv" not in r.stderr, r
+
+
 def validate_json(*args):
     """validate --json with argv as bytes; (exit code, report)."""
     r = subprocess.run([os.fsencode(CTL), b"validate", b"--json", *args],
