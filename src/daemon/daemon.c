@@ -659,7 +659,6 @@ static int daemon_setup(struct daemon *d)
 {
         const struct daemon_options *o = d->opts;
         uint16_t port = o->port ?: d->manifest->port;
-        bool generated = false;
         int fd, r;
 
         r = enter_private_mount_ns();
@@ -732,13 +731,9 @@ static int daemon_setup(struct daemon *d)
         if (r < 0)
                 return log_error_errno(r, "unit: %m");
 
-        r = credentials_load(&d->creds, o->token_file, o->agent_token_file, &generated);
-        if (r < 0)
-                return log_error_errno(r, "tokens: %m%s",
-                                       r == -EINVAL ? " (empty, or the agent token is the "
-                                                      "orchestrator's)"
-                                                    : "");
-        if (generated) {
+        d->creds = *o->creds;
+        *o->creds = (struct credentials){};
+        if (o->token_generated) {
                 /* Printed once, never logged again. */
                 printf("OPENENVD_TOKEN=%s\n", d->creds.orchestrator);
                 fflush(stdout);

@@ -16,6 +16,8 @@
 #include "base/exit-code.h"
 #include "manifest/manifest.h"
 
+struct credentials;
+
 struct model_upstream;
 
 struct env_origin;
@@ -32,6 +34,11 @@ struct daemon_options {
         bool require_isolation;
         const char *token_file;
         const char *agent_token_file; /* the agent principal's token (credentials.h) */
+        /* Loaded by main() from the two above before the preflight (a bad
+         * file is bad usage, said first); the daemon takes them over and
+         * leaves *creds empty. token_generated: printed once at start. */
+        struct credentials *creds;
+        bool token_generated;
         const char *model_key_file;
         const struct model_upstream *model_upstream; /* --model-url, resolved at start */
         const char *model_provider;

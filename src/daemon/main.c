@@ -28,6 +28,7 @@
 #include "daemon/daemon.h"
 #include "manifest/manifest.h"
 #include "preflight/preflight.h"
+#include "relay/credentials.h"
 #include "relay/model-proxy.h"
 #include "relay/model-upstream.h"
 #include "sandbox/container-spec.h"
@@ -488,6 +489,8 @@ int main(int argc, char **argv)
         cleanup(model_upstream_freep) struct model_upstream *upstream = NULL;
         cleanup_free char *shim = NULL, *reasons = NULL, *url_error = NULL;
         cleanup(env_origin_done) struct env_origin origin = {};
+        cleanup(credentials_done) struct credentials creds = {};
+        cleanup_free char *token_error = NULL;
         int r;
 
         const char *log_format = getenv("OPENENVD_LOG_FORMAT");
@@ -511,7 +514,7 @@ int main(int argc, char **argv)
         }
         if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;
-        log_info("openenvd %s", openenvd_version);
+        log_info("version %s", openenvd_version);
         /* The URL (and CA file) are checked before anything else starts. */
         if (raw.model_url &&
             model_upstream_new(raw.model_url, raw.model_ca_file, &upstream, &url_error) < 0) {
@@ -531,6 +534,16 @@ int main(int argc, char **argv)
                 report_manifest_errors(&errs, opts.manifest_path);
                 return DAEMON_EXIT_INVALID;
         }
+
+        /* Tokens before the preflight: a file that cannot serve is bad
+         * usage, said at once with its path (not after the checks). */
+        r = credentials_load(&creds, opts.token_file, opts.agent_token_file, &opts.token_generated,
+                             &token_error);
+        if (r < 0) {
+                log_error_errno(r, "%s", token_error);
+                return DAEMON_EXIT_INVALID;
+        }
+        opts.creds = &creds;
 
         pid1_remount_cgroups_writable();
         pid1_mount_cgroup2();

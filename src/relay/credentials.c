@@ -24,24 +24,50 @@ static int load_one(const char *path, const char *env_name, char **ret)
         return 0;
 }
 
-int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
-                     bool *ret_generated)
+/* "--token-file PATH: why" for a file that could not serve as a token. */
+static char *file_error(const char *option, const char *path, int r)
 {
+        if (r == -EINVAL)
+                return xasprintf("%s %s: empty, or holds a NUL byte (a token is one line)", option,
+                                 path);
+        if (r == -EFBIG)
+                return xasprintf("%s %s: over %d bytes", option, path, TOKEN_MAX_BYTES);
+        return xasprintf("%s %s: %s", option, path, strerror(-r));
+}
+
+int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
+                     bool *ret_generated, char **ret_error)
+{
+        char *error = NULL;
         int r;
 
         *c = (struct credentials){};
         *ret_generated = false;
         r = load_one(token_file, "OPENENVD_TOKEN", &c->orchestrator);
+        if (r < 0)
+                error = file_error("--token-file", token_file, r);
         if (r >= 0 && !c->orchestrator) {
                 r = random_hex(32, &c->orchestrator);
                 *ret_generated = r >= 0;
+                if (r < 0)
+                        error = xasprintf("a random token: %s", strerror(-r));
         }
-        if (r >= 0)
+        if (r >= 0) {
                 r = load_one(agent_token_file, "OPENENVD_AGENT_TOKEN", &c->agent);
-        if (r >= 0 && c->agent && streq(c->agent, c->orchestrator))
+                if (r < 0)
+                        error = file_error("--agent-token-file", agent_token_file, r);
+        }
+        if (r >= 0 && c->agent && streq(c->agent, c->orchestrator)) {
                 r = -EINVAL; /* the agent would hold the orchestrator's rights */
+                error = xstrdup("the agent token is the orchestrator's: give the agent a token "
+                                "of its own");
+        }
         if (r < 0)
                 credentials_done(c);
+        if (ret_error)
+                *ret_error = error;
+        else
+                free(error);
         return r;
 }
 

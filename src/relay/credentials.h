@@ -33,9 +33,10 @@ struct credentials {
 /* The orchestrator token from token_file if set, else $OPENENVD_TOKEN, else
  * 32 random bytes in hex (*ret_generated: the caller prints it once); the
  * agent token from agent_token_file if set, else $OPENENVD_AGENT_TOKEN, else
- * none. -EINVAL when both are the same. */
+ * none. -EINVAL when both are the same. On failure *ret_error (if not NULL)
+ * says which and why, naming the option and its path. */
 int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
-                     bool *ret_generated);
+                     bool *ret_generated, char **ret_error);
 void credentials_done(struct credentials *c);
 
 /* query_token: the decoded "token" query parameter (NULL: none), counted in

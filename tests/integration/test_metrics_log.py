@@ -408,19 +408,34 @@ def case_json_errors_before_and_at_setup(inst):
           "OPENENVD_LOG_FORMAT=yaml: %d %r" % (r.returncode, r.stderr))
     state = tempfile.mkdtemp(prefix="openenvd-metrics-state.", dir="/var/tmp")
     os.chmod(state, 0o711)
+
+    def start(*extra):
+        return subprocess.run([OPENENVD, "--log-format", "json", "--manifest",
+                               os.path.join(inst, "unit.yaml"), "--state", state + "/s",
+                               "--port", str(daemon_unit.free_port()), "--listen", "127.0.0.1",
+                               *extra], capture_output=True, timeout=120)
     try:
-        r = subprocess.run([OPENENVD, "--log-format", "json", "--manifest",
-                            os.path.join(inst, "unit.yaml"), "--shim", SHIM, "--state",
-                            state + "/s", "--port", str(daemon_unit.free_port()), "--listen",
-                            "127.0.0.1", "--token-file", inst + "/no-such-token"],
-                           capture_output=True, timeout=120)
+        # A token file that cannot serve is bad usage, said before the
+        # preflight, with the option and the path.
+        token = inst + "/no-such-token"
+        r = start("--shim", SHIM, "--token-file", token)
+        check(r.returncode == 2, "missing token file: exit %d" % r.returncode)
+        entries = [json.loads(line) for line in r.stderr.decode().splitlines()]
+        errs = [e for e in entries if e.get("errno")]
+        check(errs and errs[-1]["errno"] == "ENOENT" and
+              errs[-1]["msg"] == "--token-file %s: No such file or directory" % token,
+              "the failure with its errno: %s" % errs)
+        check(not any("isolation" in e["msg"] or "preflight" in e["msg"] for e in entries),
+              "the token is read before the preflight: %s" % entries)
+        # A failure at setup, after the preflight: its errno as a field.
+        r = start("--shim", inst + "/no-such-shim")
+        check(r.returncode == 1, "missing shim: exit %d" % r.returncode)
+        entries = [json.loads(line) for line in r.stderr.decode().splitlines()]
+        errs = [e for e in entries if e.get("errno")]
+        check(errs and errs[-1]["errno"] == "ENOENT" and errs[-1]["msg"].startswith("shim "),
+              "the failure with its errno: %s" % errs)
     finally:
         shutil.rmtree(state, ignore_errors=True)
-    check(r.returncode == 1, "missing token file: exit %d" % r.returncode)
-    entries = [json.loads(line) for line in r.stderr.decode().splitlines()]
-    errs = [e for e in entries if e.get("errno")]
-    check(errs and errs[-1]["errno"] == "ENOENT" and errs[-1]["msg"].startswith("tokens: "),
-          "the failure with its errno: %s" % errs)
 
 
 def case_version_everywhere():
@@ -435,7 +450,7 @@ def case_version_everywhere():
     check(shim.returncode == 0 and shim.stdout == "openenvd-shim %s\n" % version,
           "openenvd-shim --version: %r" % (shim,))
     first = S["main"].log_entries()[0]
-    check(first["msg"] == "openenvd " + version, "first log line: %s" % first)
+    check(first["msg"] == "version " + version, "first log line: %s" % first)
     check(S["info"].get("version") == version, "/info version: %s" % S["info"].get("version"))
     check(S["last"]["openenvd_build_info"].value(version=version) == 1,
           "build_info{version=%r}" % version)
