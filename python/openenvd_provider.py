@@ -125,10 +125,12 @@ class OpenenvdDockerProvider(ContainerProvider):
         return f"http://{_USER}:{token}@127.0.0.1:{port}"
 
     def wait_for_ready(self, base_url: str, timeout_s: float = 30.0) -> None:
-        """Polls /healthz (openenvd's own, unauthenticated) until it answers
-        200. Raises RuntimeError with openenvd's log if the container exits
-        (e.g. 3: isolation unavailable), TimeoutError after timeout_s."""
-        url = _strip_credentials(base_url) + "/healthz"
+        """Polls /health (unauthenticated) until it answers 200, as OpenEnv's
+        own providers do: openenvd answers it 503 until an episode can serve
+        (and the env's own server answers it when openenvd steps aside).
+        Raises RuntimeError with openenvd's log if the container exits (e.g.
+        3: isolation unavailable), TimeoutError after timeout_s."""
+        url = _strip_credentials(base_url) + "/health"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:

@@ -127,9 +127,10 @@ class Unit:
         self.pid = self.proc.pid
 
     def wait_ready(self, timeout=60):
-        """Until the daemon printed "openenvd ready" (its listener is up)."""
-        poll(lambda: "openenvd ready" in (read(self.out_path) or "") or self.proc.poll() is not None,
-             "%s: openenvd ready" % self.name, timeout)
+        """Until the daemon printed "openenvd listening" (its listener is up;
+        "openenvd ready" follows once an episode can serve)."""
+        poll(lambda: "openenvd listening" in (read(self.out_path) or "") or
+             self.proc.poll() is not None, "%s: openenvd listening" % self.name, timeout)
         if self.proc.poll() is not None:
             raise RuntimeError("%s: openenvd exited %s:\n%s" % (self.name, self.proc.returncode,
                                                               self.tail()))

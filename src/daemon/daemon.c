@@ -383,6 +383,12 @@ static const char *on_phase(void *userdata)
         return phase_to_string(unit_phase(d->unit));
 }
 
+static bool on_ready(void *userdata, char **ret_reason)
+{
+        struct daemon *d = userdata;
+        return unit_ready(d->unit, ret_reason);
+}
+
 static int on_request_episode(void *userdata, frontend_done_fn done, void *cookie)
 {
         struct daemon *d = userdata;
@@ -413,6 +419,7 @@ static const struct frontend_ops frontend_ops = {
         .pending_gone = on_pending_gone,
         .env_traffic_allowed = on_env_allowed,
         .phase = on_phase,
+        .ready = on_ready,
         .request_episode = on_request_episode,
         .forget = on_forget,
         .on_action = on_action,
@@ -441,8 +448,18 @@ static void on_env_changed(void *userdata, const char *env_socket)
         (void) frontend_set_env(d->frontend, env_socket ? &env : NULL);
 }
 
+/* The unit can serve: said once on stdout, for whoever started us. */
+static void on_unit_ready(void *userdata)
+{
+        (void) userdata;
+        log_info("ready: an episode can serve");
+        printf("openenvd ready\n");
+        fflush(stdout);
+}
+
 static const struct unit_ops unit_ops = {
         .env_changed = on_env_changed,
+        .ready = on_unit_ready,
 };
 
 /* --- signals and children ------------------------------------------------- */
@@ -747,6 +764,11 @@ static int daemon_setup(struct daemon *d)
                          &frontend_ops, d, &d->frontend);
         if (r < 0)
                 return log_error_errno(r, "external listener: %m");
+        /* Listening comes first on stdout, "openenvd ready" when an episode
+         * can serve (on_unit_ready(); at once if none is to start). */
+        log_info("listening on %s:%u", o->listen_address, port);
+        printf("openenvd listening\n");
+        fflush(stdout);
         r = unit_start(d->unit, !o->no_initial_episode);
         if (r < 0)
                 return log_error_errno(r, "first episode: %m");
@@ -754,9 +776,6 @@ static int daemon_setup(struct daemon *d)
          * before, so a daemon that failed to start can be started again. */
         if (o->model_key_file && unlink(o->model_key_file) < 0)
                 log_warning_errno(-errno, "cannot delete the model key file: %m");
-        log_info("listening on %s:%u", o->listen_address, port);
-        printf("openenvd ready\n");
-        fflush(stdout);
         return 0;
 }
 

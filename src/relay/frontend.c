@@ -269,6 +269,30 @@ static int method_not_allowed(struct http_exchange *x, const char *allow)
         return respond_error(x, 405, "method_not_allowed");
 }
 
+/* /readyz, and /health in OpenEnv's words (its provider and validator poll
+ * it until 200, then use the env at once): 503 with the reason until an
+ * episode can serve. */
+static int respond_readiness(struct frontend *f, struct http_exchange *x, bool openenv)
+{
+        cleanup_free char *reason = NULL;
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+        bool ready = f->ops->ready(f->userdata, &reason);
+
+        if (openenv)
+                strbuf_adds(&sb, ready ? "{\"status\":\"healthy\"" : "{\"status\":\"unhealthy\"");
+        else
+                strbuf_adds(&sb, ready ? "{\"ready\":true" : "{\"ready\":false");
+        strbuf_adds(&sb, ",\"phase\":");
+        jstring_append(&sb, f->ops->phase(f->userdata));
+        if (!ready) {
+                strbuf_adds(&sb, ",\"reason\":");
+                jstring_append(&sb, reason ? reason : "unknown");
+        }
+        strbuf_addch(&sb, '}');
+        http_exchange_respond(x, ready ? 200 : 503, sb.buf);
+        return HTTP_ACTION_RESPOND;
+}
+
 /* Routes without credentials. -1: not one of them. */
 static int route_public(struct frontend *f, struct http_exchange *x, const char *route)
 {
@@ -281,17 +305,10 @@ static int route_public(struct frontend *f, struct http_exchange *x, const char 
                 http_exchange_respond(x, 200, "{\"status\":\"ok\"}");
                 return HTTP_ACTION_RESPOND;
         }
-        if (streq(route, "/health")) {
-                char *body;
+        if (streq(route, "/health") || streq(route, "/readyz")) {
                 if (!get)
                         return method_not_allowed(x, "GET");
-                /* OpenEnv's health answer, from the daemon: it serves
-                 * (and starts episodes) whether or not one is live. */
-                body = xasprintf("{\"status\":\"healthy\",\"phase\":\"%s\"}",
-                                 f->ops->phase(f->userdata));
-                http_exchange_respond(x, 200, body);
-                free(body);
-                return HTTP_ACTION_RESPOND;
+                return respond_readiness(f, x, streq(route, "/health"));
         }
         return -1;
 }

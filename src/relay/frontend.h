@@ -10,8 +10,10 @@
  *   - the target is normalised once (request-target.h): a malformed one is
  *     400 and closes the connection; the normalised form is what is matched
  *     and what is forwarded;
- *   - GET /healthz and GET /health need no credentials (/health answers
- *     OpenEnv's {"status":"healthy"} with the unit's phase, here);
+ *   - GET /healthz, /readyz and /health need no credentials: /healthz is
+ *     liveness (the daemon answers), /readyz readiness (an episode can
+ *     serve), /health OpenEnv's answer for the same readiness:
+ *     {"status":"healthy"} 200, or {"status":"unhealthy","reason"} 503;
  *   - everything else needs a principal (credentials.h): 401 without;
  *     the agent principal reaches /mcp (and below) and the manifest's agent
  *     paths only (403 elsewhere); the orchestrator reaches everything;
@@ -83,6 +85,9 @@ struct frontend_ops {
         void (*pending_gone)(void *userdata, struct http_handle *pending);
         bool (*env_traffic_allowed)(void *userdata);
         const char *(*phase)(void *userdata); /* for /health */
+        /* For /health and /readyz: can an episode serve now (or when a
+         * reset asks)? If not, *ret_reason: a new string saying why. */
+        bool (*ready)(void *userdata, char **ret_reason);
         /* The orchestrator's client wants an episode while none is live:
          * 0 live now, 1 done(cookie, result) follows, < 0 refused. */
         int (*request_episode)(void *userdata, frontend_done_fn done, void *cookie);

@@ -67,6 +67,8 @@ struct unit {
         usec_t reset_at;                     /* CLOCK_MONOTONIC: the reset in progress began */
         enum unit_reset_source reset_source; /* ... and where its episode comes from */
         enum unit_end live_end;              /* how the live episode is ending */
+        bool told_ready;                     /* ops->ready was called */
+        bool first_pending;                  /* unit_start()'s episode is not up yet */
         bool live_counted;                   /* the live episode is in stats.episodes */
 };
 
@@ -226,6 +228,15 @@ static void retire(struct unit *u, struct episode *e)
                 episode_teardown(e);
 }
 
+static void tell_if_ready(struct unit *u)
+{
+        if (u->told_ready || !unit_ready(u, NULL))
+                return;
+        u->told_ready = true;
+        if (u->ops->ready)
+                u->ops->ready(u->userdata);
+}
+
 static void maybe_start_standby(struct unit *u)
 {
         if (!u->cfg.standby || u->standby || u->freeing || u->cold_pending ||
@@ -245,6 +256,8 @@ static void go_live(struct unit *u, const char *why)
                                   (double) USEC_PER_SEC);
 
         (void) move(u, ACTOR_SYSTEM, PHASE_READY, why, NULL, 0);
+        u->first_pending = false;
+        tell_if_ready(u);
         if (u->ops->env_changed)
                 u->ops->env_changed(u->userdata, episode_env_socket(u->live));
         wait_complete(u, WAIT_READY, 0);
@@ -333,6 +346,8 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
                 u->standby_failures = 0;
                 log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
                                 "standby episode %s ready", episode_id(e));
+                u->first_pending = false;
+                tell_if_ready(u);
                 return;
         }
         if (e != u->live)
@@ -617,6 +632,29 @@ const char *unit_episode_id(const struct unit *u)
         return u->live ? episode_id(u->live) : NULL;
 }
 
+bool unit_ready(const struct unit *u, char **ret_reason)
+{
+        const struct verdict *v;
+        const char *why;
+
+        if (u->phase.current == PHASE_FAILED) {
+                v = u->live ? episode_verdict(u->live) : NULL;
+                why = v && v->reason ? v->reason : "provisioning failed";
+                if (ret_reason)
+                        *ret_reason = xasprintf("the last episode failed to start: %s", why);
+                return false;
+        }
+        if (!u->first_pending)
+                return true;
+        if (ret_reason)
+                *ret_reason = u->standby_failures
+                                      ? xasprintf("the first episode is still starting (%u "
+                                                  "attempts failed)",
+                                                  u->standby_failures)
+                                      : xstrdup("the first episode is still starting");
+        return false;
+}
+
 bool unit_env_traffic_allowed(const struct unit *u)
 {
         return u->phase.current == PHASE_READY || u->phase.current == PHASE_RUNNING;
@@ -748,11 +786,16 @@ int unit_start(struct unit *u, bool initial_episode)
         r = episode_fs_init(u->cfg.state_dir);
         if (r < 0)
                 return log_error_errno(r, "%s: %m", u->cfg.state_dir);
+        /* Not ready until what starts here is up; ready at once if
+         * nothing does (the orchestrator's reset provisions). */
+        u->first_pending = initial_episode || u->cfg.standby;
         if (initial_episode) {
                 r = do_reset(u, "initial episode", NULL, 0);
-                return r < 0 ? r : 0;
-        }
-        maybe_start_standby(u);
+                if (r < 0)
+                        return r;
+        } else
+                maybe_start_standby(u);
+        tell_if_ready(u);
         return 0;
 }
 

@@ -74,6 +74,8 @@ typedef void (*unit_done_fn)(void *userdata, int result);
 struct unit_ops {
         /* The live env server's socket changed (NULL: none is live). */
         void (*env_changed)(void *userdata, const char *env_socket);
+        /* unit_ready() became true for the first time (NULL: not told). */
+        void (*ready)(void *userdata);
 };
 
 struct unit;
@@ -89,6 +91,14 @@ int unit_start(struct unit *u, bool initial_episode);
 
 enum phase unit_phase(const struct unit *u);
 const char *unit_episode_id(const struct unit *u); /* NULL before the first episode */
+/*
+ * Readiness (docs/DAEMON.md "Health"): false until what unit_start()
+ * started is up (the first episode live, or the first standby ready), and
+ * while the last episode failed to provision; true otherwise, between
+ * episodes too (a reset is served: held until the next one is up). When
+ * false, *ret_reason (a new string; NULL: not wanted) says why.
+ */
+bool unit_ready(const struct unit *u, char **ret_reason);
 /* Env traffic is served while the unit is ready or running. */
 bool unit_env_traffic_allowed(const struct unit *u);
 /* A TCP socket in the live env server's network namespace, where it

@@ -287,8 +287,8 @@ class Daemon:
         """Until it listens (and, with first_episode, its first episode is
         out of provisioning)."""
         try:
-            poll(lambda: "openenvd ready" in (read(self.out) or "") or self.proc.poll() is not None,
-                 "openenvd ready", 60)
+            poll(lambda: "openenvd listening" in (read(self.out) or "") or
+                 self.proc.poll() is not None, "openenvd listening", 60)
             check(self.proc.poll() is None, "openenvd exited: " + self.tail())
         except Exception:
             self.kill()

@@ -118,7 +118,8 @@ def check_report(who, rep, markers):
 def case_every_zone(run):
     port = A.free_port()
     previous = "EPISODE-ONE-OUTPUT-" + secrets.token_hex(6)
-    markers = ["listening on 127.0.0.1:%d" % port, "openenvd ready", previous, "host uids"]
+    markers = ["listening on 127.0.0.1:%d" % port, "openenvd listening", "openenvd ready",
+               previous, "host uids"]
     d = A.Daemon(run, manifest(run, markers), port=port)
     try:
         # Episode one: the env prints something the next episode wants.

@@ -48,11 +48,26 @@ openenvd:
        A.argv("observer", "sleep", {"s": 15}, "listdir", {"path": "/workspace/bulk"})))
 
 
-def probe_while(d, busy):
-    """Calls /healthz and /info until busy() is false: (answered, unanswered, slowest s)."""
+S = {}  # what probe_while() saw of readiness
+
+
+def readiness(d):
+    """/health and /readyz (no token) and whether stdout said ready, while busy."""
+    S.setdefault("starting", [])
+    S["ready_early"] = "openenvd ready" in (A.read(d.out) or "")
+    for route in ("/health", "/readyz"):
+        S["starting"].append((route, d.request("GET", route, token=None, timeout=10)))
+
+
+def probe_while(d, busy, starting=False):
+    """Calls /healthz and /info until busy() is false: (answered, unanswered, slowest s).
+    starting: /health and /readyz too, once, while still busy."""
     ok = bad = 0
     slowest = 0.0
+    S.clear()
     while busy():
+        if starting and not S:
+            readiness(d)
         for call in (d.healthz, lambda: d.request("GET", "/info", timeout=10)[0] == 200):
             t0 = time.monotonic()
             try:
@@ -69,12 +84,22 @@ def case_provisioning(run):
                  first_episode=False)
     try:
         t0 = time.monotonic()
-        ok, bad, slowest = probe_while(d, lambda: d.phase() == "provisioning")
+        ok, bad, slowest = probe_while(d, lambda: d.phase() == "provisioning", starting=True)
         A.note("provisioning %.1f s: %d answers, slowest %.3f s" % (time.monotonic() - t0, ok,
                                                                      slowest))
         check(bad == 0, "%d calls unanswered while provisioning" % bad)
         check(ok >= 20, "only %d answers in 15 s of provisioning" % ok)
         check(d.phase() == "ready", "ready after: %s" % d.phase())
+        check(S.get("starting"), "no /health answer seen while provisioning")
+        for route, answer in S["starting"]:
+            check(answer[0] == 503 and answer[1].get("reason") ==
+                  "the first episode is still starting", "%s while provisioning: %s"
+                  % (route, answer))
+        check(not S["ready_early"], "stdout said 'openenvd ready' while provisioning")
+        health = d.request("GET", "/health", token=None)
+        check(health == (200, {"status": "healthy", "phase": "ready"}), "/health after: %s"
+              % (health,))
+        A.poll(lambda: "openenvd ready" in (A.read(d.out) or ""), "'openenvd ready' once ready")
         rc, _ = d.stop()
         check(rc == 0, "clean exit")
     finally:
@@ -99,6 +124,10 @@ def case_grading(run):
                % (time.monotonic() - t0, ok, slowest))
         status, v = end.result()
         check(status == 200 and v["verdict"] == "graded", "graded: %s %s" % (status, v))
+        # Between episodes the unit stays ready: a reset is served.
+        health = d.request("GET", "/health", token=None)
+        check(health[0] == 200 and health[1]["status"] == "healthy", "/health after the "
+              "verdict: %s" % (health,))
         listed = v["observers"]["grader"]["results"][1]
         check(listed["ok"] and len(listed["entries"]) == 2000, "the grader saw the copy: %s"
               % str(listed)[:200])
@@ -111,7 +140,8 @@ def case_grading(run):
 
 
 CASES = [
-    ("a 15 s provisioning: /healthz and /info answered throughout", case_provisioning),
+    ("a 15 s provisioning: /healthz and /info answered throughout; /health and /readyz 503 "
+     "with the reason until the episode is up, 'openenvd ready' only then", case_provisioning),
     ("a custody copy of 200 MB and a 15 s grader: /healthz and /info answered throughout",
      case_grading),
 ]

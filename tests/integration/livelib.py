@@ -128,8 +128,8 @@ class Daemon:
                                          env=env, cwd=cwd)
         self.pid = self.proc.pid
         try:
-            poll(lambda: "openenvd ready" in (read(self.out) or "") or self.proc.poll() is not None,
-                 "openenvd ready", ready_timeout)
+            poll(lambda: "openenvd listening" in (read(self.out) or "") or
+                 self.proc.poll() is not None, "openenvd listening", ready_timeout)
             check(self.proc.poll() is None, "openenvd exited: " + self.tail())
         except Exception:
             self.stop()

@@ -254,6 +254,8 @@ def case_reset_from_every_phase():
     d = Daemon("failable.yaml", args=["--no-initial-episode", "--no-standby"])
     try:
         check(d.phase() == "closed", "starts closed (--no-initial-episode)")
+        # Nothing to start: ready at once (the orchestrator's reset provisions).
+        check(d.request("GET", "/readyz", token=False)[0] == 200, "ready with nothing to start")
         for frm in ("closed", "ready"):
             check(d.phase() == frm, "in %s" % frm)
             check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from %s" % frm)
@@ -270,8 +272,17 @@ def case_reset_from_every_phase():
         check(d.phase() == "failed", "failed")
         v = d.ok("GET", "/verdict")
         check(v["verdict"] == "infrastructure_error", "failed provisioning verdict: %s" % v)
+        # No episode can serve: health fails with the verdict's reason;
+        # liveness holds.
+        for route, key in (("/health", "status"), ("/readyz", "ready")):
+            status, j = d.request("GET", route, token=False)
+            check(status == 503 and j[key] in ("unhealthy", False) and j["phase"] == "failed" and
+                  j["reason"] == "the last episode failed to start: " + v["reason"],
+                  "%s while failed: %s %s" % (route, status, j))
+        check(d.request("GET", "/healthz", token=False)[0] == 200, "live while failed")
         os.unlink(fail_flag)
         check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset from failed")
+        check(d.request("GET", "/health", token=False)[0] == 200, "healthy again")
         check(d.ok("POST", "/end_episode")["verdict"] == "graded", "end")
         check(d.phase() == "closed", "closed")
         check(d.request("POST", "/resume")[0] == 409, "resume from closed is refused (409)")

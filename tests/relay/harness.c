@@ -94,6 +94,15 @@ static const char *stub_phase(void *ud)
         return stub_allowed(NULL) ? "ready" : "closed";
 }
 
+static bool stub_ready(void *ud, char **ret_reason)
+{
+        (void) ud;
+        if (!__atomic_load_n(&unit_stub.not_ready, __ATOMIC_SEQ_CST))
+                return true;
+        *ret_reason = xstrdup("the first episode is still \"starting\"\n");
+        return false;
+}
+
 static int stub_request_episode(void *ud, frontend_done_fn done, void *cookie)
 {
         (void) ud;
@@ -130,6 +139,7 @@ static const struct frontend_ops stub_ops = {
         .control = stub_control,
         .env_traffic_allowed = stub_allowed,
         .phase = stub_phase,
+        .ready = stub_ready,
         .request_episode = stub_request_episode,
         .forget = stub_forget,
         .on_action = stub_action,

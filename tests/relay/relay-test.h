@@ -34,6 +34,7 @@ extern uint16_t fe_port;
 /* What the frontend told the unit (read with __atomic_load_n). */
 struct stub_unit {
         int env_allowed; /* an episode is live */
+        int not_ready;   /* ops->ready says no, with a reason with bytes to escape */
         int actions, dones, controls, episode_requests, commands_done;
         char last_control_body[256];
 };

@@ -70,6 +70,26 @@ Test(frontend, health_routes_need_no_credentials)
         expect_log("[]");
 }
 
+Test(frontend, health_says_not_ready_with_the_reason)
+{
+        /* Until an episode can serve, /health is OpenEnv's "unhealthy"
+         * with a 503 (its provider and validator poll for a 200), /readyz
+         * says the same for a load balancer; /healthz is liveness only. */
+        __atomic_store_n(&unit_stub.not_ready, 1, __ATOMIC_SEQ_CST);
+        expect("GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 503,
+               "{\"status\":\"unhealthy\",\"phase\":\"ready\",\"reason\":"
+               "\"the first episode is still \\\"starting\\\"\\u000a\"}");
+        expect("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", 503,
+               "{\"ready\":false,\"phase\":\"ready\",\"reason\":"
+               "\"the first episode is still \\\"starting\\\"\\u000a\"}");
+        expect("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 200, "{\"status\":\"ok\"}");
+        expect("POST /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405, NULL);
+        __atomic_store_n(&unit_stub.not_ready, 0, __ATOMIC_SEQ_CST);
+        expect("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n", 200,
+               "{\"ready\":true,\"phase\":\"ready\"}");
+        expect_log("[]");
+}
+
 Test(frontend, everything_else_needs_credentials)
 {
         static const char *const reqs[] = {

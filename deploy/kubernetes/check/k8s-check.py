@@ -16,8 +16,8 @@ Then the semantic checks (docs/SCALE.md says why each matters):
                     (each Docker option maps to a field, or the check fails)
   other-containers  every other container drops ALL and adds nothing
   seccomp-profile   the Localhost profile is the file the installer writes
-  probes            startup, readiness, liveness: GET /healthz on the port
-                    openenvd serves
+  probes            startup and readiness GET /readyz, liveness GET /healthz,
+                    on the port openenvd serves
   require-isolation --require-isolation
   token             each unit's token is a file from a Secret, only its own
   model-key         Secret -> init container -> memory emptyDir openenvd can
@@ -57,7 +57,11 @@ REPO = os.path.dirname(os.path.dirname(DEFAULT_DIR))
 OPTIONS = os.path.join(REPO, "deploy/docker/least-privilege.options")
 
 # openenvd facts the pods depend on (each names where it comes from).
-HEALTH_PATH = "/healthz"  # docs/DAEMON.md: no token, < 100 ms in every phase
+# docs/DAEMON.md "Health": no token, < 100 ms in every phase. Startup and
+# readiness ask whether an episode can serve; liveness whether the daemon
+# answers (a unit whose env cannot start is not restarted for it).
+PROBE_PATHS = {"startupProbe": "/readyz", "readinessProbe": "/readyz",
+               "livenessProbe": "/healthz"}
 # On SIGTERM openenvd kills the zones and waits at most 5 s for them to empty
 # (cgroup_wait_empty() in cgroup_tree_destroy(), src/cgroup/cgroup-tree.c);
 # measured 0.03-0.2 s. The grace period must cover the bound three times.
@@ -464,8 +468,9 @@ def check_probes(tree, sts):
         if not get:
             errs.append("%s: must be an httpGet" % probe)
             continue
-        if get.get("path") != HEALTH_PATH:
-            errs.append("%s: path %r, openenvd's health route is %s" % (probe, get.get("path"), HEALTH_PATH))
+        if get.get("path") != PROBE_PATHS[probe]:
+            errs.append("%s: path %r, openenvd's route for it is %s"
+                        % (probe, get.get("path"), PROBE_PATHS[probe]))
         if get.get("scheme", "HTTP") != "HTTP":
             errs.append("%s: scheme %s (openenvd serves plain HTTP)" % (probe, get.get("scheme")))
         port = container_port(c, get.get("port"))
