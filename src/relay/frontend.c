@@ -131,12 +131,34 @@ static void session_free(struct session *s)
         free(s);
 }
 
+/* OpenEnv's error message on a WebSocket; message may quote anything. */
 static void ws_error(struct session *s, const char *code, const char *message)
 {
-        char *text = xasprintf("{\"type\":\"error\",\"data\":{\"message\":\"%s\",\"code\":\"%s\"}}",
-                               message, code);
-        (void) http_handle_ws_send_text(s->h, text, strlen(text));
-        free(text);
+        cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+
+        strbuf_adds(&sb, "{\"type\":\"error\",\"data\":{\"message\":");
+        jstring_append(&sb, message);
+        strbuf_adds(&sb, ",\"code\":");
+        jstring_append(&sb, code);
+        strbuf_adds(&sb, "}}");
+        (void) http_handle_ws_send_text(s->h, sb.buf, sb.len);
+}
+
+/* Why no episode serves a client: what happened, and the unit's reason
+ * when it is not ready (the first episode starting, the last one failed). */
+static char *unavailable_message(struct frontend *f, const char *what)
+{
+        cleanup_free char *reason = NULL;
+
+        if (f->ops->ready(f->userdata, &reason) || !reason)
+                return xstrdup(what);
+        return xasprintf("%s: %s", what, reason);
+}
+
+static void ws_unavailable(struct session *s, const char *what)
+{
+        cleanup_free char *m = unavailable_message(s->f, what);
+        ws_error(s, "EPISODE_UNAVAILABLE", m);
 }
 
 static void session_attach(struct session *s)
@@ -145,7 +167,7 @@ static void session_attach(struct session *s)
 
         s->first = mfree(s->first);
         if (r < 0)
-                ws_error(s, "EPISODE_UNAVAILABLE", "the episode's env server cannot be reached");
+                ws_unavailable(s, "the episode's env server cannot be reached");
 }
 
 /* request_episode()'s answer. The session may be freed by what it does. */
@@ -158,7 +180,7 @@ static void session_episode_ready(void *cookie, int result)
                 s->failed = result < 0;
                 http_handle_resume(s->h); /* routed again: now live, or failed */
         } else if (result < 0)
-                ws_error(s, "EPISODE_UNAVAILABLE", "no episode could be started");
+                ws_unavailable(s, "no episode could be started");
         else
                 session_attach(s);
 }
@@ -193,7 +215,7 @@ static void session_detached_message(struct session *s, const char *data, size_t
         }
         if (r < 0) {
                 s->first = mfree(s->first);
-                ws_error(s, "EPISODE_UNAVAILABLE", "no episode could be started");
+                ws_unavailable(s, "no episode could be started");
                 return;
         }
         session_attach(s);
@@ -260,6 +282,18 @@ void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
 static int respond_error(struct http_exchange *x, unsigned status, const char *code)
 {
         http_exchange_error(x, status, code);
+        return HTTP_ACTION_RESPOND;
+}
+
+/* 503 episode_unavailable with a message: what happened, and with f (the
+ * orchestrator asked) the unit's reason when it is not ready. */
+static int respond_unavailable(struct http_exchange *x, const char *what, struct frontend *f)
+{
+        cleanup_free char *message = f ? unavailable_message(f, what) : xstrdup(what);
+        cleanup_free char *json = error_with_message(&(struct frontend_reply){
+                .error_code = "episode_unavailable", .error_message = message });
+
+        http_exchange_respond(x, 503, json);
         return HTTP_ACTION_RESPOND;
 }
 
@@ -344,8 +378,10 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
                 s->sticky = true;
                 return HTTP_ACTION_WS_ACCEPT;
         }
-        if (who != PRINCIPAL_ORCHESTRATOR || !streq(route, "/reset") || h->method != HTTP_POST)
-                return respond_error(x, 503, "episode_unavailable");
+        if (who != PRINCIPAL_ORCHESTRATOR)
+                return respond_unavailable(x, "no episode is live", NULL);
+        if (!streq(route, "/reset") || h->method != HTTP_POST)
+                return respond_unavailable(x, "no episode is live (POST /reset starts one)", f);
         s = session_get(f, x);
         s->route = ROUTE_ENV;
         r = f->ops->request_episode(f->userdata, session_episode_ready, s);
@@ -355,7 +391,7 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
         }
         session_free(s);
         if (r < 0)
-                return respond_error(x, 503, "episode_unavailable");
+                return respond_unavailable(x, "no episode could be started", f);
         return -1; /* live now */
 }
 
@@ -402,7 +438,7 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 bool failed = s->failed;
                 session_free(s);
                 if (failed)
-                        return respond_error(x, 503, "episode_unavailable");
+                        return respond_unavailable(x, "no episode could be started", f);
         }
         if (request_target_parse(h->target, h->target_len, &t) < 0)
                 return respond_error(x, 400, "bad_request");

@@ -160,6 +160,12 @@ static int on_cmd(struct loop_source *s, int fd, uint32_t ev, void *ud)
         if (v == 1) { /* the episode ends */
                 __atomic_store_n(&unit_stub.env_allowed, 0, __ATOMIC_SEQ_CST);
                 (void) frontend_set_env(fe, NULL);
+        } else if (v == 3) { /* the next one fails to start */
+                __atomic_store_n(&unit_stub.not_ready, 1, __ATOMIC_SEQ_CST);
+                while (n_waiting > 0) {
+                        n_waiting--;
+                        waiting[n_waiting].done(waiting[n_waiting].cookie, -EIO);
+                }
         } else { /* a new episode is live: the waiting clients first */
                 __atomic_store_n(&unit_stub.env_allowed, 1, __ATOMIC_SEQ_CST);
                 (void) frontend_set_env(fe, &(struct frontend_env){ .socket = env_sock });
@@ -190,6 +196,11 @@ void stub_end_episode(void)
 void stub_start_episode(void)
 {
         stub_command(2);
+}
+
+void stub_fail_episode(void)
+{
+        stub_command(3);
 }
 
 /* --- processes and the loop thread --- */

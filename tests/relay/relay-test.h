@@ -61,6 +61,7 @@ void setup_frontend_default(void);
  * is live (waiting clients continue). Return once the loop did it. */
 void stub_end_episode(void);
 void stub_start_episode(void);
+void stub_fail_episode(void); /* the waiting fail; ready() says no until cleared */
 
 struct response {
         unsigned status;

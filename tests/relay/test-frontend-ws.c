@@ -387,6 +387,28 @@ Test(ws, handshake_without_an_episode_is_accepted_here)
         cl_done(&c);
 }
 
+Test(ws, a_reset_that_cannot_start_says_why)
+{
+        /* OpenEnv's client shows the message: it names the unit's reason,
+         * escaped into the JSON whatever it quotes. */
+        struct cl c;
+        struct strbuf p = STRBUF_INIT;
+
+        stub_end_episode();
+        c = ws_open();
+        ws_send_text(c.fd, "{\"type\":\"reset\"}");
+        while (load(&unit_stub.episode_requests) == 0)
+                usleep(1000);
+        stub_fail_episode();
+        cr_assert_eq(ws_read(&c, &p), WS_OP_TEXT);
+        cr_assert_str_eq(p.buf, "{\"type\":\"error\",\"data\":{\"message\":\"no episode could be "
+                                "started: the first episode is still \\\"starting\\\"\\u000a\","
+                                "\"code\":\"EPISODE_UNAVAILABLE\"}}");
+        strbuf_release(&p);
+        __atomic_store_n(&unit_stub.not_ready, 0, __ATOMIC_SEQ_CST);
+        cl_done(&c);
+}
+
 Test(ws, close_message_while_detached_closes_normally)
 {
         struct cl c;

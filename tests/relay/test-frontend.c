@@ -526,8 +526,19 @@ Test(frontend, env_unavailable_is_503)
 {
         stub_end_episode();
         expect("POST /mcp HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 0\r\n\r\n", 503,
-               "{\"error\":{\"code\":\"episode_unavailable\"}}");
-        expect("POST /step HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 2\r\n\r\n{}", 503, NULL);
+               "{\"error\":{\"code\":\"episode_unavailable\",\"message\":\"no episode is "
+               "live (POST /reset starts one)\"}}");
+        /* The agent is told no more than that. */
+        expect("POST /mcp HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "Content-Length: 0\r\n\r\n", 503,
+               "{\"error\":{\"code\":\"episode_unavailable\",\"message\":\"no episode is "
+               "live\"}}");
+        /* Not ready: the unit's reason comes with it, escaped. */
+        __atomic_store_n(&unit_stub.not_ready, 1, __ATOMIC_SEQ_CST);
+        expect("POST /step HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 2\r\n\r\n{}", 503,
+               "{\"error\":{\"code\":\"episode_unavailable\",\"message\":\"no episode is "
+               "live (POST /reset starts one): the first episode is still \\\"starting\\\""
+               "\\u000a\"}}");
+        __atomic_store_n(&unit_stub.not_ready, 0, __ATOMIC_SEQ_CST);
         /* Only the orchestrator's reset starts an episode. */
         expect("POST /reset HTTP/1.1\r\nHost: x\r\n" AGENT_AUTH "Content-Length: 2\r\n\r\n{}", 403,
                NULL);
