@@ -32,6 +32,7 @@
 #include "relay/model-proxy.h"
 #include "relay/model-upstream.h"
 #include "sandbox/container-spec.h"
+#include "sandbox/host-view.h"
 #include "unit/env-origin.h"
 
 extern char **environ;
@@ -224,6 +225,31 @@ static void env_origin_from_here(struct env_origin *ret)
                          "a manifest env: entry passes one on deliberately)",
                          names);
         }
+}
+
+/*
+ * The env server starts where we were started, when its container's root is
+ * the host view or an image's whole root; below a mount point the container
+ * gets its own (a clone under /tmp, say) that directory is not there, and
+ * every episode would fail at chdir. Said once, before any starts: true if
+ * so (the manifest's workdir: for env, if set, wins and nothing is said).
+ */
+static bool env_start_hidden(const struct manifest *m, const struct daemon_options *o,
+                             const struct env_origin *origin)
+{
+        const struct manifest_container *env = manifest_find_container(m, "env");
+        const char *by;
+
+        if (!origin->workdir || (env && env->workdir) || (o->rootfs && !streq(o->rootfs, "/")))
+                return false;
+        by = host_view_hidden_by(origin->workdir, !o->rootfs);
+        if (!by)
+                return false;
+        log_error("the env server would start in %s (openenvd's working directory), which its "
+                  "container does not see: %s there is the container's own; start openenvd in "
+                  "the unit's directory outside %s, or set workdir: for env in the manifest",
+                  origin->workdir, by, by);
+        return true;
 }
 
 static const struct option longopts[] = {
@@ -592,6 +618,8 @@ int main(int argc, char **argv)
                 opts.model_upstream = upstream;
         }
         env_origin_from_here(&origin);
+        if (env_start_hidden(m, &opts, &origin))
+                return DAEMON_EXIT_INVALID;
         opts.env_origin = &origin;
         return daemon_run_isolated(&opts, m);
 }

@@ -289,6 +289,16 @@ static bool path_at_or_below(const char *path, const char *base)
         return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+const char *host_view_hidden_by(const char *path, bool view)
+{
+        static const char *const own[] = { "/tmp", "/run", "/dev", "/proc", "/sys", "/workspace" };
+
+        for (size_t i = 0; i < ELEMENTSOF(own); i++)
+                if (path_at_or_below(path, own[i]))
+                        return own[i];
+        return view && path_at_or_below(path, "/etc") ? "/etc" : NULL;
+}
+
 bool host_view_covers(const struct host_view *v, const char *path)
 {
         /* /etc is the view's own (filtered); the mount points get the

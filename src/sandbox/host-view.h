@@ -47,6 +47,15 @@ void host_view_done(struct host_view *v);
  * mount points (so binding it again would add nothing of the host). */
 bool host_view_covers(const struct host_view *v, const char *path);
 
+/*
+ * The container's own mount point that hides path (absolute) from a
+ * container whose root is the host view (view) or a whole image root: a
+ * fresh /tmp, /run, /dev, /proc, /sys or /workspace, and the view's filtered
+ * /etc; NULL when path is the host's there. So a working directory below
+ * /tmp is not the one the host has (docs/SANDBOX.md).
+ */
+const char *host_view_hidden_by(const char *path, bool view);
+
 /* The generated /etc/passwd and /etc/group (pure; static strings). */
 const char *host_view_passwd(void);
 const char *host_view_group(void);

@@ -239,7 +239,7 @@ class Daemon:
 
     def __init__(self, run, manifest, args=(), rootfs=True, state=None, port=None,
                  wait=True, nofile=None, agent_token=False, first_episode=True, env=None,
-                 nofile_hard=False):
+                 nofile_hard=False, cwd=None):
         self.run = run
         self.dir = tempfile.mkdtemp(prefix="d.", dir=run.dir)
         os.chmod(self.dir, 0o711)
@@ -274,7 +274,7 @@ class Daemon:
             # root the env starts where openenvd started, and the test's own
             # directory may be below a /tmp the containers do not see.
             self.proc = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                         preexec_fn=limits, cwd=os.path.dirname(manifest),
+                                         preexec_fn=limits, cwd=cwd or os.path.dirname(manifest),
                                          env={**os.environ, **(env or {})})
         self.pid = self.proc.pid
         run.daemons.append(self)

@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attacklib as A  # noqa: E402
@@ -139,6 +140,43 @@ def case_model_key_kept_until_started(run):
         shutil.rmtree(run.path("never"), ignore_errors=True)
 
 
+def case_env_start_directory_the_containers_do_not_see(run):
+    # A clone under /tmp: the env would start in a directory that its
+    # container's own /tmp hides, and every episode would fail at chdir.
+    # Refused before anything starts, with the path and what to do; the
+    # manifest's workdir for env makes it fine.
+    hidden = tempfile.mkdtemp(prefix="openenvd-hidden.", dir="/tmp")
+    try:
+        os.chmod(hidden, 0o755)
+        r = openenvd(["--manifest", good(run), "--state", run.path("never"), "--port",
+                      str(A.free_port()), "--listen", "127.0.0.1"], cwd=hidden)
+        check(r.returncode == 2, "exit 2: %s %s" % (r.returncode, r.stderr))
+        check("the env server would start in %s" % hidden in r.stderr and
+              "/tmp there is the container's own" in r.stderr and "workdir:" in r.stderr,
+              "the path, the reason and what to do: %s" % r.stderr)
+        check(not os.path.exists(r.subtree), "left %s" % r.subtree)
+        check(not os.path.exists(run.path("never")), "nothing was started")
+        m = run.manifest("""
+spec_version: 1
+name: startup-workdir
+port: 8000
+openenvd:
+  zones:
+    agent:
+      containers:
+        env:
+          argv: %s
+          workdir: /
+""" % A.argv("env", "8000", host_root=run))
+        d = A.Daemon(run, m, rootfs=False, cwd=hidden)
+        check(d.phase() == "ready", "with workdir: / it starts: %s" % d.phase())
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        shutil.rmtree(hidden, ignore_errors=True)
+        shutil.rmtree(run.path("never"), ignore_errors=True)
+
+
 CASES = [
     ("manifest errors name the file as given (absolute and relative), with line and column",
      case_manifest_errors_name_the_file),
@@ -146,6 +184,8 @@ CASES = [
      case_bad_model_url),
     ("the model key file survives a failed start and is gone after a successful one",
      case_model_key_kept_until_started),
+    ("an env start directory below /tmp is refused before anything starts, with what to do",
+     case_env_start_directory_the_containers_do_not_see),
 ]
 
 if __name__ == "__main__":

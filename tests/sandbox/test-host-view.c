@@ -190,6 +190,21 @@ Test(host_view, covers_its_own_paths_only)
         host_view_done(&v);
 }
 
+Test(host_view, hidden_by_names_the_containers_own_mount_point)
+{
+        /* Where a start directory is not the host's inside a container. */
+        cr_expect_str_eq(host_view_hidden_by("/tmp", true), "/tmp");
+        cr_expect_str_eq(host_view_hidden_by("/tmp/clone/x y", true), "/tmp");
+        cr_expect_str_eq(host_view_hidden_by("/run/user/0", false), "/run");
+        cr_expect_str_eq(host_view_hidden_by("/workspace/a", false), "/workspace");
+        cr_expect_str_eq(host_view_hidden_by("/etc/app", true), "/etc");
+        cr_expect_null(host_view_hidden_by("/etc/app", false), "an image's own /etc is its");
+        cr_expect_null(host_view_hidden_by("/tmpx", true));
+        cr_expect_null(host_view_hidden_by("/opt/openenv-echo", true));
+        cr_expect_null(host_view_hidden_by("/", true));
+        cr_expect_null(host_view_hidden_by("/var/tmp/u", true));
+}
+
 Test(host_view, refuses_an_existing_directory)
 {
         struct host_view v;
