@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json-util.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/version.h"
@@ -22,7 +23,11 @@
 /* Standby provisioning failures in a row before the unit stops trying
  * (until the next reset). */
 #define UNIT_STANDBY_MAX_FAILURES 3
-#define UNIT_MAX_WAITERS          64
+/* After the n-th standby failure in a row the next one waits
+ * UNIT_STANDBY_BACKOFF << (n - 1): a failure that repeats itself (a missing
+ * module) is not retried back to back. */
+#define UNIT_STANDBY_BACKOFF (1 * USEC_PER_SEC)
+#define UNIT_MAX_WAITERS     64
 
 enum waiter_kind {
         WAIT_READY,   /* a reset: the live episode ready (or failed) */
@@ -58,6 +63,9 @@ struct unit {
         bool done_pending;      /* unit_note_done() ends the episode next round */
         bool cold_pending;      /* a reset waits for a free slot */
         unsigned standby_failures;
+        char *standby_error;               /* owned: why the last standby failed */
+        struct loop_source *standby_timer; /* owned: the backoff's end */
+        usec_t standby_not_before;         /* CLOCK_MONOTONIC */
         bool freeing;
         bool sweep_scheduled;
 
@@ -237,13 +245,56 @@ static void tell_if_ready(struct unit *u)
                 u->ops->ready(u->userdata);
 }
 
+static void maybe_start_standby(struct unit *u);
+
+static int on_standby_backoff(struct loop_source *s, usec_t now, void *userdata)
+{
+        (void) s;
+        (void) now;
+        maybe_start_standby(userdata);
+        return 0;
+}
+
 static void maybe_start_standby(struct unit *u)
 {
+        usec_t now = loop_now(u->cfg.loop);
+
         if (!u->cfg.standby || u->standby || u->freeing || u->cold_pending ||
             u->standby_failures >= UNIT_STANDBY_MAX_FAILURES || free_slot(u) < 0)
                 return;
+        if (now < u->standby_not_before) {
+                if (!u->standby_timer &&
+                    loop_add_timer(u->cfg.loop, USEC_INFINITY, on_standby_backoff, u,
+                                   &u->standby_timer) < 0)
+                        return;
+                loop_timer_set(u->standby_timer, u->standby_not_before);
+                return;
+        }
         if (new_episode(u, &u->standby) < 0)
                 u->standby = NULL;
+}
+
+/* A standby failed (to provision, or a member exited before use): counted,
+ * retried after a backoff, given up after UNIT_STANDBY_MAX_FAILURES in a
+ * row until the next reset, which is said once. */
+static void standby_failed(struct unit *u, struct episode *e, const char *what)
+{
+        const struct verdict *v = episode_verdict(e);
+
+        u->standby_failures++;
+        u->stats.standby_failures++;
+        free(u->standby_error);
+        u->standby_error = v && v->reason ? xstrdup(v->reason) : xstrdup(what);
+        log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
+                           "standby episode %s failed (%u in a row): %s", episode_id(e),
+                           u->standby_failures, u->standby_error);
+        if (u->standby_failures >= UNIT_STANDBY_MAX_FAILURES)
+                log_warning("standby episodes off after %u failures in a row; the next reset "
+                            "tries again",
+                            u->standby_failures);
+        u->standby_not_before =
+                loop_now(u->cfg.loop) + (UNIT_STANDBY_BACKOFF << MIN(u->standby_failures - 1, 6u));
+        retire(u, e);
 }
 
 /* The live episode is ready: exposed from now on. */
@@ -298,6 +349,7 @@ static int do_reset(struct unit *u, const char *reason, char *ret_refusal, size_
         if (r < 0)
                 return r;
         u->standby_failures = 0;
+        u->standby_not_before = 0;
         u->reset_at = now_usec(CLOCK_MONOTONIC);
         u->live_counted = false;
         if (u->standby) {
@@ -335,12 +387,7 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
 
         if (e == u->standby) {
                 if (result < 0) {
-                        u->standby_failures++;
-                        u->stats.standby_failures++;
-                        log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
-                                           "standby episode %s failed (%u in a row)", episode_id(e),
-                                           u->standby_failures);
-                        retire(u, e);
+                        standby_failed(u, e, "provisioning failed");
                         return;
                 }
                 u->standby_failures = 0;
@@ -375,13 +422,9 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
                 return;
         if (e == u->standby) {
                 /* A standby must be pristine and whole: start over. */
-                log_warning_fields(
-                        LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
-                        "standby episode %s: %s exited (status %d): discarded", episode_id(e),
-                        c->name, status);
-                u->standby_failures++;
-                u->stats.standby_failures++;
-                retire(u, e);
+                cleanup_free char *what =
+                        xasprintf("%s exited (status %d) before use: discarded", c->name, status);
+                standby_failed(u, e, what);
                 maybe_start_standby(u);
                 return;
         }
@@ -646,12 +689,18 @@ bool unit_ready(const struct unit *u, char **ret_reason)
         }
         if (!u->first_pending)
                 return true;
-        if (ret_reason)
-                *ret_reason = u->standby_failures
-                                      ? xasprintf("the first episode is still starting (%u "
-                                                  "attempts failed)",
-                                                  u->standby_failures)
-                                      : xstrdup("the first episode is still starting");
+        if (!ret_reason)
+                return false;
+        if (u->standby_failures >= UNIT_STANDBY_MAX_FAILURES)
+                *ret_reason = xasprintf("the first episode could not start (%u attempts, the "
+                                        "last: %s); a reset tries again",
+                                        u->standby_failures, u->standby_error);
+        else if (u->standby_failures > 0)
+                *ret_reason = xasprintf("the first episode is still starting (%u attempts "
+                                        "failed, the last: %s)",
+                                        u->standby_failures, u->standby_error);
+        else
+                *ret_reason = xstrdup("the first episode is still starting");
         return false;
 }
 
@@ -713,8 +762,15 @@ json_t *unit_info(const struct unit *u)
                                episode_state(u->standby) == EPISODE_STANDBY ? "ready"
                                                                             : "provisioning",
                                "episode_id", episode_id(u->standby));
+        else if (!u->cfg.standby)
+                sb = json_pack("{s:s}", "state", "disabled");
+        else if (u->standby_failures >= UNIT_STANDBY_MAX_FAILURES)
+                sb = json_pack("{s:s,s:I}", "state", "off", "failures",
+                               (json_int_t) u->standby_failures);
         else
-                sb = json_pack("{s:s}", "state", u->cfg.standby ? "none" : "disabled");
+                sb = json_pack("{s:s}", "state", "none");
+        if (u->standby_failures > 0)
+                json_object_set_new(sb, "last_failure", text_to_json(u->standby_error));
         json_object_set_new(info, "version", json_string(openenvd_version));
         json_object_set_new(info, "phase", json_string(phase_to_string(u->phase.current)));
         json_object_set_new(info, "episode_id",
@@ -856,6 +912,8 @@ struct unit *unit_free(struct unit *u)
         if (u->zones_created)
                 (void) cgroup_remove(u->cfg.cgroups, "zones");
         syscall_filter_free(u->filter);
+        loop_source_free(u->standby_timer);
+        free(u->standby_error);
         json_decref(u->recent);
         json_decref(u->inspection);
         unit_stats_done(&u->stats);

@@ -162,7 +162,14 @@ def scenario(inst):
     check(status == 500, "a reset whose provisioning fails answers 500, got %d" % status)
     check(info()["phase"] == "failed", "phase failed")
     poll(lambda: scrape()["openenvd_standby_failures_total"].value() >= 6 and
-         info()["standby"]["state"] == "none", "three more standby failures")
+         info()["standby"]["state"] == "off", "three more standby failures")
+    # Given up, said once per run of failures, with why (no retry loop).
+    sb = info()["standby"]
+    check(sb["failures"] == 3 and sb["last_failure"], "/info standby off: %s" % sb)
+    with open(d.log_path, encoding="utf-8", errors="replace") as f:
+        said = f.read().count("standby episodes off after 3 failures in a row")
+    check(said == 2,
+          "said once per run of three failures:\n%s" % d.tail())
     # E7: cold again (no standby), healthy.
     os.unlink(fail)
     d.call("POST", "/reset_unit")
