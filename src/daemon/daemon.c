@@ -55,6 +55,7 @@ enum op_kind {
 struct pending_op {
         struct daemon *d;
         enum op_kind kind;
+        const char *refusal;   /* the phase machine's words, when refused at once */
         struct http_handle *h; /* the proxy's handle of the waiting client */
         struct pending_op *next;
 };
@@ -86,16 +87,23 @@ static void reply_json(struct frontend_reply *reply, unsigned status, json_t *j)
         json_decref(j);
 }
 
-static void reply_error(struct frontend_reply *reply, int r)
+/* The error and words for people: the phase machine's refusal, or why an
+ * episode could not start; never a path or an errno text (the log's). */
+static void reply_error(struct daemon *d, struct frontend_reply *reply, int r, const char *refusal)
 {
-        /* Never a message: paths and errno texts stay in the log. */
         if (r == -EPERM || r == -ECANCELED || r == -EBUSY) {
                 reply->status = 409;
                 reply->error_code = "conflict";
-        } else {
-                reply->status = 500;
-                reply->error_code = "infrastructure_error";
+                if (r == -EPERM && refusal && *refusal)
+                        reply->error_message = xstrdup(refusal);
+                else if (r == -ECANCELED)
+                        reply->error_message = xstrdup("superseded: a reset or an end came first");
+                return;
         }
+        reply->status = 500;
+        reply->error_code = "infrastructure_error";
+        if (r == -EIO)
+                (void) unit_ready(d->unit, &reply->error_message);
 }
 
 /*
@@ -160,7 +168,7 @@ static bool query_refused(const char *why, struct frontend_reply *reply)
                 return false;
         reply->status = 400;
         reply->error_code = "bad_request";
-        reply->error_message = why;
+        reply->error_message = xstrdup(why);
         return true;
 }
 
@@ -181,7 +189,7 @@ static void op_done(void *userdata, int result)
         struct frontend_reply reply = {};
 
         if (result < 0)
-                reply_error(&reply, result == -EIO ? -EIO : result);
+                reply_error(d, &reply, result, op->refusal);
         else if (op->kind == OP_END)
                 reply_json(&reply, 200, unit_verdict(d->unit, NULL));
         else if (op->kind == OP_INSPECT) {
@@ -321,7 +329,7 @@ static void on_control(void *userdata, const struct frontend_request *req,
                         if (r == -EPERM)
                                 log_info_fields(LOG_FIELDS({ "route", req->route }),
                                                 "%s refused: %s", req->route, refusal);
-                        reply_error(reply, r);
+                        reply_error(d, reply, r, refusal);
                         return;
                 }
                 reply_json(reply, 200, unit_info(d->unit));
@@ -349,6 +357,7 @@ static void on_control(void *userdata, const struct frontend_request *req,
         if (r == -EPERM)
                 log_info_fields(LOG_FIELDS({ "route", req->route }), "%s refused: %s", req->route,
                                 refusal);
+        op->refusal = refusal;
         op_done(op, r < 0 ? r : 0);
 }
 

@@ -223,27 +223,16 @@ static void session_detached_message(struct session *s, const char *data, size_t
 
 /* --- control answers --- */
 
-/* {"error":{"code":...,"message":...}} for a reply that says what was wrong. */
-static char *error_with_message(const struct frontend_reply *reply)
+static const char *reply_error_code(const struct frontend_reply *reply)
 {
-        struct strbuf sb = STRBUF_INIT;
-
-        strbuf_adds(&sb, "{\"error\":{\"code\":");
-        jstring_append(&sb, reply->error_code ? reply->error_code : "bad_request");
-        strbuf_adds(&sb, ",\"message\":");
-        jstring_append(&sb, reply->error_message);
-        strbuf_adds(&sb, "}}");
-        return strbuf_detach(&sb, NULL);
+        return reply->error_code ? reply->error_code : "infrastructure_error";
 }
 
 static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
 {
-        if (reply->status >= 400 && reply->error_message) {
-                cleanup_free char *json = error_with_message(reply);
-                http_exchange_respond(x, reply->status, json);
-        } else if (reply->status == 0 || reply->status >= 400)
-                http_exchange_error(x, reply->status ? reply->status : 500,
-                                    reply->error_code ? reply->error_code : "infrastructure_error");
+        if (reply->status == 0 || reply->status >= 400)
+                http_exchange_error_message(x, reply->status ? reply->status : 500,
+                                            reply_error_code(reply), reply->error_message);
         else if (reply->text)
                 http_exchange_respond_body(x, reply->status,
                                            reply->content_type ?: "text/plain; charset=utf-8",
@@ -252,6 +241,7 @@ static void reply_from(struct http_exchange *x, struct frontend_reply *reply)
                 http_exchange_respond(x, reply->status, reply->json ? reply->json : "{}");
         free(reply->json);
         free(reply->text);
+        free(reply->error_message);
 }
 
 struct http_handle *frontend_later(const struct frontend_request *req)
@@ -261,12 +251,9 @@ struct http_handle *frontend_later(const struct frontend_request *req)
 
 void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
 {
-        if (reply->status >= 400 && reply->error_message) {
-                cleanup_free char *json = error_with_message(reply);
-                http_handle_respond(pending, reply->status, json);
-        } else if (reply->status == 0 || reply->status >= 400)
+        if (reply->status == 0 || reply->status >= 400)
                 http_handle_error(pending, reply->status ? reply->status : 500,
-                                  reply->error_code ? reply->error_code : "infrastructure_error");
+                                  reply_error_code(reply), reply->error_message);
         else if (reply->text)
                 http_handle_respond_body(pending, reply->status,
                                          reply->content_type ?: "text/plain; charset=utf-8",
@@ -275,6 +262,7 @@ void frontend_answer(struct http_handle *pending, struct frontend_reply *reply)
                 http_handle_respond(pending, reply->status, reply->json ? reply->json : "{}");
         free(reply->json);
         free(reply->text);
+        free(reply->error_message);
 }
 
 /* --- routing --- */
@@ -290,10 +278,8 @@ static int respond_error(struct http_exchange *x, unsigned status, const char *c
 static int respond_unavailable(struct http_exchange *x, const char *what, struct frontend *f)
 {
         cleanup_free char *message = f ? unavailable_message(f, what) : xstrdup(what);
-        cleanup_free char *json = error_with_message(&(struct frontend_reply){
-                .error_code = "episode_unavailable", .error_message = message });
 
-        http_exchange_respond(x, 503, json);
+        http_exchange_error_message(x, 503, "episode_unavailable", message);
         return HTTP_ACTION_RESPOND;
 }
 
@@ -448,7 +434,11 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
         who = credentials_check(f->creds, h, t.token, t.n_tokens);
         if (who == PRINCIPAL_NONE) {
                 strbuf_adds(&x->headers, "WWW-Authenticate: Basic realm=\"openenvd\"\r\n");
-                action = respond_error(x, 401, "not_permitted");
+                http_exchange_error_message(x, 401, "not_permitted",
+                                            "credentials missing or wrong: send the unit's token "
+                                            "as Authorization: Bearer TOKEN, or in the URL "
+                                            "(http://openenv:TOKEN@host:port)");
+                action = HTTP_ACTION_RESPOND;
                 goto done;
         }
         x->authenticated = true;

@@ -67,9 +67,9 @@ struct frontend_reply {
         size_t text_len;
         const char *content_type; /* static: the text's (NULL: text/plain; charset=utf-8) */
         const char *error_code;   /* static: for status >= 400 */
-        /* static: "message" beside the code (what was wrong with the request;
-         * never a path or an errno text) */
-        const char *error_message;
+        /* owned: "message" beside the code (what was wrong with the request;
+         * never a path or an errno text); NULL: the code's own words */
+        char *error_message;
         bool later; /* no answer now: frontend_answer() comes later */
 };
 

@@ -197,8 +197,13 @@ void http_exchange_respond(struct http_exchange *x, unsigned status, const char 
 /* A non-JSON local answer (content_type static, e.g. "text/plain; charset=utf-8"). */
 void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
                                 const char *body, size_t len);
-/* {"error":{"code":"<code>"}}: the only error shape any client ever sees. */
+/* {"error":{"code":"<code>","message":"..."}}: the only error shape any
+ * client ever sees. message NULL: the code's own words (http_error_message()). */
 void http_exchange_error(struct http_exchange *x, unsigned status, const char *code);
+void http_exchange_error_message(struct http_exchange *x, unsigned status, const char *code,
+                                 const char *message);
+/* For people: what an error code says (never a path or an errno text). */
+const char *http_error_message(const char *code, unsigned status);
 
 /* The handle of the exchange's connection (one per connection, made on
  * first use). Valid until on_handle_gone(). */
@@ -216,7 +221,9 @@ bool http_exchange_ws_detached(const struct http_exchange *x);
 void http_handle_respond(struct http_handle *h, unsigned status, const char *json);
 void http_handle_respond_body(struct http_handle *h, unsigned status, const char *content_type,
                               const char *body, size_t len);
-void http_handle_error(struct http_handle *h, unsigned status, const char *code);
+/* http_exchange_error_message() for a deferred answer. */
+void http_handle_error(struct http_handle *h, unsigned status, const char *code,
+                       const char *message);
 /* A held request (HTTP_ACTION_HOLD) is routed again, on_request included. */
 void http_handle_resume(struct http_handle *h);
 /* Detached WebSocket sessions: a text frame or a close frame to the client;

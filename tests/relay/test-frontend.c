@@ -114,7 +114,10 @@ Test(frontend, everything_else_needs_credentials)
                 cl_send(c.fd, reqs[i]);
                 cr_assert(cl_response(&c, false, &r));
                 cr_assert_eq(r.status, 401, "%s → %u", reqs[i], r.status);
-                cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"not_permitted\"}}");
+                cr_assert_str_eq(r.body.buf,
+                                 "{\"error\":{\"code\":\"not_permitted\",\"message\":\"credentials "
+                                 "missing or wrong: send the unit's token as Authorization: Bearer "
+                                 "TOKEN, or in the URL (http://openenv:TOKEN@host:port)\"}}");
                 cr_assert(head_has(&r, "WWW-Authenticate: Basic realm=\"openenvd\""));
                 /* Refused before anyone proved who they are: closed. */
                 cr_assert(head_has(&r, "Connection: close"));
@@ -189,7 +192,9 @@ Test(frontend, agent_reaches_its_paths_only)
                 response_release(&r);
         }
         for (size_t i = 0; i < ELEMENTSOF(refused); i++)
-                expect(refused[i], 403, "{\"error\":{\"code\":\"not_permitted\"}}");
+                expect(refused[i], 403,
+                       "{\"error\":{\"code\":\"not_permitted\",\"message\":\"these credentials may "
+                       "not use this route\"}}");
         expect_log("[[\"POST\", \"/mcp\"], [\"POST\", \"/mcp/\"], [\"GET\", \"/mcp/sub\"], "
                    "[\"GET\", \"/tools/run\"]]");
         cr_assert_eq(load(&unit_stub.controls), 0);
@@ -301,7 +306,8 @@ Test(frontend, control_routes_answered_locally)
                200, NULL);
         cr_assert_str_eq(unit_stub.last_control_body, "{\"seed\":42}");
         expect("POST /resume HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 0\r\n\r\n", 409,
-               "{\"error\":{\"code\":\"conflict\"}}");
+               "{\"error\":{\"code\":\"conflict\",\"message\":\"the unit's phase does not allow "
+               "this now\"}}");
         expect_log("[]");
 }
 
@@ -316,9 +322,12 @@ Test(frontend, metrics_is_the_orchestrators_and_keeps_its_content_type)
         cr_assert_str_eq(r.body.buf, "# TYPE m gauge\nm 1\n");
         response_release(&r);
         expect("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 401,
-               "{\"error\":{\"code\":\"not_permitted\"}}");
+               "{\"error\":{\"code\":\"not_permitted\",\"message\":\"credentials missing or wrong: "
+               "send the unit's token as Authorization: Bearer TOKEN, or in the URL "
+               "(http://openenv:TOKEN@host:port)\"}}");
         expect("POST /metrics HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 0\r\n\r\n", 405,
-               "{\"error\":{\"code\":\"method_not_allowed\"}}");
+               "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"this method is not "
+               "allowed here (Allow says which is)\"}}");
         cr_assert(frontend_route_is_orchestrators("/metrics"));
         cr_assert_eq(load(&unit_stub.controls), 1);
         expect_log("[]");
@@ -335,7 +344,9 @@ Test(frontend, wrong_method_is_405_never_relayed)
                 "CONNECT /x HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(reqs); i++)
-                expect(reqs[i], 405, "{\"error\":{\"code\":\"method_not_allowed\"}}");
+                expect(reqs[i], 405,
+                       "{\"error\":{\"code\":\"method_not_allowed\",\"message\":\"this method is "
+                       "not allowed here (Allow says which is)\"}}");
         expect_log("[]");
         cr_assert_eq(load(&unit_stub.controls), 0);
 }
@@ -450,7 +461,10 @@ Test(frontend, unasked_101_is_a_502_and_the_connection_goes_on)
         cl_send(c.fd, "GET /unasked-101 HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
         cr_assert(cl_response(&c, false, &r), "no answer to an unasked 101");
         cr_assert_eq(r.status, 502, "%u %s", r.status, r.body.buf);
-        cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"upstream_unavailable\"}}");
+        cr_assert_str_eq(r.body.buf,
+                         "{\"error\":{\"code\":\"upstream_unavailable\",\"message\":\"the upstream "
+                         "(the env server, or the model provider) could not be reached or broke "
+                         "its response\"}}");
         /* Nothing of the switched protocol reached the client. */
         cr_assert_null(strstr(r.head.buf, "101"));
         cr_assert_null(strstr(c.in.buf, "hello"));

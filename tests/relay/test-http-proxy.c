@@ -63,7 +63,8 @@ Test(proxy, malformed_and_smuggling_requests_are_400)
                 cl_send(fd, bad[i]);
                 cr_assert(cl_response(&c, false, &r), "no answer to case %zu", i);
                 cr_assert_eq(r.status, 400, "case %zu: %u", i, r.status);
-                cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"bad_request\"}}");
+                cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"bad_request\",\"message\":"
+                                             "\"the request is malformed\"}}");
                 cr_assert(head_has(&r, "Connection: close"));
                 cr_assert(cl_wait_close(fd), "case %zu: not closed", i);
                 response_release(&r);
@@ -103,7 +104,10 @@ Test(proxy, upstream_down_is_502)
         unlink(env_sock);
         struct response r = request("GET /anything HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
         cr_assert_eq(r.status, 502);
-        cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"upstream_unavailable\"}}");
+        cr_assert_str_eq(r.body.buf,
+                         "{\"error\":{\"code\":\"upstream_unavailable\",\"message\":\"the upstream "
+                         "(the env server, or the model provider) could not be reached or broke "
+                         "its response\"}}");
         cr_assert_null(strstr(r.head.buf, tmpdir));
         response_release(&r);
 }

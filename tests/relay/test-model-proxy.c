@@ -557,7 +557,9 @@ static void assert_status(struct response r, unsigned status, const char *code)
 {
         cr_assert_eq(r.status, status, "%u %s", r.status, r.body.buf);
         if (code) {
-                cleanup_free char *want = xasprintf("{\"error\":{\"code\":\"%s\"}}", code);
+                cleanup_free char *want =
+                        xasprintf("{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
+                                  http_error_message(code, status));
                 cr_assert_str_eq(r.body.buf, want);
         }
         response_release(&r);
@@ -1030,7 +1032,9 @@ Test(model_tls, only_the_model_endpoints_are_forwarded)
                 r = model_request(refused[i]);
                 cr_assert_eq(r.status, 403, "%s: %u", refused[i], r.status);
                 if (!startswith(refused[i], "HEAD "))
-                        cr_assert_str_eq(r.body.buf, "{\"error\":{\"code\":\"not_permitted\"}}");
+                        cr_assert_str_eq(r.body.buf,
+                                         "{\"error\":{\"code\":\"not_permitted\",\"message\":"
+                                         "\"these credentials may not use this route\"}}");
                 response_release(&r);
         }
         for (size_t i = 0; i < ELEMENTSOF(malformed); i++) {
