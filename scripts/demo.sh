@@ -13,8 +13,9 @@ repo=$(pwd)
 if [ "$(id -u)" -eq 0 ]; then
         scripts/install-deps.sh
 fi
+echo "== build (the three binaries the demo runs; scripts/test.sh builds the rest)"
 if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
-ninja -C build >/dev/null
+ninja -C build src/daemon/openenvd src/cli/openenvctl src/sandbox/shim/openenvd-shim
 
 work=$(mktemp -d /tmp/openenvd-demo.XXXXXX)
 chmod 0711 "$work" # containers resolve mount sources below it from their user namespaces
@@ -41,22 +42,26 @@ echo
 
 if [ "$(id -u)" -ne 0 ]; then
         # Not root: openenvd cannot isolate, so it steps aside and execs the
-        # env server exactly as the image would run it, on the manifest's port.
-        echo "== not root: openenvd --manifest examples/echo/openenv.yaml (steps aside)"
-        build/src/daemon/openenvd --manifest examples/echo/openenv.yaml \
+        # env server as an image would run it: in the unit's directory (its
+        # WORKDIR), with the image's CMD after --, on the port asked for.
+        echo "== not root: openenvd --port $port -- python3 -m uvicorn server.app:app (steps aside)"
+        (cd examples/echo && exec "$repo/build/src/daemon/openenvd" --manifest openenv.yaml \
+                --port "$port" --listen 127.0.0.1 -- \
+                /usr/bin/python3 -m uvicorn server.app:app --host 127.0.0.1 --port "$port") \
                 > "$work/daemon.out" 2> "$work/daemon.log" &
         daemon_pid=$!
-        /usr/bin/python3 - <<'PY' || { tail -20 "$work/daemon.log"; exit 1; }
-import json, time, urllib.request
-for _ in range(100):
+        /usr/bin/python3 - "$port" <<'PY' || { tail -20 "$work/daemon.log"; exit 1; }
+import json, sys, time, urllib.request
+url = "http://127.0.0.1:%s/health" % sys.argv[1]
+for _ in range(300):
     try:
-        with urllib.request.urlopen("http://127.0.0.1:8000/health", timeout=1) as r:
+        with urllib.request.urlopen(url, timeout=1) as r:
             print("GET /health ->", r.status, json.loads(r.read()), "(answered by the env server itself)")
             break
     except OSError:
         time.sleep(0.1)
 else:
-    raise SystemExit("the env server did not come up on port 8000")
+    raise SystemExit("the env server did not come up on %s" % url)
 PY
         grep -m1 "isolation disabled" "$work/daemon.log"
         exit 0
@@ -88,7 +93,9 @@ repo=$(pwd)
         --model-url "127.0.0.1:$model_port" --model-key-file "$work/real-key") \
         > "$work/daemon.out" 2> "$work/daemon.log" &
 daemon_pid=$!
-for _ in $(seq 100); do
+# "openenvd ready": the first episode serves (GET /readyz says the same).
+echo "== waiting for the first episode (openenvd ready)"
+for _ in $(seq 1200); do
         grep -q "openenvd ready" "$work/daemon.out" 2>/dev/null && break
         if ! kill -0 "$daemon_pid" 2>/dev/null; then
                 cat "$work/daemon.log"
@@ -98,6 +105,14 @@ for _ in $(seq 100); do
 done
 if grep -q "isolation disabled" "$work/daemon.log"; then
         echo "openenvd stepped aside: $(grep 'isolation disabled' "$work/daemon.log")"
+fi
+if ! grep -q "openenvd ready" "$work/daemon.out"; then
+        echo "no episode could start within 120 s; GET /readyz says:"
+        /usr/bin/python3 -c 'import sys, urllib.request, urllib.error
+try: print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+except urllib.error.HTTPError as e: print(e.code, e.read().decode())' "http://127.0.0.1:$port/readyz"
+        tail -20 "$work/daemon.log"
+        exit 1
 fi
 
 status=0
@@ -128,11 +143,13 @@ info = call("POST", "/reset_unit")
 print("phase:", info["phase"], " episode:", info["episode_id"])
 
 def harness_report(deadline=20):
-    """The harness (agent code) prints what it could and could not do."""
+    """The harness (agent code) prints what it could and could not do: its
+    output is captured per container (GET /logs), never in the daemon's log."""
     end = time.time() + deadline
     while time.time() < end:
-        with open(daemon_log, errors="replace") as f:
-            for line in f:
+        req = urllib.request.Request(base + "/logs?container=harness", headers=auth)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            for line in r.read().decode("utf-8", "replace").splitlines():
                 if line.startswith('{"mcp_status"'):
                     return json.loads(line)
         time.sleep(0.1)

@@ -540,7 +540,6 @@ int main(int argc, char **argv)
         }
         if (parse_args(argc, argv, &opts, &raw) < 0)
                 return DAEMON_EXIT_INVALID;
-        log_info("version %s", openenvd_version);
         /* The URL (and CA file) are checked before anything else starts. */
         if (raw.model_url &&
             model_upstream_new(raw.model_url, raw.model_ca_file, &upstream, &url_error) < 0) {
@@ -560,6 +559,9 @@ int main(int argc, char **argv)
                 report_manifest_errors(&errs, opts.manifest_path);
                 return DAEMON_EXIT_INVALID;
         }
+        /* The first line of every start that gets going (a bad command
+         * line or manifest is only its errors, each naming the file). */
+        log_info("version %s", openenvd_version);
 
         /* Tokens before the preflight: a file that cannot serve is bad
          * usage, said at once with its path (not after the checks). */

@@ -22,6 +22,7 @@ from connect4_env.models import Connect4Action
 from echo_env import EchoEnv
 from openenv.core.env_server.mcp_types import CallToolAction
 from openenv.cli._validation import validate_running_environment
+from openenv.core.containers.runtime.providers import LocalDockerProvider
 from websockets.asyncio.client import connect as ws_connect
 
 
@@ -172,6 +173,18 @@ def validate(base):
     return validate_running_environment(base, timeout_s=30)
 
 
+def ready_then_validate(base, timeout_s):
+    """What OpenEnv's provider and validator do against a server just
+    started: LocalDockerProvider.wait_for_ready (the first 200 of /health;
+    the method needs no Docker, so no instance of the provider is made),
+    then the runtime validator at once."""
+    t0 = time.monotonic()
+    LocalDockerProvider.wait_for_ready(None, base, timeout_s=float(timeout_s))
+    ready_s = time.monotonic() - t0
+    report = validate_running_environment(base, timeout_s=30)
+    return {"ready_s": ready_s, "report": report}
+
+
 def refused(base):
     """What the stock client gets without credentials."""
     out = {}
@@ -220,6 +233,7 @@ SCENARIOS = {
     "echo-big": echo_big,
     "c4-loop": c4_loop,
     "validate": validate,
+    "ready-then-validate": ready_then_validate,
     "refused": refused,
     "headers-sent": headers_sent,
 }

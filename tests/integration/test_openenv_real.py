@@ -187,8 +187,10 @@ def case_failure_names_status_and_stderr():
         check("env|   File " in tail and "ModuleNotFoundError" in tail,
               "the verdict carries the stderr tail: %s" % tail)
         check("No child processes" not in (read(d.log) or ""), "no errno text stands in for it")
+        # Not ready, and why: OpenEnv's providers never take it for up.
         status, h = d.request("GET", "/health", token=False)
-        check(status == 200 and h["phase"] == "failed", "/health answers with the phase: %s" % h)
+        check(status == 503 and h["status"] == "unhealthy" and h["phase"] == "failed" and
+              "ModuleNotFoundError" in h["reason"], "/health says not ready and why: %s" % h)
     finally:
         d.stop()
 
@@ -228,6 +230,23 @@ def case_validator_passes():
     check(not r["passed"] and "health_endpoint" not in failed, "without credentials: %s" % failed)
     check({"openapi_version_available", "metadata_endpoint", "schema_endpoint",
            "mcp_endpoint"} <= failed, "refused without credentials: %s" % failed)
+
+
+def case_validator_from_the_first_second():
+    # A daemon just started: OpenEnv's provider waits for the first 200 of
+    # /health, then its validator runs at once. /health said 200 while the
+    # first episode still provisioned and the validator failed on
+    # metadata, schema and mcp for ~10 s; now 200 means an episode serves.
+    d = Daemon(OPENENVD, SHIM, cwd=os.path.join(S["root"], "echo", "app", "env"),
+               token_env=True, env=image_env("echo"), ready_timeout=60,
+               start_timeout=START_TIMEOUT)
+    try:
+        r = client("ready-then-validate", base_url(d), START_TIMEOUT)
+        check(r["report"]["passed"], "OpenEnv's validator right after wait_for_ready: %s"
+              % json.dumps(r["report"]["criteria"], indent=1))
+        check(d.ok("GET", "/info")["phase"] in ("ready", "running"), "an episode serves")
+    finally:
+        d.stop()
 
 
 def case_credentials():
@@ -418,6 +437,8 @@ CASES = [
      case_runs_as_its_image_would),
     ("OpenEnv's runtime validator passes with credentials in the URL only",
      case_validator_passes),
+    ("from the first second: OpenEnv's wait_for_ready, then its validator at once, passes",
+     case_validator_from_the_first_second),
     ("without credentials 401 everywhere but /health(z); the agent token reaches /mcp only",
      case_credentials),
     ("three MCP episodes on one EchoEnv().sync(): reset, list_tools, step, call_tool, state; history, "
