@@ -587,6 +587,13 @@ int main(int argc, char **argv)
                                   reasons);
                         return DAEMON_EXIT_NO_ISOLATION;
                 }
+                if (m->require && m->require[0]) {
+                        cleanup_free char *req = strv_join(m->require, ", ");
+                        log_error("isolation disabled: %s; refusing to start (the manifest's "
+                                  "enforcement.require: %s)",
+                                  reasons, req);
+                        return DAEMON_EXIT_NO_ISOLATION;
+                }
                 log_warning("isolation disabled: %s", reasons);
                 return daemon_exec_fallback(&opts, m);
         }

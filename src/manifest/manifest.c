@@ -275,17 +275,86 @@ static void parse_agent_paths(struct manifest_ctx *x, const struct mnode *n)
         free(nodes);
 }
 
+/*
+ * openenvd.enforcement.require: the guarantees of OpenEnv RFC 009 the unit
+ * depends on. This daemon provides all four when isolation is on (zones in
+ * their own namespaces, relays as the only way out, no capabilities,
+ * control routes on the daemon's port only) and none when it steps aside,
+ * so listing any one means: never step aside. Its backends (openshell,
+ * local) are RFC 009's, not this daemon's: refused, with why.
+ */
+static void parse_enforcement(struct manifest_ctx *x, const struct mnode *n)
+{
+        static const char *const keys[] = { "require", "backend" };
+        static const char *const guarantees[] = { "asset_isolation", "egress_control",
+                                                  "privilege_drop", "control_plane_isolation" };
+        const struct mnode *k[2], *v[2], **nodes = NULL;
+        char **req;
+
+        if (!mnode_fields(x, n, "enforcement", keys, 2, false, k, v))
+                return;
+        if (v[1])
+                ctx_error(x, v[1], "enforcement.backend",
+                          "openenvd enforces with the kernel itself (namespaces, cgroups, "
+                          "seccomp): RFC 009's backends (openshell, local) are not used; "
+                          "remove backend and keep require");
+        if (!v[0])
+                return;
+        req = manifest_parse_string_list(x, v[0], "enforcement.require", &nodes);
+        for (size_t i = 0; nodes && req[i]; i++) {
+                size_t g = 0;
+
+                while (g < ELEMENTSOF(guarantees) && !streq(req[i], guarantees[g]))
+                        g++;
+                if (g == ELEMENTSOF(guarantees)) {
+                        cleanup_free char *p = mpath_index("enforcement.require", i);
+                        ctx_error(x, nodes[i], p,
+                                  "unknown guarantee '%s' (asset_isolation, egress_control, "
+                                  "privilege_drop, control_plane_isolation)",
+                                  req[i]);
+                }
+        }
+        free(nodes);
+        strv_free(x->m->require);
+        x->m->require = req;
+}
+
+/* OpenEnv RFC 009's own openenvd block names other keys for the same
+ * intent: said once, with where the mapping is, not key by key. */
+static bool rfc009_block(struct manifest_ctx *x, const struct mnode *n)
+{
+        static const char *const theirs[] = { "enabled", "surfaces", "workload",
+                                              "egress",  "processes", "openshell" };
+
+        if (!n || n->kind != MNODE_MAP)
+                return false;
+        for (size_t i = 0; i < mnode_map_size(n); i++)
+                for (size_t j = 0; j < ELEMENTSOF(theirs); j++)
+                        if (streq(mnode_key(n, i)->value, theirs[j])) {
+                                ctx_error(x, mnode_key(n, i), "openenvd",
+                                          "'%s' belongs to OpenEnv RFC 009's openenvd block, "
+                                          "which this openenvd does not read: write zones, "
+                                          "privileged_assets, agent_paths and "
+                                          "enforcement.require instead (docs/OPENENV.md, "
+                                          "\"OpenEnv RFC 009\", maps each key)",
+                                          theirs[j]);
+                                return true;
+                        }
+        return false;
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
         static const char *const keys[] = {
                 "app",   "port",  "kill_deadline_s", "workspace_seed", "privileged_assets",
-                "zones", "model", "standby",         "agent_paths"
+                "zones", "model", "standby",         "agent_paths",    "enforcement"
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
                                                                        *zv[3] = { 0 };
-        bool ok = mnode_fields(x, n, "openenvd", keys, ELEMENTSOF(keys), false, k, v);
+        bool ok = !rfc009_block(x, n) &&
+                  mnode_fields(x, n, "openenvd", keys, ELEMENTSOF(keys), false, k, v);
 
         if (ok && v[0] && mnode_get_string(x, v[0], "app", app) && !manifest_is_app_string(*app)) {
                 ctx_error(x, v[0], "app", "app '%s' must look like module:attribute", *app);
@@ -310,6 +379,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 (void) mnode_get_bool(x, v[7], "standby", &x->m->standby);
         if (ok && v[8])
                 parse_agent_paths(x, v[8]);
+        if (ok && v[9])
+                parse_enforcement(x, v[9]);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 
@@ -495,6 +566,7 @@ struct manifest *manifest_free(struct manifest *m)
         free(m->base_dir);
         free(m->workspace_seed);
         strv_free(m->agent_paths);
+        strv_free(m->require);
         return mfree(m);
 }
 

@@ -150,6 +150,10 @@ struct manifest {
         struct manifest_zone zones[MANIFEST_ZONE_MAX];
         struct manifest_model model;
         char **agent_paths; /* owned strv: routes the agent principal may reach (besides /mcp) */
+        /* owned strv: openenvd.enforcement.require, the guarantees the unit
+         * depends on (OpenEnv RFC 009's names): the daemon refuses to start
+         * without isolation when any is listed, as under --require-isolation */
+        char **require;
         const struct manifest_container **observer_order; /* owned vector, borrowed entries */
         size_t n_observer_order;
 };

@@ -140,6 +140,38 @@ def case_model_key_kept_until_started(run):
         shutil.rmtree(run.path("never"), ignore_errors=True)
 
 
+def case_enforcement_require_never_steps_aside(run):
+    # A daemon that cannot isolate (not root: no namespaces to make) steps
+    # aside; a manifest listing any of RFC 009's guarantees in
+    # enforcement.require must make it refuse instead (exit 3, named).
+    unit = run.path("require")
+    os.makedirs(unit)
+    os.chmod(unit, 0o755)
+    # A copy nobody can run wherever the clone is (a 0700 home, say).
+    daemon = os.path.join(unit, "openenvd")
+    shutil.copy(A.OPENENVD, daemon)
+    os.chmod(daemon, 0o755)
+
+    def start(require):
+        m = os.path.join(unit, "%s.yaml" % ("required" if require else "plain"))
+        with open(m, "w") as f:
+            f.write("spec_version: 1\nname: req\nport: 8000\n" +
+                    ("openenvd:\n  enforcement: {require: [asset_isolation, egress_control]}\n"
+                     if require else ""))
+        os.chmod(m, 0o644)
+        return subprocess.run([daemon, "--manifest", m, "--", "/bin/true"], cwd=unit,
+                              capture_output=True, text=True, timeout=60,
+                              preexec_fn=lambda: (os.setgroups([]), os.setgid(65534),
+                                                  os.setuid(65534)))
+    r = start(False)
+    check(r.returncode == 0 and "isolation disabled" in r.stderr,
+          "without it: steps aside (exec /bin/true): %s %s" % (r.returncode, r.stderr))
+    r = start(True)
+    check(r.returncode == 3 and "refusing to start (the manifest's enforcement.require: "
+          "asset_isolation, egress_control)" in r.stderr, "with it: exit 3, named: %s %s"
+          % (r.returncode, r.stderr))
+
+
 def case_env_start_directory_the_containers_do_not_see(run):
     # A clone under /tmp: the env would start in a directory that its
     # container's own /tmp hides, and every episode would fail at chdir.
@@ -186,6 +218,8 @@ CASES = [
      case_model_key_kept_until_started),
     ("an env start directory below /tmp is refused before anything starts, with what to do",
      case_env_start_directory_the_containers_do_not_see),
+    ("enforcement.require (RFC 009's guarantees) refuses to step aside when it cannot isolate",
+     case_enforcement_require_never_steps_aside),
 ]
 
 if __name__ == "__main__":

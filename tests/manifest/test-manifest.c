@@ -517,7 +517,22 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:5:51: zones.observers.containers.g.reads[0]: unknown asset 'oracel'\n"
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
-                "workspace_seed, privileged_assets, zones, model, standby, agent_paths)\n");
+                "workspace_seed, privileged_assets, zones, model, standby, agent_paths, "
+                "enforcement)\n");
+}
+
+Test(manifest, enforcement_require_names_rfc009_guarantees)
+{
+        struct manifest *m = parse_ok("app: s:a\nopenenvd:\n  enforcement:\n    require: "
+                                      "[asset_isolation, egress_control, privilege_drop, "
+                                      "control_plane_isolation]\n");
+
+        cr_assert_eq(strv_length(m->require), 4);
+        cr_expect_str_eq(m->require[3], "control_plane_isolation");
+        manifest_free(m);
+        m = parse_ok("app: s:a\n");
+        cr_expect_null(m->require, "nothing required unless listed");
+        manifest_free(m);
 }
 
 Test(manifest, error_count_is_bounded)
