@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The first run, as a new user makes it (issue 29): a clean clone of this
+# repository under /tmp in a directory whose path has a space, then the
+# README's main job, scripts/demo.sh, as root (isolated, graded end to end)
+# and as a user who is not root (the daemon steps aside and the env server
+# answers itself). TAP on stdout.
+#
+#   first-run.sh          (root; a non-root run is skipped, and fails in CI)
+#
+# The clone is of this checkout's HEAD (what CI tests is committed), and
+# everything it makes is removed at the end.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+echo "1..2"
+if [ "$(id -u)" -ne 0 ]; then
+        for n in 1 2; do
+                if [ "${CI:-}" = true ]; then echo "not ok $n - needs root"; else echo "ok $n # SKIP needs root"; fi
+        done
+        exit 0
+fi
+
+base=$(mktemp -d /tmp/openenvd-first-run.XXXXXX)
+chmod 0755 "$base" # the non-root user reaches its clone through it
+dest="$base/x y/openenvd"
+cleanup() { rm -rf "$base"; }
+trap cleanup EXIT
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+diag() { sed 's/^/# /'; }
+
+mkdir -p "$base/x y"
+if ! git clone --quiet "$repo" "$dest" 2>&1 | diag; then
+        echo "not ok 1 - a clone under '$base/x y'"
+        echo "not ok 2 - (no clone)"
+        exit 0
+fi
+
+# As root: isolated, the example unit graded end to end.
+out=$(cd "$dest" && OPENENVD_DEMO_PORT=$port scripts/demo.sh 2>&1)
+code=$?
+if [ "$code" -eq 0 ] && grep -q '"verdict": "graded"' <<<"$out" &&
+        grep -q '"mcp_status": 200' <<<"$out"; then
+        echo "ok 1 - root: scripts/demo.sh from '$dest' isolates and grades the example, with the harness's report"
+else
+        echo "not ok 1 - root: scripts/demo.sh from '$dest' (exit $code)"
+        tail -n 40 <<<"$out" | diag
+fi
+
+# As a user who is not root, in a clone of their own: steps aside, says why.
+chown -R nobody "$dest"
+mkdir "$base/home" && chown nobody "$base/home"
+out=$(cd "$dest" && runuser -u nobody -- env HOME="$base/home" OPENENVD_DEMO_PORT=$port scripts/demo.sh 2>&1)
+code=$?
+if [ "$code" -eq 0 ] && grep -q 'isolation disabled' <<<"$out" &&
+        grep -q 'GET /health -> 200' <<<"$out"; then
+        echo "ok 2 - not root: scripts/demo.sh steps aside, says why, and the env server answers on the demo's port"
+else
+        echo "not ok 2 - not root: scripts/demo.sh (exit $code)"
+        tail -n 40 <<<"$out" | diag
+fi
