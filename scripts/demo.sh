@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 if [ "$(id -u)" -eq 0 ]; then
-        scripts/install-deps.sh
+        scripts/install-deps.sh build demo
 fi
 echo "== build (the three binaries the demo runs; scripts/test.sh builds the rest)"
 if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
