@@ -22,8 +22,9 @@ setup() {
 }
 
 setup build
-# ASan, UBSan and LSan over the same suites (Docker lanes, lint and the
-# first run from a fresh clone run once).
+# ASan, UBSan and LSan over the same suites (Docker lanes, lint, and the
+# suite 'once' -- the first run from a fresh clone, the release package --
+# run once).
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -31,4 +32,4 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # (tests/lsan.supp) instead of to an unknown frame.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
-exec scripts/run-tests.py build build-asan:-docker,-lint,-bench,-firstrun "$@"
+exec scripts/run-tests.py build build-asan:-docker,-lint,-bench,-once "$@"

@@ -26,6 +26,7 @@
 #include "base/limits.h"
 #include "base/log.h"
 #include "base/prom-text.h"
+#include "base/sd-notify.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
 #include "daemon/metrics.h"
@@ -457,13 +458,19 @@ static void on_env_changed(void *userdata, const char *env_socket)
         (void) frontend_set_env(d->frontend, env_socket ? &env : NULL);
 }
 
-/* The unit can serve: said once on stdout, for whoever started us. */
+/* The unit can serve: said once on stdout, for whoever started us, and to
+ * systemd (a Type=notify unit starts its dependents now). */
 static void on_unit_ready(void *userdata)
 {
+        int r;
+
         (void) userdata;
         log_info("ready: an episode can serve");
         printf("openenvd ready\n");
         fflush(stdout);
+        r = sd_notify_send("READY=1\nSTATUS=an episode can serve");
+        if (r < 0)
+                log_warning_errno(r, "NOTIFY_SOCKET: %m");
 }
 
 static const struct unit_ops unit_ops = {
@@ -478,6 +485,7 @@ static int on_quit(struct loop_source *s, const struct signalfd_siginfo *si, voi
         struct daemon *d = userdata;
         (void) s;
         log_info("signal %u: shutting down", si->ssi_signo);
+        (void) sd_notify_send("STOPPING=1");
         loop_quit(d->loop, 0);
         return 0;
 }

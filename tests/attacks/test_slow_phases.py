@@ -14,6 +14,7 @@ not arriving; anything left behind. (How fast they were answered is
 measured in bench/attacks, never asserted here.)
 """
 import os
+import socket
 import sys
 import time
 
@@ -51,15 +52,17 @@ openenvd:
 S = {}  # what probe_while() saw of readiness
 
 
-def readiness(d):
-    """/health and /readyz (no token) and whether stdout said ready, while busy."""
+def readiness(d, notify=None):
+    """/health and /readyz (no token) and whether stdout (and systemd) were
+    told ready, while busy."""
     S.setdefault("starting", [])
     S["ready_early"] = "openenvd ready" in (A.read(d.out) or "")
+    S["notified_early"] = notified(notify) if notify else []
     for route in ("/health", "/readyz"):
         S["starting"].append((route, d.request("GET", route, token=None, timeout=10)))
 
 
-def probe_while(d, busy, starting=False):
+def probe_while(d, busy, starting=False, notify=None):
     """Calls /healthz and /info until busy() is false: (answered, unanswered, slowest s).
     starting: /health and /readyz too, once, while still busy."""
     ok = bad = 0
@@ -67,7 +70,7 @@ def probe_while(d, busy, starting=False):
     S.clear()
     while busy():
         if starting and not S:
-            readiness(d)
+            readiness(d, notify)
         for call in (d.healthz, lambda: d.request("GET", "/info", timeout=10)[0] == 200):
             t0 = time.monotonic()
             try:
@@ -79,12 +82,32 @@ def probe_while(d, busy, starting=False):
     return ok, bad, slowest
 
 
+def notify_socket(run):
+    """A Type=notify manager's end: what openenvd tells systemd."""
+    path = run.path("notify")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.setblocking(False)
+    return s, path
+
+
+def notified(s):
+    out = []
+    while True:
+        try:
+            out.append(s.recv(4096).decode())
+        except BlockingIOError:
+            return out
+
+
 def case_provisioning(run):
+    notify, path = notify_socket(run)
     d = A.Daemon(run, manifest(run, env_moves=("sleep", {"s": 15})), args=["--no-standby"],
-                 first_episode=False)
+                 first_episode=False, env={"NOTIFY_SOCKET": path})
     try:
         t0 = time.monotonic()
-        ok, bad, slowest = probe_while(d, lambda: d.phase() == "provisioning", starting=True)
+        ok, bad, slowest = probe_while(d, lambda: d.phase() == "provisioning", starting=True,
+                                       notify=notify)
         A.note("provisioning %.1f s: %d answers, slowest %.3f s" % (time.monotonic() - t0, ok,
                                                                      slowest))
         check(bad == 0, "%d calls unanswered while provisioning" % bad)
@@ -96,14 +119,20 @@ def case_provisioning(run):
                   "the first episode is still starting", "%s while provisioning: %s"
                   % (route, answer))
         check(not S["ready_early"], "stdout said 'openenvd ready' while provisioning")
+        check(S["notified_early"] == [], "systemd told before an episode served: %s"
+              % S["notified_early"])
         health = d.request("GET", "/health", token=None)
         check(health == (200, {"status": "healthy", "phase": "ready"}), "/health after: %s"
               % (health,))
         A.poll(lambda: "openenvd ready" in (A.read(d.out) or ""), "'openenvd ready' once ready")
+        told = A.poll(lambda: notified(notify), "systemd told READY=1")
+        check(told == ["READY=1\nSTATUS=an episode can serve"], "sd_notify: %s" % told)
         rc, _ = d.stop()
         check(rc == 0, "clean exit")
+        check(notified(notify) == ["STOPPING=1"], "STOPPING=1 at SIGTERM")
     finally:
         d.kill()
+        notify.close()
 
 
 def case_grading(run):

@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The release as a user gets it: scripts/build-deb.sh builds the .deb from
+# this checkout; its control data and contents are what docs/DAEMON.md
+# ("Releases") says; unpacked, its binaries say their version (the shim
+# found where openenvd looks for it); the systemd unit it ships passes
+# systemd-analyze verify. Nothing is installed on this machine. TAP.
+set -uo pipefail
+shopt -s extglob
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+diag() { sed 's/^/# /'; }
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+
+echo "1..4"
+if ! deb=$("$repo/scripts/build-deb.sh" "$work/dist" 2>"$work/err" | tail -n 1) || [ ! -f "$deb" ]; then
+        not_ok "scripts/build-deb.sh builds a .deb"
+        diag <"$work/err"
+        for i in 2 3 4; do not_ok "(no package)"; done
+        exit 0
+fi
+ok "scripts/build-deb.sh builds $(basename "$deb")"
+
+info=$(dpkg-deb --field "$deb" Package Architecture Depends)
+contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+missing=
+for f in ./usr/bin/openenvd ./usr/bin/openenvctl ./usr/libexec/openenvd/openenvd-shim \
+        ./usr/libexec/openenvd/openenvd-probe ./lib/systemd/system/openenvd@.service \
+        ./usr/share/doc/openenvd/DAEMON.md; do
+        grep -qxF "$f" <<<"$contents" || missing="$missing $f"
+done
+if [ -z "$missing" ] && grep -q '^Package: openenvd$' <<<"$info" &&
+        grep -q '^Depends: .*libseccomp2.*' <<<"$info" && grep -q 'libjansson4' <<<"$info"; then
+        ok "the package's fields and files (binaries, shim, probe, systemd unit, docs)"
+else
+        not_ok "the package's fields and files (missing:$missing)"
+        diag <<<"$info"
+fi
+
+dpkg-deb -x "$deb" "$work/root"
+want=$(dpkg-deb --field "$deb" Version)
+v1=$("$work/root/usr/bin/openenvd" --version 2>&1)
+v2=$("$work/root/usr/bin/openenvctl" --version 2>&1)
+v3=$("$work/root/usr/libexec/openenvd/openenvd-shim" --version 2>&1)
+# "-dirty" when built from a tree with uncommitted changes (never in CI).
+if [[ "$v1" == "openenvd 0."*"(git ${want##*+git}"?(-dirty)")" ]] && [ "${v2#openenvctl }" = "${v1#openenvd }" ] &&
+        [ "${v3#openenvd-shim }" = "${v1#openenvd }" ] && file -b "$work/root/usr/libexec/openenvd/openenvd-shim" | grep -q 'statically linked'; then
+        ok "unpacked, every binary says the package's version ($want); the shim is static"
+else
+        not_ok "unpacked, every binary says the package's version ($want)"
+        printf '%s\n' "$v1" "$v2" "$v3" | diag
+fi
+
+unit="$work/openenvd@test.service"
+sed "s|/usr/bin/openenvd|$work/root/usr/bin/openenvd|" "$work/root/lib/systemd/system/openenvd@.service" >"$unit"
+if out=$(systemd-analyze verify "$unit" 2>&1) && [ -z "$out" ] && grep -q '^Type=notify$' "$unit"; then
+        ok "openenvd@.service: systemd-analyze verify is silent; Type=notify"
+else
+        not_ok "openenvd@.service: systemd-analyze verify"
+        diag <<<"$out"
+fi
