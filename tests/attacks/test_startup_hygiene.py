@@ -33,7 +33,9 @@ openenvd:
 """
 
 
-def good(run):
+def good(run, workdir=None, host_root=None):
+    """A unit of one attacker env (workdir: its start directory; host_root:
+    the containers' root is the host's, as argv() says)."""
     return run.manifest("""
 spec_version: 1
 name: startup
@@ -44,7 +46,8 @@ openenvd:
       containers:
         env:
           argv: %s
-""" % A.argv("env", "8000"))
+""" % A.argv("env", "8000", host_root=host_root) +
+        ("          workdir: %s\n" % workdir if workdir else ""))
 
 
 class Result:
@@ -188,19 +191,7 @@ def case_env_start_directory_the_containers_do_not_see(run):
               "the path, the reason and what to do: %s" % r.stderr)
         check(not os.path.exists(r.subtree), "left %s" % r.subtree)
         check(not os.path.exists(run.path("never")), "nothing was started")
-        m = run.manifest("""
-spec_version: 1
-name: startup-workdir
-port: 8000
-openenvd:
-  zones:
-    agent:
-      containers:
-        env:
-          argv: %s
-          workdir: /
-""" % A.argv("env", "8000", host_root=run))
-        d = A.Daemon(run, m, rootfs=False, cwd=hidden)
+        d = A.Daemon(run, good(run, workdir="/", host_root=run), rootfs=False, cwd=hidden)
         check(d.phase() == "ready", "with workdir: / it starts: %s" % d.phase())
         rc, _ = d.stop()
         check(rc == 0, "clean exit")

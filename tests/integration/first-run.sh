@@ -38,26 +38,34 @@ if ! git clone --quiet "$repo" "$dest" 2>&1 | diag; then
         exit 0
 fi
 
-# As root: isolated, the example unit graded end to end.
-out=$(cd "$dest" && OPENENVD_DEMO_PORT=$port scripts/demo.sh 2>&1)
-code=$?
-if [ "$code" -eq 0 ] && grep -q '"verdict": "graded"' <<<"$out" &&
-        grep -q '"mcp_status": 200' <<<"$out"; then
-        echo "ok 1 - root: scripts/demo.sh from '$dest' isolates and grades the example, with the harness's report"
-else
-        echo "not ok 1 - root: scripts/demo.sh from '$dest' (exit $code)"
-        tail -n 40 <<<"$out" | diag
-fi
+# One demo run: "ok N - WHAT" when it exits 0 and its output holds every
+# pattern, else "not ok" with the output's tail. Args: N WHAT CMD... :: PATTERN...
+demo() {
+        local n=$1 what=$2 cmd=() out code p
+        shift 2
+        while [ "$1" != :: ]; do cmd+=("$1"); shift; done
+        shift
+        out=$(cd "$dest" && "${cmd[@]}" 2>&1)
+        code=$?
+        for p in "$@"; do
+                grep -qF -- "$p" <<<"$out" || code="missing '$p'"
+        done
+        if [ "$code" = 0 ]; then
+                echo "ok $n - $what"
+        else
+                echo "not ok $n - $what ($code)"
+                tail -n 40 <<<"$out" | diag
+        fi
+}
 
-# As a user who is not root, in a clone of their own: steps aside, says why.
+# As root: isolated, the example unit graded end to end, the harness's report shown.
+demo 1 "root: scripts/demo.sh from '$dest' isolates and grades the example" \
+        env OPENENVD_DEMO_PORT="$port" scripts/demo.sh :: '"verdict": "graded"' '"mcp_status": 200'
+
+# As a user who is not root, in a clone of their own: steps aside, says why,
+# and the env server answers on the demo's port.
 chown -R nobody "$dest"
 mkdir "$base/home" && chown nobody "$base/home"
-out=$(cd "$dest" && runuser -u nobody -- env HOME="$base/home" OPENENVD_DEMO_PORT=$port scripts/demo.sh 2>&1)
-code=$?
-if [ "$code" -eq 0 ] && grep -q 'isolation disabled' <<<"$out" &&
-        grep -q 'GET /health -> 200' <<<"$out"; then
-        echo "ok 2 - not root: scripts/demo.sh steps aside, says why, and the env server answers on the demo's port"
-else
-        echo "not ok 2 - not root: scripts/demo.sh (exit $code)"
-        tail -n 40 <<<"$out" | diag
-fi
+demo 2 "not root: scripts/demo.sh steps aside, says why, the env answers on the demo's port" \
+        runuser -u nobody -- env HOME="$base/home" OPENENVD_DEMO_PORT="$port" scripts/demo.sh \
+        :: 'isolation disabled' 'GET /health -> 200'
