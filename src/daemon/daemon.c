@@ -301,6 +301,10 @@ static void on_control(void *userdata, const struct frontend_request *req,
                 reply_json(reply, 200, unit_info(d->unit));
                 return;
         }
+        if (streq(req->route, "/episodes")) {
+                reply_json(reply, 200, unit_episodes(d->unit));
+                return;
+        }
         if (streq(req->route, "/verdict")) {
                 struct query_param q = { "episode_id", id, sizeof(id),
                                          "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };

@@ -63,7 +63,7 @@ static const struct control_route {
 } control_routes[] = {
         { "/info", HTTP_GET },    { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
         { "/resume", HTTP_POST }, { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
-        { "/logs", HTTP_GET },    { "/metrics", HTTP_GET },
+        { "/logs", HTTP_GET },    { "/metrics", HTTP_GET },      { "/episodes", HTTP_GET },
 };
 
 /* The orchestrator's env paths: the episode's own controls. */

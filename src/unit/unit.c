@@ -203,7 +203,11 @@ static void schedule_sweep(struct unit *u)
 
 static void remember(struct unit *u, struct episode *e)
 {
-        json_array_append_new(u->recent, verdict_to_json(episode_verdict(e), episode_id(e)));
+        json_t *v = verdict_to_json(episode_verdict(e), episode_id(e));
+
+        json_object_set_new(v, "ended_at",
+                            json_real((double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC));
+        json_array_append_new(u->recent, v);
         while (json_array_size(u->recent) > UNIT_VERDICT_HISTORY)
                 json_array_remove(u->recent, 0);
 }
@@ -728,6 +732,36 @@ json_t *unit_verdict(const struct unit *u, const char *id)
                            v) if (streq(json_string_value(json_object_get(v, "episode_id")) ?: "",
                                         id)) return json_incref(v);
         return NULL;
+}
+
+json_t *unit_episodes(const struct unit *u)
+{
+        json_t *recent = json_array(), *v;
+        size_t i;
+
+        /* Newest first; the summary of each (GET /verdict?episode_id= has the rest). */
+        for (i = json_array_size(u->recent); i > 0; i--) {
+                v = json_array_get(u->recent, i - 1);
+                json_array_append_new(recent, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "episode_id",
+                                                        json_object_get(v, "episode_id"), "verdict",
+                                                        json_object_get(v, "verdict"), "reason",
+                                                        json_object_get(v, "reason"), "blame",
+                                                        json_object_get(v, "blame"), "actions",
+                                                        json_object_get(v, "actions"), "ended_at",
+                                                        json_object_get(v, "ended_at")));
+        }
+        return json_pack(
+                "{s:o,s:o,s:o,s:i}", "live",
+                u->live ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->live), "phase",
+                                    phase_to_string(u->phase.current))
+                        : json_null(),
+                "standby",
+                u->standby
+                        ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->standby), "state",
+                                    episode_state(u->standby) == EPISODE_STANDBY ? "ready"
+                                                                                 : "provisioning")
+                        : json_null(),
+                "recent", recent, "kept", UNIT_VERDICT_HISTORY);
 }
 
 char *unit_container_log(const struct unit *u, const char *container, const char *id)

@@ -126,6 +126,10 @@ json_t *unit_info(const struct unit *u);
 /* The live (or last) episode's verdict; with episode_id, one of the recent
  * episodes' (NULL when unknown). New reference. */
 json_t *unit_verdict(const struct unit *u, const char *episode_id);
+/* GET /episodes: {"live": {episode_id, phase} | null, "standby": {episode_id,
+ * state} | null, "recent": [{episode_id, verdict, reason, blame, actions,
+ * ended_at}] newest first, the last UNIT_VERDICT_HISTORY, "kept"}. */
+json_t *unit_episodes(const struct unit *u);
 /* The captured output of a container in the live (or previous) episode;
  * new string, NULL when unknown. */
 char *unit_container_log(const struct unit *u, const char *container, const char *episode_id);

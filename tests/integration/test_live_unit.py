@@ -288,6 +288,17 @@ def case_reset_from_every_phase():
         check(d.request("POST", "/resume")[0] == 409, "resume from closed is refused (409)")
         check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset after an end")
         check(d.request("POST", "/resume")[0] == 409, "resume from ready is refused (409)")
+        # The episodes, newest first: the live one, then what each ended with.
+        eps = d.ok("GET", "/episodes")
+        check(eps["live"]["episode_id"] == d.ok("GET", "/info")["episode_id"] and
+              eps["live"]["phase"] == "ready" and eps["kept"] == 16, "live: %s" % eps)
+        kinds = [e["verdict"] for e in eps["recent"]]
+        check(kinds[0] == "graded" and "infrastructure_error" in kinds and
+              all(e["ended_at"] > 0 for e in eps["recent"]) and
+              [e["ended_at"] for e in eps["recent"]] ==
+              sorted((e["ended_at"] for e in eps["recent"]), reverse=True),
+              "recent, newest first, with how each ended: %s" % eps["recent"])
+        check(d.request("GET", "/episodes", token=False)[0] == 401, "the orchestrator's only")
     finally:
         if os.path.exists(fail_flag):
             os.unlink(fail_flag)
