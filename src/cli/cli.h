@@ -21,6 +21,8 @@ int cli_manifest_validate(int argc, char **argv);
 int cli_check_preflight(int argc, char **argv);
 int cli_check_enforcement(int argc, char **argv);
 int cli_validate(int argc, char **argv);
+/* status, episodes, verdict, logs, metrics: argv[0] says which. */
+int cli_unit(int argc, char **argv);
 
 /* Prints j (taken, may be NULL) on stdout as indented JSON with the given
  * json_dumps() flags, and flushes. -ENOMEM if it could not be rendered. */

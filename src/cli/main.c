@@ -17,6 +17,7 @@ static void usage(FILE *f)
               "  openenvctl check preflight [--json] [--rootfs DIR | --host-root-unfiltered]\n"
               "  openenvctl check enforcement [--manifest FILE] [--json]\n"
               "  openenvctl validate IMAGE [--json]\n"
+              "  openenvctl status|episodes|verdict|logs|metrics [--url URL] [--json]\n"
               "  openenvctl --version\n"
               "\n"
               "Exit codes: see docs/CLI.md.\n",
@@ -45,6 +46,10 @@ int main(int argc, char **argv)
                 return cli_check_enforcement(argc - 2, argv + 2);
         if (argc >= 2 && streq(argv[1], "validate"))
                 return cli_validate(argc - 1, argv + 1);
+        if (argc >= 2 &&
+            (streq(argv[1], "status") || streq(argv[1], "episodes") || streq(argv[1], "verdict") ||
+             streq(argv[1], "logs") || streq(argv[1], "metrics")))
+                return cli_unit(argc - 1, argv + 1);
         usage(stderr);
         return EXIT_CODE_INVALID;
 }

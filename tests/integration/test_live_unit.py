@@ -541,6 +541,59 @@ def case_fallback_port_and_listen():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def ctl(*args, env=None):
+    """openenvctl with args: (exit code, stdout, stderr)."""
+    r = subprocess.run([OPENENV, *args], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, **(env or {})})
+    return r.returncode, r.stdout, r.stderr
+
+
+def case_openenvctl_reads_a_running_unit():
+    d = Daemon("failable.yaml", args=["--no-standby"])
+    url = "http://openenv:%s@127.0.0.1:%d" % (TOKEN, d.port)
+    bare = "http://127.0.0.1:%d" % d.port
+    try:
+        poll(lambda: d.phase() == "ready", "the first episode")
+        eid = d.ok("GET", "/info")["episode_id"]
+        rc, out, err = ctl("status", "--url", url)
+        check(rc == 0 and "ready      yes" in out and "phase      ready" in out and
+              eid in out, "status, a table: %d %s %s" % (rc, out, err))
+        rc, out, _ = ctl("status", "--url", bare, "--json", env={"OPENENVD_TOKEN": TOKEN})
+        j = json.loads(out)
+        check(rc == 0 and j["episode_id"] == eid and j["readiness"]["ready"] is True and
+              j["version"], "status --json, the token from the environment: %s" % out)
+        token_file = os.path.join(d.dir, "token")
+        check(d.ok("POST", "/end_episode")["verdict"] == "graded", "ended")
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "the next episode")
+        rc, out, err = ctl("episodes", "--url", bare, "--token-file", token_file)
+        rows = [line.split() for line in out.splitlines()]
+        check(rc == 0 and rows[0][0] == "EPISODE" and rows[1][1] == "ready" and
+              [eid, "graded"] == rows[2][:2], "episodes, the token from a file: "
+              "%d %s %s" % (rc, out, err))
+        rc, out, _ = ctl("verdict", "--url", url, "--episode", eid, "--json")
+        check(rc == 0 and json.loads(out)["verdict"] == "graded", "verdict --episode: %s" % out)
+        live = d.ok("GET", "/info")["episode_id"]
+        rc, out, err = ctl("logs", "--url", url, "--container", "env", "--episode", live)
+        check(rc == 0, "logs of the live episode's env: %d %s" % (rc, err))
+        rc, out, _ = ctl("metrics", "--url", url)
+        check(rc == 0 and "openenvd_build_info{" in out, "metrics: %s" % out[:200])
+        # The unit's own words when it refuses; exit 1.
+        rc, out, err = ctl("status", "--url", "http://openenv:wrong@127.0.0.1:%d" % d.port)
+        check(rc == 1 and "the unit answered 401: credentials missing or wrong" in err,
+              "a wrong token: %d %s" % (rc, err))
+        rc, _, err = ctl("verdict", "--url", url, "--episode", "no-such-episode")
+        check(rc == 1 and "404" in err, "an unknown episode: %d %s" % (rc, err))
+    finally:
+        d.stop()
+    # Nothing listens any more: exit 3, and bad usage is exit 2.
+    rc, _, err = ctl("status", "--url", url)
+    check(rc == 3 and "Connection refused" in err, "unreachable: %d %s" % (rc, err))
+    for args in (("logs", "--url", url), ("status", "--url", "https://x"),
+                 ("verdict", "--url", url, "--episode", "a/b"), ("metrics", "--json")):
+        rc, _, err = ctl(*args)
+        check(rc == 2 and err, "%s: exit %d %s" % (" ".join(args), rc, err))
+
+
 def case_require_isolation_refusal():
     port = free_port()
     d, manifest = fallback_manifest(port)
@@ -763,6 +816,8 @@ CASES = [
      case_model_key_absent),
     ("inspect freezes the agent zone, resume thaws it", case_inspect_resume),
     ("reset works from closed, ready, running, frozen and failed", case_reset_from_every_phase),
+    ("openenvctl status, episodes, verdict, logs, metrics read a running unit; errors in words",
+     case_openenvctl_reads_a_running_unit),
     ("fork bomb => agent_misbehavior blamed on zones/agent/harness", case_forkbomb),
     ("detached process left behind => agent_misbehavior blamed on zones/agent/harness",
      case_detached),

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "cli/unit-client.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/parse-util.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+
+int unit_client_init(struct unit_client *c, const char *url, const char *token_file,
+                     char **ret_error)
+{
+        const char *rest = startswith(url, "http://"), *at, *slash, *hostport, *colon;
+        cleanup_free char *authority = NULL;
+        const char *env;
+        unsigned port;
+        int r;
+
+        *c = (struct unit_client){};
+        if (!rest) {
+                *ret_error = xstrdup("the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
+                return -EINVAL;
+        }
+        slash = strchr(rest, '/');
+        if (slash && slash[strspn(slash, "/")]) {
+                *ret_error = xstrdup("the URL takes no path: the unit's routes are its own");
+                return -EINVAL;
+        }
+        authority = slash ? xstrndup(rest, (size_t) (slash - rest)) : xstrdup(rest);
+        at = strrchr(authority, '@');
+        if (at) {
+                const char *pw = memchr(authority, ':', (size_t) (at - authority));
+                if (pw && pw + 1 < at)
+                        c->token = xstrndup(pw + 1, (size_t) (at - pw - 1));
+        }
+        hostport = at ? at + 1 : authority;
+        if (hostport[0] == '[') {
+                const char *close = strchr(hostport, ']');
+                if (!close) {
+                        *ret_error = xstrdup("an IPv6 address in the URL needs its ']'");
+                        goto fail;
+                }
+                c->host = xstrndup(hostport + 1, (size_t) (close - hostport - 1));
+                colon = close[1] == ':' ? close + 1 : NULL;
+                if (close[1] && !colon) {
+                        *ret_error = xstrdup("after ']' only ':PORT' may follow");
+                        goto fail;
+                }
+        } else {
+                colon = strchr(hostport, ':');
+                c->host =
+                        colon ? xstrndup(hostport, (size_t) (colon - hostport)) : xstrdup(hostport);
+        }
+        if (!*c->host) {
+                *ret_error = xstrdup("the URL names no host");
+                goto fail;
+        }
+        if (colon && parse_uint(colon + 1, 1, 65535, &port) < 0) {
+                *ret_error = xasprintf("'%s' is not a port (1-65535)", colon + 1);
+                goto fail;
+        }
+        c->port = colon ? xstrdup(colon + 1) : xstrdup("8000");
+        if (!c->token && token_file) {
+                r = read_secret_file(token_file, 4096, &c->token);
+                if (r < 0) {
+                        *ret_error = xasprintf("--token-file %s: %s", token_file,
+                                               r == -EINVAL ? "empty, or holds a NUL byte"
+                                                            : strerror(-r));
+                        goto fail;
+                }
+        }
+        env = getenv("OPENENVD_TOKEN");
+        if (!c->token && env && *env)
+                c->token = xstrdup(env);
+        return 0;
+fail:
+        unit_client_done(c);
+        return -EINVAL;
+}
+
+void unit_client_done(struct unit_client *c)
+{
+        free(c->host);
+        free(c->port);
+        c->token = secret_free(c->token);
+        *c = (struct unit_client){};
+}
+
+static int connect_to(const struct unit_client *c)
+{
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+        struct timeval tv = { .tv_sec = UNIT_CLIENT_TIMEOUT_S };
+        int fd = -1, r = -EHOSTUNREACH;
+
+        if (getaddrinfo(c->host, c->port, &hints, &ai) != 0)
+                return -EHOSTUNREACH;
+        for (struct addrinfo *a = ai; a; a = a->ai_next) {
+                fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+                if (fd < 0)
+                        continue;
+                /* A blocking connect honours SO_SNDTIMEO (socket(7)). */
+                (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+                (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+                if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+                        break;
+                r = errno == EINPROGRESS ? -ETIMEDOUT : -errno;
+                fd = safe_close(fd);
+        }
+        freeaddrinfo(ai);
+        return fd >= 0 ? fd : r;
+}
+
+/* Decodes a chunked body in place; -EBADMSG if it is not one. */
+static int dechunk(char *body, size_t len, size_t *ret_len)
+{
+        size_t in = 0, out = 0;
+
+        for (;;) {
+                char *end;
+                unsigned long n;
+
+                if (in >= len)
+                        return -EBADMSG;
+                n = strtoul(body + in, &end, 16);
+                if (end == body + in || !(end = strstr(end, "\r\n")))
+                        return -EBADMSG;
+                in = (size_t) (end - body) + 2;
+                if (n == 0)
+                        break;
+                if (n > len - in || len - in - n < 2)
+                        return -EBADMSG;
+                memmove(body + out, body + in, n);
+                out += n;
+                in += n + 2;
+        }
+        body[out] = '\0';
+        *ret_len = out;
+        return 0;
+}
+
+int unit_client_get(const struct unit_client *c, const char *target, struct unit_answer *ret)
+{
+        cleanup_close int fd = connect_to(c);
+        cleanup_strbuf struct strbuf req = STRBUF_INIT;
+        cleanup_free char *raw = NULL;
+        size_t len = 0, head_len;
+        const char *hend;
+        char *body;
+        int r;
+
+        *ret = (struct unit_answer){};
+        if (fd < 0)
+                return fd;
+        strbuf_addf(&req, "GET %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n", target,
+                    c->host, c->port);
+        if (c->token)
+                strbuf_addf(&req, "Authorization: Bearer %s\r\n", c->token);
+        strbuf_adds(&req, "\r\n");
+        r = write_all(fd, req.buf, req.len);
+        explicit_bzero(req.buf, req.len); /* it held the token */
+        if (r < 0)
+                return r;
+        r = read_full_fd(fd, UNIT_CLIENT_MAX_BYTES, &raw, &len);
+        if (r < 0)
+                return r == -EAGAIN ? -ETIMEDOUT : r;
+        if (!startswith(raw, "HTTP/1.1 ") || len < 12 || !(hend = strstr(raw, "\r\n\r\n")))
+                return -EBADMSG;
+        ret->status = (unsigned) strtoul(raw + 9, NULL, 10);
+        head_len = (size_t) (hend - raw) + 4;
+        body = raw + head_len;
+        len -= head_len;
+        /* Header names are case-insensitive; this is one the daemon may send. */
+        raw[head_len - 2] = '\0';
+        if (strcasestr(raw, "\r\ntransfer-encoding: chunked\r\n") && dechunk(body, len, &len) < 0)
+                return -EBADMSG;
+        ret->body = xmalloc(len + 1);
+        memcpy(ret->body, body, len);
+        ret->body[len] = '\0';
+        ret->len = len;
+        return 0;
+}
+
+void unit_answer_done(struct unit_answer *a)
+{
+        free(a->body);
+        *a = (struct unit_answer){};
+}
