@@ -9,9 +9,18 @@ credentials go in it (http://openenv:TOKEN@127.0.0.1:PORT); the only other
 constructor argument is message_timeout_s (TIMEOUT below). Nothing of
 OpenEnv is patched or subclassed here; what is not OpenEnv's (the control
 API, raw WebSocket frames) uses the libraries OpenEnv itself uses.
+
+echo_env and connect4_env are in both fixtures. The newer one
+(../shared/openenv-real-next/README.md) adds maze_env, chess_env,
+carla_env and calendar_env: their scenarios import their env's package
+when they run, so this file runs against the older fixture too. Each is
+driven by its env's own client (MazeEnv, ChessEnv, CarlaEnv; calendar_env's
+CalendarEnv, plain HTTP with its own request headers).
 """
 import asyncio
 import json
+import os
+import random
 import sys
 import time
 import urllib.parse
@@ -24,6 +33,7 @@ from openenv.core.env_server.mcp_types import CallToolAction
 from openenv.cli._validation import validate_running_environment
 from openenv.core.containers.runtime.providers import LocalDockerProvider
 from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
 
 
 # The client's own answer timeout (its default is 60 s): a reset() that
@@ -168,6 +178,151 @@ def c4_loop(base, n):
     return {"episodes": out, "seconds": time.monotonic() - t_all}
 
 
+def _until(cond, timeout_s=TIMEOUT):
+    """Polls cond() until it returns a true value (returned); the deadline
+    is a liveness bound."""
+    deadline = time.monotonic() + timeout_s
+    while not (v := cond()):
+        if time.monotonic() > deadline:
+            raise TimeoutError("gave up waiting after %s s" % timeout_s)
+        time.sleep(0.05)
+    return v
+
+
+async def _refused_frames(base):
+    """A raw /ws session opened while the env server is full: what it
+    pushes unasked, and how it closes (websockets, as OpenEnv's client)."""
+    async with ws_connect(ws_url(base, "/ws")) as ws:
+        frame = json.loads(await ws.recv())
+        try:
+            await asyncio.wait_for(ws.recv(), TIMEOUT)
+            then = "not closed"
+        except ConnectionClosed as e:
+            then = e.rcvd.code if e.rcvd else None
+    return {"frame": frame, "close": then}
+
+
+def maze_capacity(base, max_steps):
+    """maze_env: an episode to done on one client; then, while that client
+    holds a session in the next episode, a second stock client. maze_env's
+    app allows one session (max_concurrent_envs=1): the env server refuses
+    the second with CAPACITY_REACHED, pushed right after it accepts, then
+    close 1000.
+
+    The stock client surfaces that code only when its reset reaches the env
+    server before the close reaches the client: opened while the env server
+    is full, that races (ConnectionClosedOK about half the time, with or
+    without openenvd). So the second client connects between episodes,
+    where openenvd holds its session and relays its reset as the env
+    server's first message: the refusal always answers the reset. A raw
+    session opened while the env server is full shows the race's other
+    side: the frame as OpenEnv sends it, then its close."""
+    from maze_env import MazeAction, MazeEnv
+    rng = random.Random(1)  # the maze is fixed: a seeded walk is one path every run
+    with MazeEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
+        r = env.reset()
+        first = control(base, "GET", "/info")["episode_id"]
+        steps = 0
+        while not r.done and steps < max_steps:
+            r = env.step(MazeAction(action=rng.choice(r.observation.legal_actions)))
+            steps += 1
+        episode = {"episode_id": first, "steps": steps, "done": r.done, "reward": r.reward,
+                   "position": r.observation.current_position}
+        # done ends the episode once it reached the client: wait for its verdict.
+        _until(lambda: control(base, "GET", "/verdict?episode_id=" + first)["verdict"])
+        with MazeEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as other:
+            # The next episode, started by the first client's reset: its
+            # session holds the new env server's one slot.
+            r = env.reset()
+            held = control(base, "GET", "/info")["episode_id"]
+            try:
+                other.reset()
+                second = "answered"
+            except Exception as e:  # noqa: BLE001 - the refusal is the result
+                second = "%s: %s" % (type(e).__name__, e)
+        raw = asyncio.run(_refused_frames(base))
+        # The refusals cost the first session nothing.
+        after = env.step(MazeAction(action=r.observation.legal_actions[0]))
+        step_count = env.state().step_count
+    return {"episode": episode, "held_episode_id": held, "second": second, "raw": raw,
+            "first_after": {"position": after.observation.current_position,
+                            "step_count": step_count},
+            "info": control(base, "GET", "/info")}
+
+
+def chess_moves(base, n):
+    """chess_env: n moves against its engine, and one illegal move. The
+    stock client's done and reward stay False and 0.0 (it reads them from
+    inside observation, where the server does not put them): the board is
+    what shows play."""
+    from chess_env import ChessAction, ChessEnv
+    # Knight moves first: no mate is possible within a few of them, so the
+    # game is still on whichever colour the env deals the agent.
+    prefer = ["g1f3", "b1c3", "g8f6", "b8c6", "f3g1", "c3b1", "f6g8", "c6b8"]
+    with ChessEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
+        r = env.reset()
+        start = {"fen": r.observation.fen, "legal": len(r.observation.legal_moves)}
+        moves = []
+        for _ in range(n):
+            legal = r.observation.legal_moves
+            mv = next((m for m in prefer if m in legal), legal[0])
+            r = env.step(ChessAction(move=mv))
+            moves.append({"move": mv, "fen": r.observation.fen,
+                          "legal": len(r.observation.legal_moves),
+                          "result": r.observation.result, "done": r.done})
+        illegal = env.step(ChessAction(move="a1a8"))
+        state = env.state()
+    return {"start": start, "moves": moves,
+            "illegal_fen": illegal.observation.fen,
+            "move_history": state.move_history, "step_count": state.step_count,
+            "info": control(base, "GET", "/info")}
+
+
+def carla_episode(base, max_steps):
+    """carla_env in mock mode: observe until the scenario ends the episode."""
+    from carla_env import CarlaAction, CarlaEnv
+    with CarlaEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
+        r = env.reset()
+        eid = control(base, "GET", "/info")["episode_id"]
+        scenario = r.observation.scenario_name
+        steps = 0
+        while not r.done and steps < max_steps:
+            r = env.step(CarlaAction(action_type="observe"))
+            steps += 1
+    return {"episode_id": eid, "scenario": scenario, "steps": steps, "done": r.done,
+            "done_reason": r.observation.done_reason, "step_number": r.observation.step_number}
+
+
+def calendar_headers(base, database_id):
+    """calendar_env over HTTP with its own client, which sends its context as
+    request headers (x-database-id, x-access-token, ...): once with its
+    scenario's context (a sample token), once without the token."""
+    import calendar_env
+    from calendar_env.client import CalendarEnv
+    with open(os.path.join(os.path.dirname(calendar_env.__file__),
+                           "scenario_config.json")) as f:
+        context = json.load(f)["context"]
+    out = {"token": context["x-access-token"]}
+    for name, ctx in (("token", context),
+                      ("no_token", {k: v for k, v in context.items() if k != "x-access-token"})):
+        with CalendarEnv(base_url=base, database_id=database_id, context=ctx,
+                         timeout_s=TIMEOUT) as env:
+            r = env.reset()
+            tools = [t["name"] for t in env.list_tools()]
+            o = env.call_tool("get_calendar_list", {})
+            state = env.state()
+        text = (o.tool_result or {}).get("text", "")
+        try:
+            items = [c.get("id") for c in json.loads(text).get("items", [])]
+        except ValueError:
+            items = None
+        out[name] = {"reset_done": r.done, "tools": len(tools), "success": o.success,
+                     "error_message": o.error_message, "is_error": (o.tool_result or {}).get(
+                         "isError"), "items": items, "state": state}
+    out["info"] = control(base, "GET", "/info")
+    return out
+
+
 def validate(base):
     """OpenEnv's own runtime validator (openenv validate --url)."""
     return validate_running_environment(base, timeout_s=30)
@@ -236,6 +391,10 @@ SCENARIOS = {
     "ready-then-validate": ready_then_validate,
     "refused": refused,
     "headers-sent": headers_sent,
+    "maze-capacity": maze_capacity,
+    "chess-moves": chess_moves,
+    "carla-episode": carla_episode,
+    "calendar-headers": calendar_headers,
 }
 
 

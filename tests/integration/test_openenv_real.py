@@ -13,14 +13,27 @@ image's CMD after `--`. OpenEnv's unmodified client drives them
 (openenv_client.py); the only thing it is given is a base URL carrying the
 credentials, http://openenv:TOKEN@127.0.0.1:PORT.
 
+The newer fixture (../shared/openenv-real-next) adds four envs, each with
+its own case, listed only when the fixture has the env (the older one has
+none of them: a case for a missing env is not listed, never skipped):
+maze_env from its own openenv.yaml (an episode to done, and its one-session
+cap: the second client gets OpenEnv's CAPACITY_REACHED through openenvd);
+chess_env and carla_env (mock mode), which import only by package path
+(`-- uvicorn <env>.server.app:app` from a directory of envs); calendar_env,
+HTTP only, whose own client's request headers (x-database-id,
+x-access-token) must reach it unchanged while openenvd's Authorization
+never does.
+
 The fixture is $OPENENVD_OPENENV_REAL, by default ../shared/openenv-real
 next to the repository (see its README.md): absent, every case is skipped,
 and fails under CI=true. Needs root (skipped otherwise) and Debian's
-python3-numpy (connect4_env). Output is TAP.
+python3-numpy (connect4_env, maze_env) and python3-dateutil (calendar_env:
+its case fails without it). Output is TAP.
 """
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -90,13 +103,29 @@ openenvd:
 """
 
 
+def has_env(name):
+    """Whether the fixture has an env (the newer one has four more)."""
+    return os.path.isdir(os.path.join(FIXTURE, "envs", name))
+
+
+# Each env as (key, fixture name, its code's place below <root>/<key>/app).
+# chess_env and carla_env import only as <env>.server.app:app from a
+# directory of envs (their openenv.yaml's server.app:app fails on a relative
+# import): that directory, app/envs, is their image's WORKDIR.
+ENVS = [("echo", "echo_env", "env"), ("c4", "connect4_env", "env"),
+        ("maze", "maze_env", "env"), ("chess", "chess_env", "envs/chess_env"),
+        ("carla", "carla_env", "envs/carla_env"), ("cal", "calendar_env", "env")]
+
+
 def install():
     # Not /tmp: every container has a /tmp of its own.
     root = tempfile.mkdtemp(prefix="openenvd-openenv.", dir="/var/tmp")
     S["root"] = root
     subprocess.run(["tar", "-xJf", os.path.join(FIXTURE, "pylib.tar.xz"), "-C", root], check=True)
-    for env, name in (("echo", "echo_env"), ("c4", "connect4_env")):
-        shutil.copytree(os.path.join(FIXTURE, "envs", name), os.path.join(root, env, "app", "env"))
+    for env, name, where in ENVS:
+        if has_env(name):
+            shutil.copytree(os.path.join(FIXTURE, "envs", name),
+                            os.path.join(root, env, "app", where))
     # What `ENV PATH="/app/.venv/bin:$PATH"` gives an image: a console script.
     os.makedirs(os.path.join(root, "venv", "bin"))
     with open(os.path.join(root, "venv", "bin", "uvicorn"), "w") as f:
@@ -114,11 +143,12 @@ def install():
             os.chmod(p, 0o755 if os.access(p, os.X_OK) or "/bin/" in p else 0o644)
 
 
-def image_env(env, extra=None):
-    """An image's ENV: PATH to its virtualenv, PYTHONPATH to its code."""
+def image_env(env, extra=None, code="env"):
+    """An image's ENV: PATH to its virtualenv, PYTHONPATH to its code
+    (app/env, or app/envs for an env imported by package path)."""
     root = S["root"]
     e = {"PATH": os.path.join(root, "venv", "bin") + ":" + SYSTEM_PATH,
-         "PYTHONPATH": os.path.join(root, env, "app", "env") + ":" + os.path.join(root, "pylib"),
+         "PYTHONPATH": os.path.join(root, env, "app", code) + ":" + os.path.join(root, "pylib"),
          "ENABLE_WEB_INTERFACE": "false",  # gradio is not in the library tree
          "LANG": "C.UTF-8"}
     e.update(extra or {})
@@ -157,6 +187,26 @@ def env_process(d):
                 return pid
         return None
     return poll(find, "the env server's process", 60)
+
+
+def package_daemon(env, extra=None):
+    """chess_env or carla_env as its README runs it: the image's CMD after
+    --, `uvicorn <name>.server.app:app` in the directory of envs, which is on
+    PYTHONPATH. One episode per case: no standby."""
+    name = dict((k, n) for k, n, _ in ENVS)[env]
+    cmd = ["uvicorn", "%s.server.app:app" % name, "--host", "0.0.0.0", "--port", "8000"]
+    return Daemon(OPENENVD, SHIM, command=cmd, cwd=os.path.join(S["root"], env, "app", "envs"),
+                  env=image_env(env, extra, "envs"), token_env=True, args=["--no-standby"],
+                  ready_timeout=60, start_timeout=START_TIMEOUT)
+
+
+def check_first_episode_done(d, episode_id):
+    """The env's own done ended the unit's first episode: sealed by it, graded."""
+    v = poll(lambda: (lambda v: v if v["verdict"] else None)(
+        d.ok("GET", "/verdict?episode_id=" + episode_id)), "a verdict", 60)
+    check(v["verdict"] == "graded", "graded: %s" % v)
+    first = episodes_in(d.ok("GET", "/info")["history"])[0]
+    check(("running", "sealed", "environment", "done") in first, "done sealed it: %s" % first)
 
 
 def episodes_in(history):
@@ -430,6 +480,122 @@ def case_client_libraries_send_basic():
               "%s sent the credentials as Basic: %s" % (lib, heads))
 
 
+def case_maze_episode_and_capacity():
+    # maze_env from its own openenv.yaml, as echo_env: openenvd in its directory.
+    d = Daemon(OPENENVD, SHIM, cwd=os.path.join(S["root"], "maze", "app", "env"),
+               env=image_env("maze"), token_env=True, ready_timeout=60,
+               start_timeout=START_TIMEOUT)
+    try:
+        wait_ready(d)
+        r = client("maze-capacity", base_url(d), 2000)
+        e = r["episode"]
+        check(e["done"] and e["steps"] < 2000, "the walk ended the episode: %s" % e)
+        check_first_episode_done(d, e["episode_id"])
+        check(r["held_episode_id"] != e["episode_id"], "the next reset, a new episode: %s" % r)
+        # OpenEnv's error frame, as its stock client words it: message and code unchanged.
+        check(r["second"] == "RuntimeError: Server error: Server at capacity: 1/1 sessions "
+              "active. Cannot accept new connections. (code: CAPACITY_REACHED)",
+              "the second client got OpenEnv's capacity error: %s" % r["second"])
+        # Opened while the env server is full: OpenEnv's frame and close, relayed as sent.
+        check(r["raw"] == {"frame": {"type": "error", "data": {
+            "message": "Server at capacity: 1/1 sessions active. Cannot accept new connections.",
+            "code": "CAPACITY_REACHED", "active_sessions": 1, "max_sessions": 1}}, "close": 1000},
+            "a raw session while full: %s" % r["raw"])
+        check(r["first_after"]["step_count"] == 1, "the first client plays on: %s" % r)
+        check(r["info"]["episode_id"] == r["held_episode_id"] and
+              r["info"]["phase"] == "running", "the held episode runs: %s" % r["info"])
+        print("# maze_env: %d steps to %s (reward %s)" % (e["steps"], e["position"], e["reward"]))
+    finally:
+        d.stop()
+
+
+def case_chess_by_package_path():
+    d = package_daemon("chess")
+    try:
+        wait_ready(d, standby=False)
+        n = 3
+        r = client("chess-moves", base_url(d), n)
+        moves = r["moves"]
+        fens = [r["start"]["fen"]] + [m["fen"] for m in moves]
+        # Whichever colour the env dealt the agent, it has 20 first moves.
+        check(r["start"]["legal"] == 20, "the opening position: %s" % r["start"])
+        check(len(set(fens)) == n + 1, "every move changed the board: %s" % fens)
+        for m in moves:
+            # The stock client's done stays False (README): the game is on
+            # because there is no result and there are legal moves.
+            check(m["result"] is None and m["legal"] > 0 and m["done"] is False,
+                  "the game goes on: %s" % m)
+        check(r["illegal_fen"] == fens[-1], "an illegal move leaves the board: %s" % r)
+        # The engine replied to each move (and opened, if the agent has black).
+        hist = r["move_history"]
+        check(len(hist) in (2 * n, 2 * n + 1) and r["step_count"] == len(hist) and
+              hist[len(hist) - 2 * n::2] == [m["move"] for m in moves],
+              "the agent's moves and the engine's replies: %s" % r)
+        # Three moves and the illegal one: four actions, all seen by openenvd.
+        check(r["info"]["actions"] == n + 1 and r["info"]["phase"] == "running",
+              "openenvd saw the actions: %s" % r["info"])
+    finally:
+        d.stop()
+
+
+def case_carla_mock_episode():
+    d = package_daemon("carla", {"CARLA_MODE": "mock"})
+    try:
+        wait_ready(d, standby=False)
+        r = client("carla-episode", base_url(d), 10)
+        check(r["done"] and 1 <= r["steps"] <= 4, "the mock scenario ended in 1-4 steps: %s" % r)
+        check_first_episode_done(d, r["episode_id"])
+        print("# carla_env (mock, %s): done after %d steps: %s"
+              % (r["scenario"], r["steps"], r["done_reason"]))
+    finally:
+        d.stop()
+
+
+def case_calendar_headers_reach_the_env():
+    r = subprocess.run([PY, "-c", "import dateutil"], capture_output=True)
+    check(r.returncode == 0, "calendar_env needs Debian's python3-dateutil "
+          "(apt-get install python3-dateutil)")
+    envdir = os.path.join(S["root"], "cal", "app", "env")
+    with open(os.path.join(envdir, "openenv.yaml")) as f:
+        port = int(re.search(r"^port:\s*(\d+)", f.read(), re.M).group(1))
+    # openenvd in its directory reads its openenv.yaml (port 8004: the env's
+    # port in its netns). calendar_env writes ./mcp_databases and the
+    # container's root is read-only: the CMD runs it from a copy in /tmp,
+    # timestamps kept so the byte code compiled at install stays valid. Its
+    # tools call its own REST API at localhost:$API_PORT.
+    cmd = ["sh", "-c", "cp -R --preserve=timestamps %s /tmp/cal && cd /tmp/cal && exec "
+           "uvicorn server.app:app --host 0.0.0.0 --port %d" % (envdir, port)]
+    d = Daemon(OPENENVD, SHIM, command=cmd, cwd=envdir, token_env=True,
+               env=image_env("cal", {"API_PORT": str(port)}), args=["--no-standby"],
+               ready_timeout=60, start_timeout=START_TIMEOUT)
+    try:
+        wait_ready(d, standby=False)
+        r = client("calendar-headers", base_url(d), "openenvd_db")
+        tok, bare = r["token"], r["no_token"]
+        # Its sample token found its user: x-access-token reached it unchanged.
+        check(tok["success"] and tok["is_error"] is False and tok["items"],
+              "a tool call with the scenario's token: %s" % tok)
+        # x-database-id too: /state answers with the header's database.
+        for run in (tok, bare):
+            check(run["state"]["database_id"] == "openenvd_db" and run["tools"] > 0 and
+                  run["reset_done"] is False, "x-database-id reached the env: %s" % run)
+        check(bare["success"] is False and "Access token is required" in bare["error_message"],
+              "without the token the tool call is refused: %s" % bare)
+        check(r["info"]["actions"] == 4, "list_tools and call_tool, twice: %s" % r["info"])
+        # Without the token calendar_env logs the request's header names.
+        _, log = d.request("GET", "/logs?container=env")
+        names = re.findall(r"Available headers: \[(.*)\]", log)
+        sent = ("x-database-id", "x-actinguserid", "x-actinguseremail", "x-defaulttimezone")
+        check(names and all("'%s'" % h in names[0] for h in sent),
+              "the client's other headers reached the env: %s" % log[-3000:])
+        check("authorization" not in names[0].lower(),
+              "openenvd's Authorization reached the env: %s" % names[0])
+        check(TOKEN not in log and "database_id: openenvd_db, has_access_token: True" in log,
+              "the env's log: %s" % log[-3000:])
+    finally:
+        d.stop()
+
+
 CASES = [
     ("echo_env's own openenv.yaml without its image's environment: the failure names the exit "
      "status and the missing module", case_failure_names_status_and_stderr),
@@ -449,7 +615,17 @@ CASES = [
      "graded", case_game_loop_one_client),
     ("OpenEnv's client libraries carry base_url credentials as HTTP Basic",
      case_client_libraries_send_basic),
-]
+] + [(title, fn) for env, title, fn in (
+    # The newer fixture's envs: listed only where the fixture has them.
+    ("maze_env", "maze_env's own openenv.yaml: an episode to done; its one-session cap refuses "
+     "a second client with OpenEnv's CAPACITY_REACHED", case_maze_episode_and_capacity),
+    ("chess_env", "chess_env by package path after --: moves against its engine, seen as "
+     "actions", case_chess_by_package_path),
+    ("carla_env", "carla_env in mock mode by package path: an episode until its done",
+     case_carla_mock_episode),
+    ("calendar_env", "calendar_env over HTTP: its client's own headers reach it unchanged, "
+     "openenvd's Authorization never", case_calendar_headers_reach_the_env),
+) if has_env(env)]
 
 
 def setup():
