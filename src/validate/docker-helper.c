@@ -128,7 +128,10 @@ static char *helper_failure(struct docker_ctx *c, int r, const struct command_ou
                                         "reported: %s",
                                         out->exit_status - 128, strsignal(out->exit_status - 128),
                                         who);
-                else if (strstr(text, "cannot start a stopped process"))
+                else if (strstr(text, "cannot start a stopped process") ||
+                         strstr(text, "cannot start a container that has stopped"))
+                        /* runc's two wordings of one fact, both seen
+                         * here: its init, waiting to exec, is gone. */
                         msg = xasprintf("the helper was killed before it ran (the runtime's init, "
                                         "waiting to exec it, is gone): %s; docker: %s",
                                         who, text);
