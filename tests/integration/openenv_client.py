@@ -173,8 +173,14 @@ def c4_loop(base, n):
                 # Columns 0 and 1 in turn: player 1 wins on column 0 at step 7.
                 r = env.step(Connect4Action(column=steps % 2))
                 steps += 1
+            # state() after done: the env is frozen for custody (docs/OPENENV.md,
+            # "Reads after done"); the next reset() still works on this client.
+            try:
+                after = "answered: %s" % env.state()
+            except Exception as e:  # noqa: BLE001 - what the stock client raises is the result
+                after = "%s: %s" % (type(e).__name__, e)
             out.append({"episode_id": eid, "reset_s": reset_s, "steps": steps, "reward": r.reward,
-                        "first_step_count": first.step_count})
+                        "first_step_count": first.step_count, "state_after_done": after})
     return {"episodes": out, "seconds": time.monotonic() - t_all}
 
 

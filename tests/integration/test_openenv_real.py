@@ -420,6 +420,8 @@ def case_game_loop_one_client():
     for e in eps:
         check(e["steps"] == 7 and e["reward"] == 1.0, "played to the win: %s" % e)
         check(e["first_step_count"] == 0, "state() after reset: %s" % e)
+        # Reads after done: refused in OpenEnv's words until the next reset.
+        check("EPISODE_ENDED" in e["state_after_done"], "state() after done: %s" % e)
     info = d.ok("GET", "/info")
     hist = episodes_in(info["history"])
     check(len(hist) == 4, "four episodes in the history: %s" % hist)
