@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "base/string-table.h"
 #include "base/text-escape.h"
+#include "base/util.h"
 
 /* The log configuration is the one mutable global the style allows. */
 static int log_max_level = LOG_INFO;
@@ -136,10 +137,22 @@ static void format_json(struct strbuf *sb, int level, int error, const char *fil
 /* One line whatever the message holds: the bytes a container made (a file
  * name, its output) are escaped, so none of them can end the entry and start
  * a line that reads as the daemon's. */
-static void format_text(struct strbuf *sb, const char *file, int line, const char *msg)
+static void format_text(struct strbuf *sb, const char *file, int line,
+                        const struct log_field *fields, const char *msg)
 {
         strbuf_addf(sb, "%s: ", log_program);
         text_escape_append(sb, msg);
+        /* Which episode and container a line is about, on every line that
+         * is about one (as the JSON format's fields say), unless the message
+         * named them already. */
+        for (const struct log_field *f = fields; f && f->key; f++)
+                if ((streq(f->key, "episode_id") || streq(f->key, "container")) && f->value &&
+                    !strstr(msg, f->value)) {
+                        strbuf_addf(sb, " [%s ",
+                                    streq(f->key, "container") ? "container" : "episode");
+                        text_escape_append(sb, f->value);
+                        strbuf_addch(sb, ']');
+                }
         if (log_max_level >= LOG_DEBUG)
                 strbuf_addf(sb, " (%s:%d)", file, line);
         strbuf_addch(sb, '\n');
@@ -167,7 +180,7 @@ int log_internal(int level, int error, const char *file, int line, const struct 
         if (log_format == LOG_FORMAT_JSON)
                 format_json(&sb, level, error, file, line, fields, buf);
         else
-                format_text(&sb, file, line, buf);
+                format_text(&sb, file, line, fields, buf);
         write_all(STDERR_FILENO, sb.buf, sb.len);
         strbuf_release(&sb);
 out:

@@ -210,19 +210,29 @@ Test(log, debug_level_adds_the_code_location)
         free(out);
 }
 
-Test(log, text_format_unchanged_and_fields_ignored)
+Test(log, text_format_names_episode_and_container_once)
 {
         size_t len;
         char *out;
         int saved;
 
+        /* The episode and container a line is about, said once: from the
+         * fields when the message does not name them; other fields are the
+         * JSON format's. */
         log_set_program("openenvd");
         cr_assert_eq(log_get_format(), LOG_FORMAT_TEXT);
         saved = capture_begin();
         log_info_fields(LOG_FIELDS({ "episode_id", "e1" }), "episode %s ready", "e1");
+        log_info_fields(
+                LOG_FIELDS({ "episode_id", "e2" }, { "from", "ready" }, { "container", "env\n" }),
+                "phase ready -> running");
+        log_info_fields(LOG_FIELDS({ "episode_id", NULL }), "no episode");
         (void) log_warning_errno(EACCES, "x: %m");
         out = capture_end(saved, &len);
-        cr_assert_str_eq(out, "openenvd: episode e1 ready\nopenenvd: x: Permission denied\n");
+        cr_assert_str_eq(out, "openenvd: episode e1 ready\n"
+                              "openenvd: phase ready -> running [episode e2] [container env\\x0a]\n"
+                              "openenvd: no episode\n"
+                              "openenvd: x: Permission denied\n");
         free(out);
 }
 
