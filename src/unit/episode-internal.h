@@ -12,6 +12,9 @@
 
 struct episode;
 
+/* A member's last output lines quoted in a failure (the verdict's events). */
+#define LOG_TAIL_LINES 20
+
 /* One container of the episode. */
 struct ep_member {
         struct episode *episode;             /* borrowed: owner */

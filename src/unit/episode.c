@@ -24,9 +24,6 @@
 #include "unit/episode-internal.h"
 #include "unit/unit-stats.h"
 
-/* A member's last output lines quoted in a failure. */
-#define LOG_TAIL_LINES 20
-
 static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
         [EPISODE_PROVISIONING] = "provisioning",
         [EPISODE_STANDBY] = "standby",

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/json-util.h"
 #include "base/limits.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -188,12 +189,28 @@ static json_t *read_result(struct episode *e, const struct ep_member *mb, int *r
         return j;
 }
 
+/* A failed observer's own last lines go into the verdict, as an exited
+ * member's do: why the grader failed is most often in what it printed. */
+static void record_observer_failure(struct episode *e, const struct ep_member *mb, const char *why,
+                                    const char *tail)
+{
+        json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "observer_failed", "container",
+                               mb->mc->name, "subtree", mb->subtree);
+
+        json_object_set_new(ev, "reason", text_to_json(why));
+        if (tail && *tail)
+                json_object_set_new(ev, "output_tail", text_to_json(tail));
+        verdict_add_event(&e->verdict, ev);
+}
+
 /* The current observer's leaf is empty (or its deadline passed): reap it,
  * record its result and whatever went wrong; the run moves to the next. */
 static void reaped(struct episode *e, int result)
 {
         struct ep_member *mb = e->run.current;
         cleanup_free char *why = TAKE_PTR(e->run.why);
+        /* Read before the member goes with its output. */
+        cleanup_free char *tail = mb->m ? member_log_tail(mb->m, LOG_TAIL_LINES) : NULL;
         struct cgroup_stats stats = {};
         json_t *res;
         int rerr;
@@ -211,8 +228,10 @@ static void reaped(struct episode *e, int result)
         if (!why && rerr < 0)
                 why = xasprintf("observer %s wrote an invalid verdict.json", mb->mc->name);
         verdict_set_observer(&e->verdict, mb->mc->name, res);
-        if (why)
+        if (why) {
+                record_observer_failure(e, mb, why, tail);
                 verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree, "%s", why);
+        }
         e->run.current = NULL;
         e->run.index++;
         e->run.stage = RUN_NEXT;

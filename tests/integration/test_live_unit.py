@@ -362,12 +362,17 @@ def observer_failure(unit, args, blame, words, kind="infrastructure_error"):
             check(w in (v["reason"] or ""), "reason mentions %r: %s" % (w, v["reason"]))
         check(d.phase() == "closed", "closed")
         check(d.ok("POST", "/reset_unit")["phase"] == "ready", "next reset")
+        return v
     finally:
         d.stop()
 
 
 def case_observer_crash():
-    observer_failure("observer-crash.yaml", [], "zones/observers/judge", ("status 3",))
+    v = observer_failure("observer-crash.yaml", [], "zones/observers/judge", ("status 3",))
+    ev = [e for e in v["events"] if e.get("what") == "observer_failed"]
+    check(len(ev) == 1 and ev[0]["container"] == "judge" and "status 3" in ev[0]["reason"] and
+          "judge| judge: the expected answer is missing" in ev[0].get("output_tail", ""),
+          "the failed observer's own last lines in the verdict: %s" % v["events"])
 
 
 def case_observer_hang():
