@@ -65,6 +65,11 @@
 #define MEMBER_LOG_MAX_BYTES  (256UL * 1024)      /* kept per container per episode */
 #define MEMBER_LOG_RATE_BYTES (8UL * 1024 * 1024) /* read per second per container, at most */
 #define MEMBER_LOG_READ_BYTES (64UL * 1024)       /* read per wake-up: others get their turn */
+/* Of that, what also goes to the daemon's own log (each line prefixed with
+ * its container and episode), per container per episode, and per line. */
+#define MEMBER_LOG_FORWARD_BYTES      (4UL * 1024)
+#define MEMBER_LOG_FORWARD_LINE_BYTES 512 /* a longer line is cut, "..." */
+#define MEMBER_LOG_FORWARD_LINE_COST  64  /* charged per line: entries are bounded too */
 /* Sealing: who filled the agent's workspace (entries and depth walked) and
  * whose processes were left detached (a leaf's cgroup.procs read). */
 #define UNIT_DISK_BLAME_MAX_ENTRIES 100000

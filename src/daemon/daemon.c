@@ -762,6 +762,7 @@ static int daemon_setup(struct daemon *d)
                                    .provider = o->model_provider,
                                    .key = d->model_key },
                         .standby = !o->no_standby && d->manifest->standby,
+                        .quiet_containers = o->quiet_containers,
                         .uid_base = d->uids.base,
                         .uid_slot_size = d->uids.size / 2,
                 },

@@ -50,6 +50,7 @@ struct daemon_options {
         const char *uid_lock_dir;     /* NULL: UID_BLOCK_LOCK_DIR */
         bool no_initial_episode;      /* only a standby at start; the orchestrator resets */
         bool no_standby;              /* no standby episodes, whatever the manifest says */
+        bool quiet_containers;        /* --container-output none */
         unsigned weaken;              /* test-only (--test-weaken) */
         double observer_timeout_s;
         double start_timeout_s;

@@ -68,6 +68,8 @@ static void usage(FILE *f)
               "                         (logged with REASON as a WARNING)\n"
               "  --no-initial-episode   no episode at start (the orchestrator resets)\n"
               "  --no-standby           no standby episode, whatever the manifest says\n"
+              "  --container-output W   log (default): each container's first lines also in\n"
+              "                         this log, prefixed; none: in GET /logs only\n"
               "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
               "  --observer-timeout S   one observer's run (default 300)\n"
               "  --start-timeout S      services and env readiness (default 60)\n"
@@ -102,6 +104,7 @@ enum {
         ARG_NO_STANDBY,
         ARG_UID_LOCK_DIR,
         ARG_VERSION,
+        ARG_CONTAINER_OUTPUT,
 };
 
 /*
@@ -277,6 +280,7 @@ static const struct option longopts[] = {
         { "test-uid-lock-dir", required_argument, NULL, ARG_UID_LOCK_DIR },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
+        { "container-output", required_argument, NULL, ARG_CONTAINER_OUTPUT },
         {},
 };
 
@@ -438,6 +442,13 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         break;
                 case ARG_NO_STANDBY:
                         o->no_standby = true;
+                        break;
+                case ARG_CONTAINER_OUTPUT:
+                        if (!streq(optarg, "log") && !streq(optarg, "none")) {
+                                log_error("--container-output: '%s' (log or none)", optarg);
+                                return -EINVAL;
+                        }
+                        o->quiet_containers = streq(optarg, "none");
                         break;
                 case ARG_UID_LOCK_DIR:
                         /* Test-only: a private lock dir for the uid blocks. */

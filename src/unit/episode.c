@@ -333,16 +333,18 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                 spec.pass_fds = &mb->activation_fd;
         if (z->oci != MANIFEST_OCI_NATIVE)
                 (void) mkdir(oci_dir, 0711);
-        r = member_start(e->cfg->loop, mb->mc->name,
-                         &(struct member_start){
-                                 .spec = &spec,
-                                 .runtime = z->oci,
-                                 .cgroups = e->cfg->cgroups,
-                                 .cgroup = mb->cgroup,
-                                 .oci_state_dir = oci_dir,
-                                 .notify = unit_container_activated(mb->mc),
-                         },
-                         &member_ops, mb, &mb->m, &error);
+        r = member_start(
+                e->cfg->loop, mb->mc->name,
+                &(struct member_start){
+                        .spec = &spec,
+                        .runtime = z->oci,
+                        .cgroups = e->cfg->cgroups,
+                        .cgroup = mb->cgroup,
+                        .oci_state_dir = oci_dir,
+                        .notify = unit_container_activated(mb->mc),
+                        .forward_episode_id = e->cfg->quiet_containers ? NULL : episode_id(e),
+                },
+                &member_ops, mb, &mb->m, &error);
         if (r >= 0) {
                 kept_netns_free(mb->netns);
                 mb->netns = TAKE_PTR(netns);

@@ -83,6 +83,9 @@ struct episode_config {
          * TCP from the daemon. false: the container's own, made by its
          * clone. */
         bool daemon_netns;
+        /* Containers' output in /logs only (--container-output none): not
+         * also their first lines in the daemon's log (member.h). */
+        bool quiet_containers;
 };
 
 struct episode;

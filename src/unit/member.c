@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
 #include "base/limits.h"
+#include "base/log.h"
 #include "base/strbuf.h"
+#include "base/text-escape.h"
 #include "base/util.h"
 #include "sandbox/launcher-native.h"
 #include "sandbox/launcher-oci.h"
@@ -28,8 +31,11 @@ struct member {
         int log_fd; /* owned: read end of the container's stdout+stderr */
         struct loop_source *log_src, *log_timer;
         struct strbuf log;
-        uint64_t dropped; /* bytes past MEMBER_LOG_MAX_BYTES */
-        uint64_t tokens;  /* bytes that may be read now (token bucket) */
+        uint64_t dropped;         /* bytes past MEMBER_LOG_MAX_BYTES */
+        char *forward_episode_id; /* owned; NULL: output not forwarded */
+        size_t forward_pos;       /* log bytes looked at for forwarding */
+        size_t forward_used;      /* of MEMBER_LOG_FORWARD_BYTES; SIZE_MAX: capped */
+        uint64_t tokens;          /* bytes that may be read now (token bucket) */
         usec_t tokens_at;
 
         int notify_fd; /* owned: read end of the shim's readiness pipe */
@@ -121,6 +127,45 @@ static int on_log_resume(struct loop_source *s, usec_t now, void *userdata)
         return 0;
 }
 
+/* Every complete line of the log not yet looked at (every line left, at
+ * EOF) goes to the daemon's log, until MEMBER_LOG_FORWARD_BYTES are used: a
+ * line costs its bytes plus MEMBER_LOG_FORWARD_LINE_COST, so a flood of
+ * short lines is bounded in entries as well as in bytes. */
+static void log_forward(struct member *m, bool eof)
+{
+        while (m->forward_episode_id && m->forward_used != SIZE_MAX &&
+               m->forward_pos < m->log.len) {
+                const char *p = m->log.buf + m->forward_pos;
+                size_t left = m->log.len - m->forward_pos;
+                const char *nl = memchr(p, '\n', left);
+                size_t n = nl ? (size_t) (nl - p) : left;
+                size_t shown = MIN(n, (size_t) MEMBER_LOG_FORWARD_LINE_BYTES);
+
+                if (!nl && !eof)
+                        return;
+                if (m->forward_used + shown + MEMBER_LOG_FORWARD_LINE_COST >
+                    MEMBER_LOG_FORWARD_BYTES) {
+                        log_info_fields(LOG_FIELDS({ "episode_id", m->forward_episode_id },
+                                                   { "container", m->name }),
+                                        "%s| [openenvd: output in this log capped; GET "
+                                        "/logs?container=%s has its first %lu KiB]",
+                                        m->name, m->name,
+                                        (unsigned long) (MEMBER_LOG_MAX_BYTES / 1024));
+                        m->forward_used = SIZE_MAX;
+                        return;
+                }
+                /* Escaped here, so the JSON format's message is safe text
+                 * too (the text format's own escaping then changes nothing). */
+                cleanup_free char *line = xstrndup(p, shown);
+                cleanup_free char *safe = text_escape(line);
+                log_info_fields(LOG_FIELDS({ "episode_id", m->forward_episode_id },
+                                           { "container", m->name }),
+                                "%s| %s%s", m->name, safe, n > shown ? "..." : "");
+                m->forward_used += shown + MEMBER_LOG_FORWARD_LINE_COST;
+                m->forward_pos += n + (nl ? 1 : 0);
+        }
+}
+
 static void log_append(struct member *m, const char *buf, size_t n)
 {
         size_t room = m->log.len < MEMBER_LOG_MAX_BYTES ? MEMBER_LOG_MAX_BYTES - m->log.len : 0;
@@ -128,6 +173,7 @@ static void log_append(struct member *m, const char *buf, size_t n)
 
         strbuf_add(&m->log, buf, keep);
         m->dropped += n - keep;
+        log_forward(m, false);
 }
 
 /*
@@ -167,6 +213,7 @@ static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdat
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         /* EOF: every writer in the container is gone. */
+        log_forward(m, true);
         m->log_src = loop_source_free(m->log_src);
         m->log_fd = safe_close(m->log_fd);
         return 0;
@@ -330,6 +377,7 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
 
         m->loop = l;
         m->name = xstrdup(name);
+        m->forward_episode_id = a->forward_episode_id ? xstrdup(a->forward_episode_id) : NULL;
         m->ops = ops;
         m->userdata = userdata;
         m->log = (struct strbuf) STRBUF_INIT;
@@ -395,6 +443,7 @@ struct member *member_free(struct member *m)
         safe_close(m->log_fd);
         safe_close(m->notify_fd);
         strbuf_release(&m->log);
+        free(m->forward_episode_id);
         free(m->name);
         return mfree(m);
 }

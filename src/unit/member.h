@@ -13,6 +13,9 @@
  *    (MEMBER_LOG_MAX_BYTES, then a marker; read at most MEMBER_LOG_RATE_BYTES
  *    per second, MEMBER_LOG_READ_BYTES per wake-up): no daemon fd ever
  *    enters a container, and a flood costs the loop a bounded share.
+ *  - Its first lines also reach the daemon's own log (forward_episode_id):
+ *    escaped there like any message, prefixed "NAME| ", MEMBER_LOG_FORWARD_BYTES
+ *    at most, then one line saying the rest is in /logs.
  *  - With notify, the shim's readiness pipe: ready() is called once, when
  *    every TCP port the shim forwards to has a listener.
  *
@@ -43,6 +46,10 @@ struct member_start {
         const char *cgroup;          /* leaf, relative to the tree */
         const char *oci_state_dir;   /* OCI runtimes only: bundles and runtime root */
         bool notify;                 /* ask the shim for READY (appended to pass_fds) */
+        /* Its output's first MEMBER_LOG_FORWARD_BYTES also go to the
+         * daemon's log, a line an entry "NAME| line" with the episode and
+         * container as fields; NULL: not forwarded (--container-output none). */
+        const char *forward_episode_id;
 };
 
 /*

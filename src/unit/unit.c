@@ -921,6 +921,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .observer_timeout = cfg->observer_timeout,
                 .model = cfg->model,
                 .daemon_netns = true,
+                .quiet_containers = cfg->quiet_containers,
         };
         u->recent = json_array();
         phase_machine_init(&u->phase);

@@ -63,6 +63,7 @@ struct unit_config {
         unsigned weaken;                     /* test-only: enum container_weaken */
         struct unit_model model;             /* model proxy for the harness (upstream NULL: none) */
         bool standby;                        /* keep a standby episode */
+        bool quiet_containers;               /* their output in /logs only, not the log */
         uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
         uint32_t uid_slot_size;              /* ... split in two slots of this size */
 };

@@ -171,6 +171,41 @@ def case_names(run, fmt):
         d.kill()
 
 
+def case_output_in_the_log(run, fmt, quiet=False):
+    # The env's own output reaches the daemon's log (--container-output log,
+    # the default), each line the env's, never the daemon's voice: prefixed
+    # with its container, the episode said, every byte escaped. With
+    # --container-output none it is in /logs only.
+    args = ["--log-format", fmt] + (["--container-output", "none"] if quiet else [])
+    d = A.Daemon(run, manifest(run), args=args)
+    try:
+        eid = d.info()["episode_id"]
+        d.attack("emit_latin1", text=EVIL.decode("latin-1") + "\n")
+        A.poll(lambda: MARKER in d.logs("env"), "the env's output in /logs")
+        if quiet:
+            d.attack("emit", text="sync\n")  # output is read in order: EVIL came first
+            A.poll(lambda: "sync" in d.logs("env"), "the env's later output in /logs")
+            check(MARKER not in (A.read(d.log) or ""), "--container-output none: in the log")
+        else:
+            A.poll(lambda: MARKER in (A.read(d.log) or ""), "the env's output in the log")
+        with open(d.log, "rb") as f:
+            raw = [ln.decode("utf-8") for ln in f.read().split(b"\n") if MARKER.encode() in ln]
+        check(len(raw) == (0 if quiet else 1), "lines holding the marker: %s" % raw)
+        if not quiet and fmt == "text":
+            ln = raw[0]
+            check(ln.startswith("openenvd: env| " + FORGED) and ln.endswith("[episode %s]" % eid)
+                  and not unsafe(ln), "the env's line, prefixed and escaped: %r" % ln)
+        elif not quiet:
+            e = json.loads(raw[0])
+            check(e["container"] == "env" and e["episode_id"] == eid and
+                  e["msg"].startswith("env| " + FORGED) and
+                  not [s for s in strings(e) if unsafe(s)], "the env's entry: %r" % e)
+        rc, _ = d.stop()
+        check(rc == 0, "clean exit")
+    finally:
+        d.kill()
+
+
 def case_long_paths(run):
     d = A.Daemon(run, manifest(run), args=["--no-initial-episode"])
     try:
@@ -219,6 +254,12 @@ CASES = [
      "agent_misbehavior blamed on the env, never the daemon", case_long_paths),
     ("3,000 names of one 4,097-byte file in a 16 MB workspace: the custody copy fits, graded",
      case_hardlinks),
+    ("the env's output in the daemon's text log: its own lines, prefixed, episode said, "
+     "escaped", lambda run: case_output_in_the_log(run, "text")),
+    ("the same in the JSON log: container and episode_id fields, every string escaped",
+     lambda run: case_output_in_the_log(run, "json")),
+    ("--container-output none: the env's output in /logs only",
+     lambda run: case_output_in_the_log(run, "text", quiet=True)),
 ]
 
 if __name__ == "__main__":
