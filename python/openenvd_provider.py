@@ -39,10 +39,12 @@ from openenv.core.containers.runtime.providers import ContainerProvider
 
 __all__ = ["OpenenvdDockerProvider", "least_privilege_options"]
 
-# deploy/docker next to this file's directory (the repository layout), unless
+# deploy/docker next to this file's directory (the repository layout), else
+# where the Debian package puts it (scripts/build-deb.sh), unless
 # OPENENVD_DOCKER_DIR names another copy.
-_DEPLOY = Path(os.environ.get("OPENENVD_DOCKER_DIR",
-                              Path(__file__).resolve().parent.parent / "deploy" / "docker"))
+_REPO_DEPLOY = Path(__file__).resolve().parent.parent / "deploy" / "docker"
+_DEPLOY = Path(os.environ.get("OPENENVD_DOCKER_DIR") or
+               (_REPO_DEPLOY if _REPO_DEPLOY.is_dir() else "/usr/share/openenvd"))
 _USER = "openenv"
 _PORT_IN_IMAGE = 8000
 

@@ -8,7 +8,8 @@
 #   scripts/build-deb.sh [OUTDIR]     (default: ./dist; prints the .deb's path)
 #
 # What it holds: /usr/bin/openenvd and openenvctl, /usr/libexec/openenvd/
-# (the shim, statically linked, and the probe), the systemd template unit
+# (the shim, statically linked, and the probe), OpenEnv's provider for
+# openenvd images (python3's openenvd_provider), the systemd template unit
 # /lib/systemd/system/openenvd@.service (docs/DAEMON.md, "Under systemd")
 # and the docs under /usr/share/doc/openenvd.
 set -euo pipefail
@@ -29,6 +30,12 @@ meson setup "$work/build" --prefix=/usr --buildtype=release -Dtests=false >/dev/
 ninja -C "$work/build" >/dev/null
 DESTDIR="$root" meson install -C "$work/build" --quiet
 install -D -m 0644 deploy/systemd/openenvd@.service "$root/lib/systemd/system/openenvd@.service"
+# OpenEnv's provider for openenvd images, importable by Debian's python3.
+install -D -m 0644 python/openenvd_provider.py \
+        "$root/usr/lib/python3/dist-packages/openenvd_provider.py"
+# ... and the docker run options and seccomp profile it starts images with.
+install -D -m 0644 deploy/docker/least-privilege.options deploy/docker/openenvd-seccomp.json \
+        -t "$root/usr/share/openenvd"
 install -d "$root/usr/share/doc/openenvd"
 install -m 0644 README.md docs/*.md "$root/usr/share/doc/openenvd/"
 

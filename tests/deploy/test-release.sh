@@ -30,18 +30,33 @@ contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 missing=
 for f in ./usr/bin/openenvd ./usr/bin/openenvctl ./usr/libexec/openenvd/openenvd-shim \
         ./usr/libexec/openenvd/openenvd-probe ./lib/systemd/system/openenvd@.service \
+        ./usr/lib/python3/dist-packages/openenvd_provider.py \
         ./usr/share/doc/openenvd/DAEMON.md; do
         grep -qxF "$f" <<<"$contents" || missing="$missing $f"
 done
+dpkg-deb -x "$deb" "$work/root"
+# The provider imports from where Debian's python3 finds packages and finds
+# the packaged options (OpenEnv's ContainerProvider, which it subclasses,
+# stands in: OpenEnv is the user's, not the package's).
+mkdir -p "$work/openenv/openenv/core/containers/runtime"
+for d in openenv openenv/core openenv/core/containers openenv/core/containers/runtime; do
+        : >"$work/openenv/$d/__init__.py"
+done
+echo 'class ContainerProvider: pass' >"$work/openenv/openenv/core/containers/runtime/providers.py"
+if ! out=$(cd / && OPENENVD_DOCKER_DIR="$work/root/usr/share/openenvd" \
+        PYTHONPATH="$work/root/usr/lib/python3/dist-packages:$work/openenv" /usr/bin/python3 -c \
+        'import openenvd_provider as p; print(" ".join(p.least_privilege_options()))' 2>&1) ||
+        ! grep -q -- "--security-opt=seccomp=$work/root/usr/share/openenvd/openenvd-seccomp.json" <<<"$out"; then
+        missing="$missing (openenvd_provider: $(head -c 300 <<<"$out"))"
+fi
 if [ -z "$missing" ] && grep -q '^Package: openenvd$' <<<"$info" &&
         grep -q '^Depends: .*libseccomp2.*' <<<"$info" && grep -q 'libjansson4' <<<"$info"; then
-        ok "the package's fields and files (binaries, shim, probe, systemd unit, docs)"
+        ok "the package's fields and files (binaries, shim, probe, systemd unit, the provider, docs)"
 else
         not_ok "the package's fields and files (missing:$missing)"
         diag <<<"$info"
 fi
 
-dpkg-deb -x "$deb" "$work/root"
 want=$(dpkg-deb --field "$deb" Version)
 v1=$("$work/root/usr/bin/openenvd" --version 2>&1)
 v2=$("$work/root/usr/bin/openenvctl" --version 2>&1)
