@@ -36,13 +36,14 @@ static void help(FILE *f, enum unit_cmd cmd)
                 "\n"
                 "Exit: 0 answered, 1 the unit answered an error, 2 bad usage, 3 unreachable.\n",
                 cmd_names[cmd],
-                cmd == CMD_LOGS      ? "--container NAME [--episode ID]"
+                cmd == CMD_LOGS      ? "--container NAME [--episode ID] [--tail N]"
                 : cmd == CMD_VERDICT ? "[--episode ID] [--json]"
                 : cmd == CMD_METRICS ? ""
                                      : "[--json]",
                 cmd == CMD_LOGS      ? "  --container NAME   whose output\n"
-                                       "  --episode ID       one of the recent episodes (default: the "
-                                       "live one)\n"
+                                       "  --episode ID       one of the last 4 episodes (default: "
+                                       "the live one)\n"
+                                       "  --tail N           its last N lines\n"
                 : cmd == CMD_VERDICT ? "  --episode ID       one of the recent episodes (default: "
                                        "the live one)\n"
                                        "  --json             the unit's JSON answer as it is\n"
@@ -166,7 +167,7 @@ static int get_json(const struct unit_client *c, const char *target, json_t **re
 }
 
 static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episode,
-               const char *container, bool json)
+               const char *container, const char *tail, bool json)
 {
         cleanup_free char *target = NULL;
         struct unit_answer a;
@@ -176,10 +177,11 @@ static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episo
         switch (cmd) {
         case CMD_LOGS:
         case CMD_METRICS:
-                target = cmd == CMD_METRICS ? xstrdup("/metrics")
-                         : episode
-                                 ? xasprintf("/logs?container=%s&episode_id=%s", container, episode)
-                                 : xasprintf("/logs?container=%s", container);
+                target = cmd == CMD_METRICS
+                                 ? xstrdup("/metrics")
+                                 : xasprintf("/logs?container=%s%s%s%s%s", container,
+                                             episode ? "&episode_id=" : "", episode ?: "",
+                                             tail ? "&tail=" : "", tail ?: "");
                 rc = get(c, target, &a);
                 if (rc == EXIT_CODE_OK)
                         fwrite(a.body, 1, a.len, stdout);
@@ -231,7 +233,7 @@ static bool query_value_ok(const char *s)
 
 int cli_unit(int argc, char **argv)
 {
-        enum { ARG_URL = 0x100, ARG_TOKEN, ARG_EPISODE, ARG_CONTAINER };
+        enum { ARG_URL = 0x100, ARG_TOKEN, ARG_EPISODE, ARG_CONTAINER, ARG_TAIL };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "json", no_argument, NULL, 'j' },
@@ -239,10 +241,11 @@ int cli_unit(int argc, char **argv)
                 { "token-file", required_argument, NULL, ARG_TOKEN },
                 { "episode", required_argument, NULL, ARG_EPISODE },
                 { "container", required_argument, NULL, ARG_CONTAINER },
+                { "tail", required_argument, NULL, ARG_TAIL },
                 {},
         };
         const char *url = getenv("OPENENVD_URL") ?: "http://127.0.0.1:8000", *token_file = NULL,
-                   *episode = NULL, *container = NULL;
+                   *episode = NULL, *container = NULL, *tail = NULL;
         cleanup_free char *error = NULL;
         struct unit_client c;
         enum unit_cmd cmd = CMD_STATUS;
@@ -273,6 +276,9 @@ int cli_unit(int argc, char **argv)
                 case ARG_CONTAINER:
                         container = optarg;
                         break;
+                case ARG_TAIL:
+                        tail = optarg;
+                        break;
                 default:
                         log_error("%s: unknown option, or it needs an argument (try 'openenvctl "
                                   "%s --help')",
@@ -296,11 +302,17 @@ int cli_unit(int argc, char **argv)
                 log_error("an episode id or container name is 1 to 127 of [A-Za-z0-9._-]");
                 return EXIT_CODE_INVALID;
         }
+        if (tail && (cmd != CMD_LOGS || strspn(tail, "0123456789") != strlen(tail) || !*tail ||
+                     strlen(tail) > 6)) {
+                log_error(
+                        "--tail takes a number of lines, with logs (try 'openenvctl logs --help')");
+                return EXIT_CODE_INVALID;
+        }
         if (unit_client_init(&c, url, token_file, &error) < 0) {
                 log_error("%s", error);
                 return EXIT_CODE_INVALID;
         }
-        rc = run(cmd, &c, episode, container, json);
+        rc = run(cmd, &c, episode, container, tail, json);
         unit_client_done(&c);
         return rc;
 }

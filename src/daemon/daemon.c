@@ -25,6 +25,7 @@
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
+#include "base/parse-util.h"
 #include "base/prom-text.h"
 #include "base/sd-notify.h"
 #include "base/util.h"
@@ -231,15 +232,20 @@ static void on_pending_gone(void *userdata, struct http_handle *h)
 static void control_logs(struct daemon *d, const struct frontend_request *req,
                          struct frontend_reply *reply)
 {
-        char name[128], id[64];
+        char name[128], id[64], tail[16];
         struct query_param q[] = {
                 { "container", name, sizeof(name), "container: 1 to 127 of [A-Za-z0-9._-]", NULL },
                 { "episode_id", id, sizeof(id), "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
+                { "tail", tail, sizeof(tail), "tail: a number of lines, 1 to 100000", NULL },
         };
         const char *c, *e;
+        unsigned lines = 0;
         char *text;
 
         if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply))
+                return;
+        if (q[2].value && parse_uint(q[2].value, 1, 100000, &lines) < 0 &&
+            query_refused(q[2].why, reply))
                 return;
         c = q[0].value;
         e = q[1].value;
@@ -253,6 +259,17 @@ static void control_logs(struct daemon *d, const struct frontend_request *req,
                 reply->status = 404;
                 reply->error_code = "not_found";
                 return;
+        }
+        if (lines > 0) {
+                /* The last lines: from just after the lines-th newline back
+                 * (a final newline ends the last line, it starts none). */
+                size_t len = strlen(text);
+                const char *p = text + len;
+                if (p > text && p[-1] == '\n')
+                        p--;
+                while (p > text && !(p[-1] == '\n' && lines-- == 1))
+                        p--;
+                memmove(text, p, len - (size_t) (p - text) + 1);
         }
         reply->status = 200;
         reply->text = text;

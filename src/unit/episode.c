@@ -407,6 +407,20 @@ char *episode_member_log(const struct episode *e, const char *name)
         return NULL;
 }
 
+json_t *episode_member_logs(const struct episode *e)
+{
+        json_t *j = json_object();
+
+        for (size_t i = 0; i < e->n_members; i++) {
+                cleanup_free char *text = episode_member_log(e, e->members[i].mc->name);
+                /* The bytes as captured (kept, never dumped as JSON). */
+                if (text)
+                        json_object_set_new(j, e->members[i].mc->name,
+                                            json_stringn_nocheck(text, strlen(text)));
+        }
+        return j;
+}
+
 json_t *episode_members_json(const struct episode *e)
 {
         json_t *j = json_object();

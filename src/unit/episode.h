@@ -155,6 +155,9 @@ uint64_t episode_actions(const struct episode *e);
 /* The captured output of a container (new string), or NULL when the
  * episode never ran it. */
 char *episode_member_log(const struct episode *e, const char *name);
+/* Every member's captured output, {name: text} (new reference): the bytes
+ * as captured, for keeping; not for json_dumps(). */
+json_t *episode_member_logs(const struct episode *e);
 /* {"<name>": {"running", "exit_status", "ready", "cgroup"}} for /info. */
 json_t *episode_members_json(const struct episode *e);
 /* Adds each member's OOM kills and refused forks (its cgroup's counters,

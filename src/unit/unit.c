@@ -20,6 +20,9 @@
 
 /* Recent episodes whose verdict /verdict?episode_id= still serves. */
 #define UNIT_VERDICT_HISTORY 16
+/* ... and whose containers' output /logs?episode_id= still serves (each
+ * container's capped at MEMBER_LOG_MAX_BYTES). */
+#define UNIT_LOG_HISTORY 4
 /* Standby provisioning failures in a row before the unit stops trying
  * (until the next reset). */
 #define UNIT_STANDBY_MAX_FAILURES 3
@@ -56,7 +59,8 @@ struct unit {
         struct episode *slots[2]; /* borrowed: who holds each slot */
         struct waiter waiters[UNIT_MAX_WAITERS];
         size_t n_waiters;
-        json_t *recent; /* owned: [{episode_id, verdict...}], newest last */
+        json_t *recent;      /* owned: [{episode_id, verdict...}], newest last */
+        json_t *recent_logs; /* owned: [{episode_id, logs: {name: text}}], newest last */
         json_t *inspection;
         bool zones_created;
         bool episode_requested; /* a client reset waits for the grading to end */
@@ -210,6 +214,10 @@ static void remember(struct unit *u, struct episode *e)
         json_array_append_new(u->recent, v);
         while (json_array_size(u->recent) > UNIT_VERDICT_HISTORY)
                 json_array_remove(u->recent, 0);
+        json_array_append_new(u->recent_logs, json_pack("{s:s,s:o}", "episode_id", episode_id(e),
+                                                        "logs", episode_member_logs(e)));
+        while (json_array_size(u->recent_logs) > UNIT_LOG_HISTORY)
+                json_array_remove(u->recent_logs, 0);
 }
 
 /* The episode leaves the stage: torn down in the background, its verdict
@@ -766,11 +774,23 @@ json_t *unit_episodes(const struct unit *u)
 
 char *unit_container_log(const struct unit *u, const char *container, const char *id)
 {
+        json_t *kept;
+        size_t i;
+
         if (u->live && (!id || streq(id, episode_id(u->live))))
                 return episode_member_log(u->live, container);
-        for (size_t i = u->n_retiring; i > 0; i--)
+        for (i = u->n_retiring; i > 0; i--)
                 if (!id || streq(id, episode_id(u->retiring[i - 1])))
                         return episode_member_log(u->retiring[i - 1], container);
+        /* Torn down since: what was captured when it retired. */
+        for (i = json_array_size(u->recent_logs); i > 0; i--) {
+                kept = json_array_get(u->recent_logs, i - 1);
+                if (!id || streq(json_string_value(json_object_get(kept, "episode_id")), id)) {
+                        const char *text = json_string_value(
+                                json_object_get(json_object_get(kept, "logs"), container));
+                        return text ? xstrdup(text) : NULL;
+                }
+        }
         return NULL;
 }
 
@@ -924,6 +944,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .quiet_containers = cfg->quiet_containers,
         };
         u->recent = json_array();
+        u->recent_logs = json_array();
         phase_machine_init(&u->phase);
         unit_stats_init(&u->stats, cfg->manifest);
         u->phase_since = now_usec(CLOCK_MONOTONIC);
@@ -950,6 +971,7 @@ struct unit *unit_free(struct unit *u)
         loop_source_free(u->standby_timer);
         free(u->standby_error);
         json_decref(u->recent);
+        json_decref(u->recent_logs);
         json_decref(u->inspection);
         unit_stats_done(&u->stats);
         return mfree(u);

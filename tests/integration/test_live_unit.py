@@ -577,9 +577,14 @@ def case_openenvctl_reads_a_running_unit():
               "%d %s %s" % (rc, out, err))
         rc, out, _ = ctl("verdict", "--url", url, "--episode", eid, "--json")
         check(rc == 0 and json.loads(out)["verdict"] == "graded", "verdict --episode: %s" % out)
-        live = d.ok("GET", "/info")["episode_id"]
-        rc, out, err = ctl("logs", "--url", url, "--container", "env", "--episode", live)
-        check(rc == 0, "logs of the live episode's env: %d %s" % (rc, err))
+        # The ended episode's env output, kept after its teardown; its last line.
+        rc, out, err = ctl("logs", "--url", url, "--container", "env", "--episode", eid)
+        check(rc == 0 and "envd: serving on port 8000" in out, "logs of the ended episode's "
+              "env: %d %r %s" % (rc, out, err))
+        rc, last, _ = ctl("logs", "--url", url, "--container", "env", "--tail", "1")
+        check(rc == 0 and last.count("\n") <= 1 and last.strip() == 
+              d.request("GET", "/logs?container=env")[1].strip().splitlines()[-1],
+              "--tail 1: %r" % last)
         rc, out, _ = ctl("metrics", "--url", url)
         check(rc == 0 and "openenvd_build_info{" in out, "metrics: %s" % out[:200])
         # The unit's own words when it refuses; exit 1.

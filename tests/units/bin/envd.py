@@ -84,4 +84,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 threading.Thread(target=ticker, daemon=True).start()
-http.server.ThreadingHTTPServer(("0.0.0.0", PORT), Handler).serve_forever()
+server = http.server.ThreadingHTTPServer(("0.0.0.0", PORT), Handler)
+# One line of its own (the live tests read it back through /logs).
+print("envd: serving on port %d" % PORT, file=sys.stderr, flush=True)
+server.serve_forever()
