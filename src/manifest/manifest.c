@@ -323,7 +323,7 @@ static void parse_enforcement(struct manifest_ctx *x, const struct mnode *n)
  * intent: said once, with where the mapping is, not key by key. */
 static bool rfc009_block(struct manifest_ctx *x, const struct mnode *n)
 {
-        static const char *const theirs[] = { "enabled", "surfaces", "workload",
+        static const char *const theirs[] = { "enabled", "surfaces",  "workload",
                                               "egress",  "processes", "openshell" };
 
         if (!n || n->kind != MNODE_MAP)
