@@ -18,7 +18,12 @@ setup() {
         else
                 meson setup "$dir" "$@" >/dev/null
         fi
-        ninja -C "$dir" >/dev/null
+        # Quiet, but a failed build says why (ninja prints errors on stdout).
+        if ! ninja -C "$dir" >"$dir/ninja.log" 2>&1; then
+                cat "$dir/ninja.log" >&2
+                echo "0 passed, 1 failed, 0 skipped"
+                exit 1
+        fi
 }
 
 setup build

@@ -172,7 +172,7 @@ static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episo
         cleanup_free char *target = NULL;
         struct unit_answer a;
         json_t *j = NULL, *ready = NULL;
-        int rc;
+        int rc = EXIT_CODE_UNAVAILABLE;
 
         switch (cmd) {
         case CMD_LOGS:
