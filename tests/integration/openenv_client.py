@@ -308,7 +308,7 @@ def calendar_headers(base, database_id):
     with open(os.path.join(os.path.dirname(calendar_env.__file__),
                            "scenario_config.json")) as f:
         context = json.load(f)["context"]
-    out = {"token": context["x-access-token"]}
+    out = {}
     for name, ctx in (("token", context),
                       ("no_token", {k: v for k, v in context.items() if k != "x-access-token"})):
         with CalendarEnv(base_url=base, database_id=database_id, context=ctx,
