@@ -16,7 +16,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
 
-echo "1..6"
+echo "1..7"
 if ! deb=$("$repo/scripts/build-deb.sh" "$work/dist" 2>"$work/err" | tail -n 1) || [ ! -f "$deb" ]; then
         not_ok "scripts/build-deb.sh builds a .deb"
         diag <"$work/err"
@@ -110,3 +110,31 @@ else
         not_ok "the static daemon and shim isolate and grade (test_member_death.py)"
         tail -n 20 <<<"$out" | diag
 fi
+
+# The image stage (deploy/docker/Dockerfile.static): an image that takes the
+# static tree with COPY --from, FROM scratch (nothing else in it), runs
+# openenvd. A private dockerd of the test's own, removed afterwards.
+dk=$(mktemp -d /tmp/openenvd-release-docker.XXXXXX)
+tag="openenvd-release-test-$$"
+if [ "$(id -u)" -ne 0 ] || ! command -v dockerd >/dev/null; then
+        rmdir "$dk"
+        if [ "${CI:-}" = true ]; then not_ok "Dockerfile.static (needs root and docker.io)"; else
+                echo "ok $((n + 1)) # SKIP Dockerfile.static (needs root and docker.io)"; fi
+        exit 0
+fi
+if dh=$("$repo/scripts/dockerd.sh" start "$dk" 2>"$work/err" | tail -n 1) && export "${dh?}" &&
+        docker build -q -f "$repo/deploy/docker/Dockerfile.static" -t "$tag-static" "$static" \
+                >/dev/null 2>>"$work/err" &&
+        printf 'FROM %s AS openenvd\nFROM scratch\nCOPY --from=openenvd /usr/local/ /usr/local/\n' \
+                "$tag-static" >"$work/Dockerfile.child" &&
+        docker build -q -f "$work/Dockerfile.child" -t "$tag-child" "$work" >/dev/null \
+                2>>"$work/err" &&
+        v6=$(docker run --rm --network none --entrypoint /usr/local/bin/openenvd "$tag-child" \
+                --version 2>>"$work/err") && [ "${v6#openenvd }" = "${v1#openenvd }" ]; then
+        ok "Dockerfile.static: an image FROM scratch with COPY --from runs openenvd"
+else
+        not_ok "Dockerfile.static: an image FROM scratch with COPY --from runs openenvd"
+        diag <"$work/err"
+fi
+docker rmi -f "$tag-child" "$tag-static" >/dev/null 2>&1
+"$repo/scripts/dockerd.sh" stop "$dk" >/dev/null 2>&1
