@@ -289,24 +289,37 @@ static bool path_at_or_below(const char *path, const char *base)
         return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* Where every container gets file systems of its own (sandbox/mount-setup.c),
+ * whatever its root. */
+static const char *const container_mounts[] = { "/proc", "/sys", "/dev", "/tmp", "/run" };
+
+static const char *mount_holding(const char *path)
+{
+        for (size_t i = 0; i < ELEMENTSOF(container_mounts); i++)
+                if (path_at_or_below(path, container_mounts[i]))
+                        return container_mounts[i];
+        return NULL;
+}
+
 const char *host_view_hidden_by(const char *path, bool view)
 {
-        static const char *const own[] = { "/tmp", "/run", "/dev", "/proc", "/sys", "/workspace" };
+        const char *by = mount_holding(path);
 
-        for (size_t i = 0; i < ELEMENTSOF(own); i++)
-                if (path_at_or_below(path, own[i]))
-                        return own[i];
+        if (by)
+                return by;
+        if (path_at_or_below(path, "/workspace"))
+                return "/workspace";
         return view && path_at_or_below(path, "/etc") ? "/etc" : NULL;
 }
 
 bool host_view_covers(const struct host_view *v, const char *path)
 {
-        /* /etc is the view's own (filtered); the mount points get the
-         * container's file systems; the loader paths are symlinks or binds. */
-        static const char *const own[] = { "/etc", "/proc", "/sys", "/dev",   "/tmp",   "/run",
-                                           "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+        /* /etc is the view's own (filtered); the loader paths are symlinks
+         * or binds; the container's mounts are its own file systems. */
+        static const char *const own[] = { "/etc",   "/bin",   "/sbin",  "/lib",
+                                           "/lib32", "/lib64", "/libx32" };
 
-        if (streq(path, "/"))
+        if (streq(path, "/") || mount_holding(path))
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(own); i++)
                 if (path_at_or_below(path, own[i]))
