@@ -8,25 +8,15 @@ tree broken on purpose) makes the check fail with the expected message.
 """
 import copy
 import importlib
-import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-TREE = os.path.join(REPO, "deploy/kubernetes")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from k8slib import HERE, REPO, TREE, load_check  # noqa: E402
+
 UNIT = os.path.join(REPO, "examples/echo/openenv.yaml")
-
-
-def load_check():
-    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    spec = importlib.util.spec_from_file_location(
-        "k8s_check", os.path.join(TREE, "check/k8s-check.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def walk(doc, path):

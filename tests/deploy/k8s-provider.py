@@ -19,13 +19,12 @@ API's field names. The cases prove what the docs claim of them:
      serves there.
 """
 import copy
-import importlib.util
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-TREE = os.path.join(REPO, "deploy/kubernetes")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from k8slib import REPO, TREE, load_check  # noqa: E402
+
 OPTIONS = os.path.join(REPO, "deploy/docker/least-privilege.options")
 NAME = "openenv-connect4-env-1765000000000-a1b2"
 
@@ -52,15 +51,6 @@ SERVICE = {
     "spec": {"selector": {"app.kubernetes.io/instance": NAME},
              "ports": [{"name": "http", "port": 8000, "targetPort": 8000, "protocol": "TCP"}]},
 }
-
-
-def load_check():
-    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    spec = importlib.util.spec_from_file_location(
-        "k8s_check", os.path.join(TREE, "check/k8s-check.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main():
