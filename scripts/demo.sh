@@ -28,8 +28,10 @@ installed=
 cleanup() {
         # Every step runs, whatever the previous one returned (wait on a
         # killed process is non-zero, and set -e applies inside traps).
-        if [ -n "$daemon_pid" ]; then kill -TERM "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null || true; fi
-        if [ -n "$stub_pid" ]; then kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null || true; fi
+        # A process already gone makes kill fail: that must not turn a run
+        # that succeeded into exit 1.
+        if [ -n "$daemon_pid" ]; then kill -TERM "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
+        if [ -n "$stub_pid" ]; then kill "$stub_pid" 2>/dev/null || true; wait "$stub_pid" 2>/dev/null || true; fi
         if [ -n "$installed" ]; then rm -rf /opt/openenv-echo; fi
         rm -rf "$work"
         return 0
@@ -81,8 +83,19 @@ fi
 # A local stand-in for the model provider, holding the real key.
 printf 'sk-demo-real-%s\n' "$RANDOM$RANDOM" > "$work/real-key"
 cp "$work/real-key" "$work/stub-key"
-/usr/bin/python3 examples/echo/model_stub.py "$model_port" "$work/stub-key" &
+/usr/bin/python3 examples/echo/model_stub.py "$model_port" "$work/stub-key" > "$work/stub.out" &
 stub_pid=$!
+# Bound before the daemon starts: the first episode's harness asks it at
+# once. A stub still importing, or one whose port was taken, answers nothing.
+for _ in $(seq 100); do
+        grep -q listening "$work/stub.out" 2>/dev/null && break
+        kill -0 "$stub_pid" 2>/dev/null || break
+        sleep 0.1
+done
+if ! grep -q listening "$work/stub.out"; then
+        echo "the model stub could not listen on 127.0.0.1:$model_port (OPENENVD_DEMO_PORT + 1)"
+        exit 1
+fi
 
 echo "== openenvd --manifest /opt/openenv-echo/openenv.yaml --port $port"
 printf '%s\n' "$token" > "$work/token"

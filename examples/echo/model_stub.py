@@ -27,4 +27,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+# Bound: said on stdout, for whoever waits for it (scripts/demo.sh).
+print("listening", flush=True)
+server.serve_forever()

@@ -27,7 +27,18 @@ chmod 0755 "$base" # the non-root user reaches its clone through it
 dest="$base/x y/openenvd"
 cleanup() { rm -rf "$base"; }
 trap cleanup EXIT
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The demo listens on PORT and its model stub on PORT + 1: both free.
+port=$(/usr/bin/python3 -c '
+import socket
+while True:
+    a, b = socket.socket(), socket.socket()
+    a.bind(("127.0.0.1", 0))
+    try:
+        b.bind(("127.0.0.1", a.getsockname()[1] + 1))
+    except OSError:
+        continue
+    print(a.getsockname()[1])
+    break')
 
 diag() { sed 's/^/# /'; }
 
@@ -54,13 +65,14 @@ demo() {
                 echo "ok $n - $what"
         else
                 echo "not ok $n - $what ($code)"
-                tail -n 40 <<<"$out" | diag
+                tail -n 150 <<<"$out" | diag
         fi
 }
 
 # As root: isolated, the example unit graded end to end, the harness's report shown.
 demo 1 "root: scripts/demo.sh from '$dest' isolates and grades the example" \
-        env OPENENVD_DEMO_PORT="$port" scripts/demo.sh :: '"verdict": "graded"' '"mcp_status": 200'
+        env OPENENVD_DEMO_PORT="$port" scripts/demo.sh :: '"verdict": "graded"' '"mcp_status": 200' \
+        '"model_status": 200'
 
 # As a user who is not root, in a clone of their own: steps aside, says why,
 # and the env server answers on the demo's port.
