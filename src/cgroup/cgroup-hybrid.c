@@ -120,6 +120,32 @@ int cgroup_v1_set_limits(struct cgroup_tree *t, const char *rel, const struct cg
         return 0;
 }
 
+/* Whether a v1 memory cgroup's peak reached its own limit (memory, or
+ * memory+swap). Linux 6.13 stopped counting failcnt on the memsw counter,
+ * which is charged first and so fails first: with swap accounting on, both
+ * failcnts stay 0 however often the limit is hit. The watermark is still
+ * kept: at the limit's OOM kill it is the limit; an OOM from above (the
+ * host, a parent's limit) leaves it below. */
+static bool v1_peak_reached_limit(int fd)
+{
+        static const char *const files[][2] = {
+                { "memory.max_usage_in_bytes", "memory.limit_in_bytes" },
+                { "memory.memsw.max_usage_in_bytes", "memory.memsw.limit_in_bytes" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                uint64_t peak, limit;
+                if (cgroup_read_u64_at(fd, files[i][0], &peak) < 0 ||
+                    cgroup_read_u64_at(fd, files[i][1], &limit) < 0)
+                        continue;
+                /* Charges come in batches of pages: within a 16th of the
+                 * limit, at most 1 MiB, is at it. */
+                if (peak + MIN(limit / 16, (uint64_t) 1 << 20) >= limit)
+                        return true;
+        }
+        return false;
+}
+
 int cgroup_v1_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats *ret)
 {
         struct cgroup_stats s = { 0 };
@@ -142,6 +168,8 @@ int cgroup_v1_stats(struct cgroup_tree *t, const char *rel, struct cgroup_stats 
                 if (r < 0 && r != -ENOENT)
                         return r;
                 s.memory_max_events += memsw;
+                if (s.memory_max_events == 0 && v1_peak_reached_limit(fd))
+                        s.memory_max_events = 1;
                 /* "oom_kill N" appeared in memory.oom_control in Linux 4.13. */
                 r = cgroup_read_keyed_at(fd, "memory.oom_control", "oom_kill", &s.oom_kills);
                 if (r < 0 && r != -ENOENT && r != -ENODATA)

@@ -37,7 +37,8 @@ struct container {
         pid_t pid;
         int pidfd; /* owned */
         bool reaped;
-        int status; /* valid once reaped */
+        int status;      /* valid once reaped */
+        int init_signal; /* once reaped: the signal the init itself died of, or 0 */
 };
 
 static const char *const container_step_table[_CONTAINER_STEP_MAX] = {
@@ -630,6 +631,7 @@ static int container_reap(struct container *c, int options, int *ret_status)
                         return -EAGAIN;
                 c->reaped = true;
                 c->status = exit_status_from_siginfo(si.si_code, si.si_status);
+                c->init_signal = si.si_code == CLD_EXITED ? 0 : si.si_status;
         }
         if (ret_status)
                 *ret_status = c->status;
@@ -644,6 +646,11 @@ int container_wait(struct container *c, int *ret_status)
 int container_try_wait(struct container *c, int *ret_status)
 {
         return container_reap(c, WNOHANG, ret_status);
+}
+
+int container_init_signal(const struct container *c)
+{
+        return c->reaped ? c->init_signal : 0;
 }
 
 struct container *container_free(struct container *c)

@@ -97,6 +97,9 @@ int container_kill(struct container *c, int sig);
  * reaped. */
 int container_wait(struct container *c, int *ret_status);
 int container_try_wait(struct container *c, int *ret_status);
+/* Once reaped: the signal the shim itself died of (its exit code cannot
+ * tell that from a principal killed by the same signal), else 0. */
+int container_init_signal(const struct container *c);
 
 /* SIGKILLs and reaps a container that is still running, closes the pidfd. */
 struct container *container_free(struct container *c);

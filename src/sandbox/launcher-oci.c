@@ -42,6 +42,7 @@ static int container_reap(struct oci_container *c, int flags)
         if (si.si_pid == 0)
                 return -EAGAIN;
         c->status = exit_status_from_siginfo(si.si_code, si.si_status);
+        c->init_signal = si.si_code == CLD_EXITED ? 0 : si.si_status;
         c->reaped = true;
         return 0;
 }
@@ -264,6 +265,11 @@ int oci_container_wait(struct oci_container *c, int *ret_status)
                 return r;
         *ret_status = c->status;
         return 0;
+}
+
+int oci_container_init_signal(const struct oci_container *c)
+{
+        return c->reaped ? c->init_signal : 0;
 }
 
 int oci_container_try_wait(struct oci_container *c, int *ret_status)

@@ -113,6 +113,8 @@ int oci_container_kill(struct oci_container *c, int sig);
  * once reaped; try_wait returns -EAGAIN while it runs. */
 int oci_container_wait(struct oci_container *c, int *ret_status);
 int oci_container_try_wait(struct oci_container *c, int *ret_status);
+/* Once reaped: the signal the init itself died of, else 0. */
+int oci_container_init_signal(const struct oci_container *c);
 
 /* SIGKILLs and reaps a live container, then `<runtime> delete --force`,
  * unmounts the root and removes the bundle. Accepts NULL. */

@@ -32,6 +32,7 @@ struct oci_container {
         pid_t pid;
         bool reaped;
         int status;
+        int init_signal; /* once reaped: the signal the init died of, or 0 */
 };
 
 /* oci-config.c */

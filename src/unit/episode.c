@@ -168,7 +168,8 @@ static bool status_is_signal(int status)
         return status > 128 && status < 128 + 65;
 }
 
-static void record_exit(struct episode *e, struct ep_member *mb)
+/* end: who ended it, when known (member-end.h), else NULL. */
+static void record_exit(struct episode *e, struct ep_member *mb, const char *end)
 {
         cleanup_free char *tail = mb->m ? member_log_tail(mb->m, LOG_TAIL_LINES) : xstrdup("");
         json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "exited", "container", mb->mc->name,
@@ -178,6 +179,8 @@ static void record_exit(struct episode *e, struct ep_member *mb)
                 json_object_set_new(ev, "signal", json_integer(mb->status - 128));
         else
                 json_object_set_new(ev, "exit_status", json_integer(mb->status));
+        if (end)
+                json_object_set_new(ev, "end", json_string(end));
         if (*tail)
                 json_object_set_new(ev, "output_tail", text_to_json(tail));
         verdict_add_event(&e->verdict, ev);
@@ -192,21 +195,19 @@ static char *exit_text(int status)
         return xasprintf("exited with status %d", status);
 }
 
-/* What ended a member, in words, with what its cgroup knows: a SIGKILL
- * from the OOM killer is the memory limit, a refused fork the pids limit. */
-static char *member_exit_text(struct episode *e, const struct ep_member *mb, int status)
+/* What ended a member and who did (member-end.h), in words, from what its
+ * init's status and its cgroup say. */
+static char *member_exit_text(struct episode *e, const struct ep_member *mb, int status,
+                              enum member_end *ret_end)
 {
         struct cgroup_stats st;
+        bool have = cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0;
         cleanup_free char *how = exit_text(status);
+        cleanup_free char *text = NULL;
 
-        if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
-                if (st.oom_kills > 0)
-                        return xasprintf("%s exhausted its memory (%s; the OOM killer)",
-                                         mb->mc->name, how);
-                if (st.pids_max_events > 0)
-                        return xasprintf("%s hit its pids limit (%s)", mb->mc->name, how);
-        }
-        return xasprintf("%s %s", mb->mc->name, how);
+        *ret_end = member_end_of(have ? &st : NULL, member_init_signal(mb->m));
+        text = member_end_text(*ret_end, how);
+        return xasprintf("%s %s", mb->mc->name, text);
 }
 
 static void fail_provisioning(struct episode *e, int error, const char *blame, const char *fmt, ...)
@@ -228,7 +229,7 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 /* "env| ModuleNotFoundError: ...\n": the last line says why,
                  * most of the time; the verdict's event has the tail. */
                 const char *why = startswith(last, mb->mc->name) ?: last;
-                record_exit(e, mb);
+                record_exit(e, mb, NULL);
                 if (*tail)
                         log_info_fields(
                                 LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
@@ -242,19 +243,21 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         case EPISODE_STANDBY:
         case EPISODE_LIVE:
         case EPISODE_INSPECTING:
-        case EPISODE_FROZEN:
+        case EPISODE_FROZEN: {
+                enum member_end end;
+                cleanup_free char *how = NULL;
                 /* The inspection's observer goes on; an early observer is
                  * collected at sealing. */
                 if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
                         grading_observer_exited(e, mb);
                         return;
                 }
-                record_exit(e, mb);
-                if (e->ev->member_exited) {
-                        cleanup_free char *how = member_exit_text(e, mb, status);
-                        e->ev->member_exited(e, mb->mc, status, how, e->userdata);
-                }
+                how = member_exit_text(e, mb, status, &end);
+                record_exit(e, mb, member_end_to_string(end));
+                if (e->ev->member_exited)
+                        e->ev->member_exited(e, mb->mc, status, end, how, e->userdata);
                 return;
+        }
         case EPISODE_SEALING:
         case EPISODE_GRADING:
                 if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
@@ -263,7 +266,7 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 }
                 if (mb->mc->zone == MANIFEST_ZONE_SERVICES && !mb->killed) {
                         cleanup_free char *how = exit_text(status);
-                        record_exit(e, mb);
+                        record_exit(e, mb, NULL);
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
                                      "service %s %s during grading", mb->mc->name, how);
                 }

@@ -37,6 +37,7 @@
 #include "base/macro.h"
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
+#include "unit/member-end.h"
 #include "unit/unit-relays.h"
 #include "unit/verdict.h"
 
@@ -95,10 +96,10 @@ struct episode_events {
         void (*provisioned)(struct episode *e, int result, void *userdata);
         /* A member of the env, harness or a service exited while the episode
          * was standby, live or frozen; the episode recorded it in its
-         * verdict's events. how: "env exited with status 3", "harness
-         * exhausted its memory (killed by the OOM killer)"... */
+         * verdict's events. end: who ended it (member-end.h); how: "env
+         * exited with status 3", "harness exhausted its memory (...)"... */
         void (*member_exited)(struct episode *e, const struct manifest_container *c, int status,
-                              const char *how, void *userdata);
+                              enum member_end end, const char *how, void *userdata);
         /* Inspection done: agent zone frozen, frozen observers collected. */
         void (*inspected)(struct episode *e, void *userdata);
         /* Sealing: the agent zone is empty (or its deadline passed). */

@@ -218,8 +218,13 @@ static void reaped(struct episode *e, int result)
         episode_stop_member(mb);
         if (result < 0 && !why)
                 why = xasprintf("observer %s did not exit", mb->mc->name);
-        if (!why && cgroup_stats(e->cfg->cgroups, mb->cgroup, &stats) >= 0 && stats.oom_kills > 0)
-                why = xasprintf("observer %s ran out of memory", mb->mc->name);
+        if (!why && cgroup_stats(e->cfg->cgroups, mb->cgroup, &stats) >= 0) {
+                enum member_end end = member_end_of_limits(&stats);
+                if (end == MEMBER_END_MEMORY_LIMIT || end == MEMBER_END_HOST_OOM)
+                        why = xasprintf("observer %s ran out of memory (%s)", mb->mc->name,
+                                        end == MEMBER_END_HOST_OOM ? "the host's OOM killer"
+                                                                   : "its own limit");
+        }
         /* Killed on purpose (an early observer at sealing): death by
          * signal is no failure then. */
         if (!why && mb->status != 0 && !(mb->killed && mb->status > 128))
@@ -228,6 +233,9 @@ static void reaped(struct episode *e, int result)
         if (!why && rerr < 0)
                 why = xasprintf("observer %s wrote an invalid verdict.json", mb->mc->name);
         verdict_set_observer(&e->verdict, mb->mc->name, res);
+        /* An early observer ended at sealing without its turn graded nothing. */
+        if (e->run.phase != PHASE_FROZEN && !e->run.stop_only)
+                e->verdict.graders_ran = true;
         if (why) {
                 record_observer_failure(e, mb, why, tail);
                 verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree, "%s", why);
@@ -658,6 +666,25 @@ static unsigned count_detached(struct episode *e, struct ep_member *mb)
         return children > 1 ? children - 1 : 0;
 }
 
+/* What a leaf's counters say about an agent-zone member, as a verdict. */
+static void limits_evidence(struct episode *e, const struct ep_member *mb, enum member_end end)
+{
+        static const char *const what[_MEMBER_END_MAX] = {
+                [MEMBER_END_MEMORY_LIMIT] = "exhausted its memory",
+                [MEMBER_END_PIDS_LIMIT] = "hit its pids limit",
+                [MEMBER_END_HOST_OOM] = "lost a process to the host's OOM killer (its own "
+                                        "memory limit was never reached)",
+        };
+
+        if (!what[end])
+                return;
+        if (verdict_fail(&e->verdict,
+                         member_end_is_its_own(end) ? VERDICT_AGENT_MISBEHAVIOR
+                                                    : VERDICT_INFRASTRUCTURE_ERROR,
+                         mb->subtree, "%s %s", mb->mc->name, what[end]))
+                verdict_set_cause(&e->verdict, member_end_to_string(end));
+}
+
 /*
  * Evidence of agent misbehaviour that the kill itself would hide: a
  * container whose forks were refused by pids.max, or that was OOM-killed
@@ -672,14 +699,8 @@ static void agent_evidence(struct episode *e)
                 unsigned n;
                 if (mb->mc->zone != MANIFEST_ZONE_AGENT || !mb->started)
                         continue;
-                if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
-                        if (st.pids_max_events > 0)
-                                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
-                                             "%s hit its pids limit", mb->mc->name);
-                        else if (st.oom_kills > 0)
-                                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
-                                             "%s exhausted its memory", mb->mc->name);
-                }
+                if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0)
+                        limits_evidence(e, mb, member_end_of_limits(&st));
                 n = count_detached(e, mb);
                 if (n > 0)
                         verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,

@@ -75,6 +75,13 @@ bool member_exited(const struct member *m, int *ret_status)
         return m->exited;
 }
 
+int member_init_signal(const struct member *m)
+{
+        if (!m->exited)
+                return 0;
+        return m->proc ? container_init_signal(m->proc) : oci_container_init_signal(m->oci);
+}
+
 int member_kill(struct member *m, int sig)
 {
         if (m->exited)

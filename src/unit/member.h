@@ -72,6 +72,8 @@ int member_kill(struct member *m, int sig);
 bool member_poll_exit(struct member *m);
 /* True once exited, with the status. */
 bool member_exited(const struct member *m, int *ret_status);
+/* Once exited: the signal its init itself died of, else 0 (member-end.h). */
+int member_init_signal(const struct member *m);
 bool member_is_ready(const struct member *m);
 
 /* The captured output, with a marker appended when it was capped; new string. */

@@ -424,7 +424,7 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
 }
 
 static void on_member_exited(struct episode *e, const struct manifest_container *c, int status,
-                             const char *how, void *userdata)
+                             enum member_end end, const char *how, void *userdata)
 {
         struct unit *u = userdata;
         struct verdict *v = episode_verdict(e);
@@ -445,17 +445,20 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         subtree = xasprintf("zones/%s/%s", manifest_zone_kind_to_string(c->zone), c->name);
         log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
                            "episode %s: %s", episode_id(e), how);
-        if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c)) {
-                /* A harness may finish its work; only a failure is one. */
-                if (status != 0)
-                        verdict_fail(v, VERDICT_AGENT_MISBEHAVIOR, subtree, "%s", how);
+        /* A harness may finish its work; only a failure is one. */
+        if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c) && status == 0)
                 return;
-        }
+        /* The agent zone answers for what its own code can have done, never
+         * for an operator's signal or the host's OOM killer. */
+        if (verdict_fail(v,
+                         c->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end)
+                                 ? VERDICT_AGENT_MISBEHAVIOR
+                                 : VERDICT_INFRASTRUCTURE_ERROR,
+                         subtree, "%s", how))
+                verdict_set_cause(v, member_end_to_string(end));
+        if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c))
+                return;
         /* The env server or a hidden service: the episode cannot go on. */
-        verdict_fail(v,
-                     c->zone == MANIFEST_ZONE_AGENT ? VERDICT_AGENT_MISBEHAVIOR
-                                                    : VERDICT_INFRASTRUCTURE_ERROR,
-                     subtree, "%s", how);
         if (phase_move_allowed(ACTOR_SYSTEM, u->phase.current, PHASE_SEALED)) {
                 wait_complete(u, WAIT_INSPECT, -ECANCELED);
                 if (u->ops->env_changed)

@@ -59,7 +59,13 @@ bool verdict_fail(struct verdict *v, enum verdict_kind kind, const char *blame, 
         strbuf_release(&sb);
         free(v->blame);
         v->blame = blame ? xstrdup(blame) : NULL;
+        v->cause = NULL;
         return true;
+}
+
+void verdict_set_cause(struct verdict *v, const char *cause)
+{
+        v->cause = cause;
 }
 
 void verdict_graded(struct verdict *v)
@@ -85,6 +91,18 @@ void verdict_add_event(struct verdict *v, json_t *event)
         json_array_append_new(v->events, event);
 }
 
+static json_t *verdict_blame_to_json(const struct verdict *v)
+{
+        json_t *b;
+
+        if (!v->blame)
+                return json_null();
+        b = json_pack("{s:s}", "subtree", v->blame);
+        if (v->cause)
+                json_object_set_new(b, "cause", json_string(v->cause));
+        return b;
+}
+
 json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
 {
         const char *kind = verdict_kind_to_string(v->kind);
@@ -94,8 +112,8 @@ json_t *verdict_to_json(const struct verdict *v, const char *episode_id)
         json_object_set_new(j, "verdict", kind ? json_string(kind) : json_null());
         /* The reason may quote a container's output: any bytes. */
         json_object_set_new(j, "reason", text_to_json(v->reason));
-        json_object_set_new(j, "blame",
-                            v->blame ? json_pack("{s:s}", "subtree", v->blame) : json_null());
+        json_object_set_new(j, "blame", verdict_blame_to_json(v));
+        json_object_set_new(j, "graders_ran", json_boolean(v->graders_ran));
         json_object_set_new(j, "observers",
                             v->observers ? json_incref(v->observers) : json_object());
         json_object_set_new(j, "events", v->events ? json_incref(v->events) : json_array());

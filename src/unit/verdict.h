@@ -31,6 +31,8 @@ struct verdict {
         enum verdict_kind kind;
         char *reason;      /* owned */
         char *blame;       /* owned: "zones/agent/harness", "daemon"... */
+        const char *cause; /* static: who ended the blamed member (member-end.h), or NULL */
+        bool graders_ran;  /* an observer ran at sealing or grading */
         json_t *observers; /* owned: name -> result object (or null) */
         json_t *events;    /* owned: [{"at", "what", ...}], bounded */
         json_t *model;     /* owned: what each harness's model proxy did (null: none) */
@@ -44,6 +46,8 @@ void verdict_done(struct verdict *v);
 /* A failure, unless one was recorded already (returns false then). */
 bool verdict_fail(struct verdict *v, enum verdict_kind kind, const char *blame, const char *fmt,
                   ...) printf_fmt(4, 5);
+/* Says who ended the member a failure just recorded blames ("host_oom"...). */
+void verdict_set_cause(struct verdict *v, const char *cause /* static */);
 /* Graded, unless a failure was recorded. */
 void verdict_graded(struct verdict *v);
 bool verdict_failed(const struct verdict *v);
@@ -51,6 +55,6 @@ void verdict_set_observer(struct verdict *v, const char *name, json_t *result /*
 /* Appends an event object (stolen), stamped with "at" (CLOCK_REALTIME). */
 void verdict_add_event(struct verdict *v, json_t *event);
 
-/* {"episode_id", "verdict", "reason", "blame": {"subtree"} | null,
- *  "observers", "events", "model"}; new reference. */
+/* {"episode_id", "verdict", "reason", "blame": {"subtree", "cause"?} | null,
+ *  "graders_ran", "observers", "events", "model", "actions"}; new reference. */
 json_t *verdict_to_json(const struct verdict *v, const char *episode_id);

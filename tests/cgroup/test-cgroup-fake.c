@@ -531,6 +531,36 @@ Test(cgroup_fake, hybrid_placement_stats_freezer_fallback)
         cr_expect_str_eq(st, "THAWED");
 }
 
+/* Linux >= 6.13 counts no failcnt on v1's memsw counter, which fails
+ * first: a limit hit shows only in the peak (the kernel's own numbers
+ * from an OOM at a leaf's limit, and from one at its parent's). */
+Test(cgroup_fake, hybrid_limit_hit_read_from_the_peak_when_failcnt_is_silent)
+{
+        cleanup(cgroup_tree_freep) struct cgroup_tree *t = NULL;
+        const char *leaf = "v1/memory/pa/x/sub/zones/a";
+        struct cgroup_stats s;
+
+        hybrid_chain();
+        t = open_hybrid(0);
+        put(leaf, "memory.failcnt", "0\n");
+        put(leaf, "memory.memsw.failcnt", "0\n");
+        put(leaf, "memory.limit_in_bytes", "67108864\n");
+        put(leaf, "memory.memsw.limit_in_bytes", "67108864\n");
+        put(leaf, "memory.max_usage_in_bytes", "67108864\n");
+        put(leaf, "memory.memsw.max_usage_in_bytes", "67108864\n");
+        cr_assert_eq(cgroup_stats(t, "zones/a", &s), 0);
+        cr_expect_eq(s.memory_max_events, 1, "its own limit reached");
+
+        /* Killed by a parent's limit: its own 512 MiB never neared. */
+        put(leaf, "memory.limit_in_bytes", "536870912\n");
+        put(leaf, "memory.memsw.limit_in_bytes", "9223372036854771712\n");
+        put(leaf, "memory.max_usage_in_bytes", "67096576\n");
+        put(leaf, "memory.memsw.max_usage_in_bytes", "67358720\n");
+        cr_assert_eq(cgroup_stats(t, "zones/a", &s), 0);
+        cr_expect_eq(s.memory_max_events, 0, "not its own limit");
+        cr_expect_eq(s.oom_kills, 4);
+}
+
 Test(cgroup_fake, hybrid_missing_v1_controller)
 {
         cleanup_free char *v2 = xasprintf("%s/unified", tmp), *v1 = xasprintf("%s/v1", tmp);

@@ -463,6 +463,13 @@ def kill_self(sig=9):
     return {"alive": True}
 
 
+def balloon(total_mb=512, chunk_mb=16):
+    """Allocates and touches memory until total_mb or the OOM killer."""
+    for _ in range(total_mb // chunk_mb):
+        HELD.append(bytearray(b"x" * (chunk_mb << 20)))
+    return {"held_mb": len(HELD) * chunk_mb}
+
+
 def exit_now(status=0):
     os._exit(status)
 
