@@ -475,9 +475,9 @@ static void ops_hook(void *ud)
 {
         (void) ud;
 }
-static void ops_action(void *ud, unsigned n)
+static void ops_action(void *ud, const struct openenv_action *a)
 {
-        (void) ud, (void) n;
+        (void) ud, (void) a;
 }
 static const char *ops_phase(void *ud)
 {

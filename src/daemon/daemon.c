@@ -432,11 +432,10 @@ static void on_forget(void *userdata, void *cookie)
         unit_forget(d->unit, cookie);
 }
 
-static void on_action(void *userdata, unsigned n)
+static void on_action(void *userdata, const struct openenv_action *a)
 {
         struct daemon *d = userdata;
-        while (n-- > 0)
-                unit_note_action(d->unit);
+        unit_note_actions(d->unit, a);
 }
 
 static void on_done(void *userdata)

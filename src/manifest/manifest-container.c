@@ -151,6 +151,10 @@ static bool parse_read(struct manifest_ctx *x, const struct mnode *n, const char
                 *ret = (struct manifest_read){ .kind = MANIFEST_READ_WORKSPACE };
                 return true;
         }
+        if (streq(s, "actions")) {
+                *ret = (struct manifest_read){ .kind = MANIFEST_READ_ACTIONS };
+                return true;
+        }
         if ((rest = startswith(s, "assets.")) && rest[0] && !strchr(rest, '.')) {
                 *ret = (struct manifest_read){ .kind = MANIFEST_READ_ASSET,
                                                .target = xstrdup(rest) };
@@ -173,8 +177,8 @@ static bool parse_read(struct manifest_ctx *x, const struct mnode *n, const char
                 return true;
         }
         ctx_error(x, n, path,
-                  "unknown read '%s' (expected workspace, assets.<name>, services.<name>.state "
-                  "or <observer>.output)",
+                  "unknown read '%s' (expected workspace, actions, assets.<name>, "
+                  "services.<name>.state or <observer>.output)",
                   s);
         return false;
 }

@@ -225,6 +225,10 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
                         case MANIFEST_READ_WORKSPACE:
                                 workspace = true;
                                 break;
+                        case MANIFEST_READ_ACTIONS:
+                                /* The daemon's own JSON, bounded: no agent
+                                 * file, so it may meet the assets. */
+                                break;
                         case MANIFEST_READ_ASSET:
                                 assets = true;
                                 if (!manifest_find_asset(m, rd->target))

@@ -50,6 +50,7 @@ static const char *const manifest_read_kind_table[] = {
         [MANIFEST_READ_WORKSPACE] = "workspace",
         [MANIFEST_READ_SERVICE_STATE] = "service_state",
         [MANIFEST_READ_OUTPUT] = "output",
+        [MANIFEST_READ_ACTIONS] = "actions",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_zone_kind, enum manifest_zone_kind);
@@ -618,6 +619,8 @@ char *manifest_read_to_string(const struct manifest_read *r)
                 return xasprintf("services.%s.state", r->target);
         case MANIFEST_READ_OUTPUT:
                 return xasprintf("%s.output", r->target);
+        case MANIFEST_READ_ACTIONS:
+                return xstrdup("actions");
         }
         return xstrdup("?");
 }

@@ -65,6 +65,7 @@ enum manifest_read_kind {
         MANIFEST_READ_WORKSPACE,     /* workspace */
         MANIFEST_READ_SERVICE_STATE, /* services.<name>.state */
         MANIFEST_READ_OUTPUT,        /* <observer>.output */
+        MANIFEST_READ_ACTIONS,       /* actions: the daemon's record of them */
 };
 
 /* 0 in any field means "no limit at this level". */

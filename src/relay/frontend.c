@@ -132,6 +132,13 @@ static void session_free(struct session *s)
 }
 
 /* OpenEnv's error message on a WebSocket; message may quote anything. */
+static void note_action(struct frontend *f, unsigned n, const char *via, const char *data,
+                        size_t len)
+{
+        if (n > 0 && f->ops->on_action)
+                f->ops->on_action(f->userdata, &(struct openenv_action){ n, via, data, len });
+}
+
 static void ws_error(struct session *s, const char *code, const char *message)
 {
         cleanup_strbuf struct strbuf sb = STRBUF_INIT;
@@ -207,8 +214,8 @@ static void session_detached_message(struct session *s, const char *data, size_t
         s->first_len = len;
         if (t == OPENENV_WS_RESET)
                 r = f->ops->request_episode(f->userdata, session_episode_ready, s);
-        else if (f->ops->on_action)
-                f->ops->on_action(f->userdata, openenv_ws_actions(data, len));
+        else
+                note_action(f, openenv_ws_actions(data, len), "ws", data, len);
         if (r == 1) {
                 s->waiting = true;
                 return;
@@ -399,10 +406,9 @@ static int route_env(struct frontend *f, struct http_exchange *x, const char *ro
                 s->route = (enum route) x->tag;
                 s->sticky = x->ws_sticky = x->tag == ROUTE_WS && who == PRINCIPAL_ORCHESTRATOR;
         } else if (streq(route, "/step") && h->method == HTTP_POST) {
+                /* Counted once its body is whole: the env acts on no less. */
                 x->tag = ROUTE_STEP;
-                x->inspect_response = true;
-                if (f->ops->on_action)
-                        f->ops->on_action(f->userdata, 1);
+                x->inspect_request = x->inspect_response = true;
         } else if (streq(route, "/mcp") && h->method == HTTP_POST) {
                 x->tag = ROUTE_MCP;
                 x->inspect_request = x->inspect_response = true;
@@ -500,13 +506,13 @@ static void fe_on_request_inspected(void *userdata, struct http_exchange *x, con
                                     size_t len, bool truncated)
 {
         struct frontend *f = userdata;
-        unsigned n;
 
-        if (x->tag != ROUTE_MCP || truncated || !f->ops->on_action)
-                return;
-        n = openenv_mcp_actions(body, len);
-        if (n > 0)
-                f->ops->on_action(f->userdata, n);
+        /* A step is one action whatever its body; a cut one is recorded
+         * without it. */
+        if (x->tag == ROUTE_STEP)
+                note_action(f, 1, "step", truncated ? NULL : body, len);
+        else if (x->tag == ROUTE_MCP && !truncated)
+                note_action(f, openenv_mcp_actions(body, len), "mcp", body, len);
 }
 
 static void fe_on_response(void *userdata, struct http_exchange *x, unsigned status,
@@ -550,8 +556,7 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
                 else
                         done = openenv_mcp_done(data, len);
         }
-        if (n > 0 && f->ops->on_action)
-                f->ops->on_action(f->userdata, n);
+        note_action(f, n, s->route == ROUTE_WS ? "ws" : "mcp", data, len);
         if (!done)
                 return;
         /* The final observation goes out first; a sticky session then

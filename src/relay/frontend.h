@@ -47,6 +47,7 @@
 
 #include "base/event-loop.h"
 #include "base/time-util.h"
+#include "relay/openenv-messages.h"
 
 struct http_handle; /* relay/http-proxy.h */
 struct http_exchange;
@@ -93,7 +94,7 @@ struct frontend_ops {
         int (*request_episode)(void *userdata, frontend_done_fn done, void *cookie);
         /* A cookie's client went away: its done() must not be called. */
         void (*forget)(void *userdata, void *cookie);
-        void (*on_action)(void *userdata, unsigned n);
+        void (*on_action)(void *userdata, const struct openenv_action *a);
         void (*on_done)(void *userdata);
 };
 

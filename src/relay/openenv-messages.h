@@ -18,6 +18,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Actions the client sent in one message, as the episode records them
+ * (unit/action-record.h): via "step", "ws", "mcp" or "harness"; data the
+ * message's bytes, NULL when they were not seen whole. */
+struct openenv_action {
+        unsigned n;
+        const char *via;
+        const char *data;
+        size_t len;
+};
+
 enum openenv_ws_type {
         OPENENV_WS_OTHER,
         OPENENV_WS_RESET,

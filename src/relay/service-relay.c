@@ -47,7 +47,8 @@ static void sr_count(struct service_relay *s, const char *data, size_t len)
 {
         unsigned n = openenv_mcp_actions(data, len);
         if (n > 0)
-                s->hooks.on_action(s->hooks.userdata, n);
+                s->hooks.on_action(s->hooks.userdata,
+                                   &(struct openenv_action){ n, "harness", data, len });
 }
 
 static void sr_done(struct service_relay *s, const char *data, size_t len)

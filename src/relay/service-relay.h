@@ -18,11 +18,12 @@
  * Ownership: owns listen_fd and its connections; hooks are copied.
  */
 #include "base/event-loop.h"
+#include "relay/openenv-messages.h"
 
 struct service_relay;
 
 struct service_relay_hooks {
-        void (*on_action)(void *userdata, unsigned n);
+        void (*on_action)(void *userdata, const struct openenv_action *a); /* via "harness" */
         void (*on_done)(void *userdata);
         void *userdata;
 };

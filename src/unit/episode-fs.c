@@ -138,6 +138,8 @@ int episode_fs_teardown(const struct unit_plan_context *ctx)
         cleanup_free char *ws = xasprintf("%s/workspace", ctx->episode_dir);
         cleanup_free char *copy = unit_workspace_copy_dir(ctx);
         cleanup_free char *hosts = xasprintf("%s/hosts", ctx->episode_dir);
+        cleanup_free char *actions = unit_actions_dir(ctx);
+        cleanup_free char *record = xasprintf("%s/" UNIT_ACTIONS_FILE, actions);
 
         /* Mount points are known: never a walk of what a container wrote. */
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++)
@@ -156,6 +158,8 @@ int episode_fs_teardown(const struct unit_plan_context *ctx)
         drop_overlay(ws);
         drop_mount(copy);
         (void) unlink(hosts);
+        (void) unlink(record);
+        (void) rmdir(actions);
         (void) rmdir(sock);
         (void) rmdir(svc);
         (void) rmdir(obs);
@@ -217,6 +221,7 @@ static int setup(const struct unit_plan_context *ctx)
         cleanup_free char *empty = xasprintf("%s/empty", ctx->state_dir);
         cleanup_free char *ws = xasprintf("%s/workspace", ctx->episode_dir);
         cleanup_free char *copy = unit_workspace_copy_dir(ctx);
+        cleanup_free char *actions = unit_actions_dir(ctx);
         int r;
 
         if ((r = mkdir_p_at(AT_FDCWD, ctx->episode_dir, 0711)) < 0 ||
@@ -228,6 +233,9 @@ static int setup(const struct unit_plan_context *ctx)
                 if ((r = make_dir(d, 0711)) < 0)
                         return r;
         }
+        /* The daemon's record of actions: observers list it in their dir. */
+        if ((r = make_dir(actions, 0755)) < 0)
+                return r;
         if ((r = write_hosts(ctx)) < 0)
                 return r;
 

@@ -5,6 +5,7 @@
  * observers, inspection). Nothing else includes this. */
 #include "base/child-job.h"
 #include "cgroup/cgroup-watch.h"
+#include "unit/action-record.h"
 #include "unit/episode.h"
 #include "unit/health-probe.h"
 #include "unit/member.h"
@@ -72,7 +73,7 @@ struct episode {
         struct unit_relays *relays; /* owned */
         bool prepared, storage, cgroups;
         struct verdict verdict;
-        uint64_t actions;
+        struct action_record actions; /* its .actions: the daemon's count */
         bool workspace_copied; /* for the current run of observers */
         int disk_full;         /* at sealing: EPISODE_FS_FULL_* or 0 */
 

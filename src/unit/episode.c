@@ -80,14 +80,26 @@ struct verdict *episode_verdict(struct episode *e)
         return &e->verdict;
 }
 
-void episode_count_action(struct episode *e)
+void episode_record_actions(struct episode *e, const struct openenv_action *a)
 {
-        e->actions++;
+        action_record_add(&e->actions, a->n, a->via, a->data, a->len, now_usec(CLOCK_REALTIME));
 }
 
 uint64_t episode_actions(const struct episode *e)
 {
-        return e->actions;
+        return e->actions.actions;
+}
+
+/* For an observer that reads them: the record as it stands, as its
+ * OPENENVD_ACTIONS does. */
+static int write_actions(struct episode *e)
+{
+        cleanup_free char *dir = unit_actions_dir(&e->plan);
+        cleanup_close int fd = open(dir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return action_record_write(&e->actions, fd, UNIT_ACTIONS_FILE);
 }
 
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z)
@@ -320,7 +332,12 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
         int r;
 
         e->plan.phase = phase;
-        e->plan.actions = e->actions;
+        e->plan.actions = episode_actions(e);
+        if (manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) && (r = write_actions(e)) < 0) {
+                free(mb->start_error);
+                mb->start_error = xasprintf("the record of actions: %s", strerror(-r));
+                return r;
+        }
         r = unit_plan_container(&e->plan, mb->mc, &spec);
         if (r < 0) {
                 free(mb->start_error);
@@ -628,11 +645,11 @@ static int make_activation_sockets(struct episode *e)
         return 0;
 }
 
-static void on_harness_action(void *userdata, unsigned n)
+static void on_harness_action(void *userdata, const struct openenv_action *a)
 {
         struct episode *e = userdata;
         if (e->ev->harness_acted)
-                e->ev->harness_acted(e, n, e->userdata);
+                e->ev->harness_acted(e, a, e->userdata);
 }
 
 static void on_harness_done(void *userdata)
@@ -806,6 +823,7 @@ struct episode *episode_free(struct episode *e)
         }
         free(e->members);
         verdict_done(&e->verdict);
+        action_record_done(&e->actions);
         free(e->dir);
         free(e->private_dir);
         free(e->env_socket);

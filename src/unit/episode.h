@@ -37,6 +37,7 @@
 #include "base/macro.h"
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
+#include "relay/openenv-messages.h"
 #include "unit/member-end.h"
 #include "unit/unit-relays.h"
 #include "unit/verdict.h"
@@ -112,7 +113,7 @@ struct episode_events {
         void (*torn_down)(struct episode *e, void *userdata);
         /* A harness called n MCP tools (its relay read them), or a tool's
          * result reported done: the agent's actions, as on the unit's port. */
-        void (*harness_acted)(struct episode *e, unsigned n, void *userdata);
+        void (*harness_acted)(struct episode *e, const struct openenv_action *a, void *userdata);
         void (*harness_done)(struct episode *e, void *userdata);
 };
 
@@ -151,7 +152,8 @@ const char *episode_env_socket(const struct episode *e);
 int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_port);
 struct verdict *episode_verdict(struct episode *e);
 /* An agent action went through (a step, a tool call): counted. */
-void episode_count_action(struct episode *e);
+/* Counts and records a message's actions (action-record.h). */
+void episode_record_actions(struct episode *e, const struct openenv_action *a);
 uint64_t episode_actions(const struct episode *e);
 /* The captured output of a container (new string), or NULL when the
  * episode never ran it. */

@@ -729,7 +729,7 @@ int grading_seal(struct episode *e)
         unit_relays_stop_agent(e->relays);
         json_decref(e->verdict.model);
         e->verdict.model = unit_relays_model_json(e->relays);
-        e->verdict.actions = e->actions;
+        e->verdict.actions = episode_actions(e);
         agent_evidence(e);
         for (size_t i = 0; i < e->n_members; i++)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)

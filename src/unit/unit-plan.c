@@ -94,6 +94,11 @@ char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container
         return xasprintf("%s/sock/%s", ctx->episode_dir, container);
 }
 
+char *unit_actions_dir(const struct unit_plan_context *ctx)
+{
+        return xasprintf("%s/actions", ctx->episode_dir);
+}
+
 char *unit_workspace_copy_dir(const struct unit_plan_context *ctx)
 {
         return xasprintf("%s/workspace-copy", ctx->episode_dir);
@@ -471,6 +476,13 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
                         src = xasprintf("%s/services/%s/merged", ctx->episode_dir, r->target);
                         dst = xasprintf("/services/%s", r->target);
                         container_spec_add_bind(s, src, dst, VIEW_FLAGS, false);
+                        break;
+                case MANIFEST_READ_ACTIONS:
+                        /* The daemon's own file, in a directory no container
+                         * writes: the record as of the last inspection or
+                         * sealing (rewritten whole, never appended). */
+                        src = unit_actions_dir(ctx);
+                        container_spec_add_bind(s, src, "/actions", VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_OUTPUT:
                         /* Never the upstream's live /out: a custody copy made

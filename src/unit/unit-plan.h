@@ -97,6 +97,10 @@ const char *unit_zone_cgroup(enum manifest_zone_kind z);
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container);
 char *unit_observer_dir(const struct unit_plan_context *ctx, const char *observer, const char *sub);
 char *unit_workspace_copy_dir(const struct unit_plan_context *ctx);
+/* <episode>/actions: the daemon's record of actions (action-record.h), in
+ * UNIT_ACTIONS_FILE; observers that read `actions` see it as /actions. */
+#define UNIT_ACTIONS_FILE "actions.jsonl"
+char *unit_actions_dir(const struct unit_plan_context *ctx);
 /* Observers starting in this phase see the workspace as it is (read-only)
  * rather than its custody copy: those alive while agent code runs. */
 bool unit_phase_sees_live_workspace(enum phase p);

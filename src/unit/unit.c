@@ -537,12 +537,12 @@ static void on_torn_down(struct episode *e, void *userdata)
         maybe_start_standby(u);
 }
 
-static void on_harness_acted(struct episode *e, unsigned n, void *userdata)
+static void on_harness_acted(struct episode *e, const struct openenv_action *a, void *userdata)
 {
         struct unit *u = userdata;
 
-        while (e == u->live && n-- > 0)
-                unit_note_action(u);
+        if (e == u->live)
+                unit_note_actions(u, a);
 }
 
 static void on_harness_done(struct episode *e, void *userdata)
@@ -623,12 +623,12 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_do
         return wait_add(u, WAIT_GRADED, done, userdata);
 }
 
-void unit_note_action(struct unit *u)
+void unit_note_actions(struct unit *u, const struct openenv_action *a)
 {
-        if (!u->live)
+        if (!u->live || a->n == 0)
                 return;
-        u->stats.actions++;
-        episode_count_action(u->live);
+        u->stats.actions += a->n;
+        episode_record_actions(u->live, a);
         if (u->phase.current == PHASE_READY)
                 (void) move(u, ACTOR_SYSTEM, PHASE_RUNNING, "first action", NULL, 0);
 }

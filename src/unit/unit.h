@@ -7,7 +7,7 @@
  * that the daemon (control routes) and the frontend (agent traffic) call:
  *
  *   unit_reset()            any phase → provisioning → ready (or failed)
- *   unit_note_action()      ready → running (a step, a /ws step, an MCP tool call)
+ *   unit_note_actions()     ready → running (a step, a /ws step, an MCP tool call)
  *   unit_inspect()          running → frozen, observers listing `frozen` run
  *   unit_resume()           frozen → running
  *   unit_end()              → sealed → grading → closed, with a verdict
@@ -40,6 +40,7 @@
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "phase/phase.h"
+#include "relay/openenv-messages.h"
 #include "unit/env-origin.h"
 #include "unit/unit-relays.h"
 #include "unit/unit-stats.h"
@@ -115,7 +116,8 @@ int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size);
 int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_done_fn done,
              void *userdata, char *ret_refusal, size_t refusal_size);
 int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata);
-void unit_note_action(struct unit *u);
+/* A message's actions: counted and recorded for the live episode. */
+void unit_note_actions(struct unit *u, const struct openenv_action *a);
 void unit_note_done(struct unit *u);
 /* Forgets every pending completion registered with userdata (its
  * connection went away). */

@@ -98,7 +98,9 @@ openenvd:
     observers:
       containers:
         judge:
-          argv: [/usr/bin/python3, -c, "import json, os; json.dump({'episode': os.environ['OPENENVD_EPISODE']}, open('/out/verdict.json', 'w'))"]
+          # examples/connect4/judge.py: replays the game from openenvd's record.
+          argv: [/usr/bin/python3, @JUDGE@]
+          reads: [actions]
           phases: [grading]
 """
 
@@ -131,7 +133,11 @@ def install():
     with open(os.path.join(root, "venv", "bin", "uvicorn"), "w") as f:
         f.write("#!%s\nimport sys\nfrom uvicorn.main import main\nsys.exit(main())\n" % PY)
     with open(os.path.join(root, "c4", "app", "openenv.yaml"), "w") as f:
-        f.write(C4_MANIFEST.replace("@ENV@", os.path.join(root, "c4", "app", "env")))
+        # Not the repository's path: a clone under /tmp is hidden from containers.
+        shutil.copy(os.path.join(REPO, "examples", "connect4", "judge.py"),
+                    os.path.join(root, "judge.py"))
+        f.write(C4_MANIFEST.replace("@ENV@", os.path.join(root, "c4", "app", "env"))
+                .replace("@JUDGE@", os.path.join(root, "judge.py")))
     # The containers' root is read-only: byte code is compiled here, as an
     # image build would (otherwise every start compiles ~2500 modules).
     subprocess.run([PY, "-m", "compileall", "-q", "-j", "0", root], check=True,
@@ -435,7 +441,11 @@ def case_game_loop_one_client():
         v = poll(lambda: (lambda v: v if v["verdict"] else None)(
             d.ok("GET", "/verdict?episode_id=" + e["episode_id"])), "a verdict", 60)
         check(v["verdict"] == "graded", "graded: %s" % v)
-        check(v["observers"]["judge"]["episode"] == e["episode_id"], "the judge ran: %s" % v)
+        j = v["observers"]["judge"]
+        check(j["episode"] == e["episode_id"], "the judge ran: %s" % v)
+        # Its own replay of what was sent, not the env's word: the same game.
+        check((j["moves"], j["winner"], j["reward"], j["done"]) == (7, 1, 1.0, True),
+              "the judge replayed the win: %s" % j)
     print("# connect4_env: 4 episodes of 7 steps in %.1f s on one client (%.2f episodes/s); "
           "reset() %s s" % (r["seconds"], 4 / r["seconds"],
                              [round(e["reset_s"], 2) for e in eps]))

@@ -123,10 +123,15 @@ static void stub_forget(void *ud, void *cookie)
                         waiting[i] = waiting[--n_waiting];
 }
 
-static void stub_action(void *ud, unsigned n)
+static void stub_action(void *ud, const struct openenv_action *a)
 {
         (void) ud;
-        __atomic_add_fetch(&unit_stub.actions, n, __ATOMIC_SEQ_CST);
+        (void) snprintf(unit_stub.last_action_via, sizeof(unit_stub.last_action_via), "%s",
+                        a->via);
+        (void) snprintf(unit_stub.last_action, sizeof(unit_stub.last_action), "%.*s",
+                        a->data ? (int) MIN(a->len, (size_t) 255) : 0, a->data ?: "");
+        unit_stub.last_action_whole = a->data != NULL;
+        __atomic_add_fetch(&unit_stub.actions, a->n, __ATOMIC_SEQ_CST);
 }
 
 static void stub_done(void *ud)

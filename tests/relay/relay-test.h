@@ -37,6 +37,9 @@ struct stub_unit {
         int not_ready;   /* ops->ready says no, with a reason with bytes to escape */
         int actions, dones, controls, episode_requests, commands_done;
         char last_control_body[256];
+        /* The last message with actions: written before actions is bumped. */
+        char last_action_via[16], last_action[256];
+        int last_action_whole; /* its bytes were seen whole */
 };
 extern struct stub_unit unit_stub;
 

@@ -295,6 +295,24 @@ Test(frontend, a_spelling_of_step_is_a_step)
         cr_assert_eq(load(&unit_stub.actions), 2);
 }
 
+/* The episode records what a step sent (unit/action-record.h): the body,
+ * whole, once it has all arrived, and a chunked one without its framing. */
+Test(frontend, a_step_hands_its_body_to_the_record)
+{
+        expect("POST /step HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 23\r\n\r\n"
+               "{\"action\":{\"column\":3}}",
+               200, NULL);
+        cr_assert_eq(load(&unit_stub.actions), 1);
+        cr_expect_str_eq(unit_stub.last_action_via, "step");
+        cr_expect_str_eq(unit_stub.last_action, "{\"action\":{\"column\":3}}");
+        cr_expect(unit_stub.last_action_whole);
+        expect("POST /step HTTP/1.1\r\nHost: x\r\n" AUTH "Transfer-Encoding: chunked\r\n\r\n"
+               "c\r\n{\"action\":{\"\r\nb\r\ncolumn\":4}}\r\n0\r\n\r\n",
+               200, NULL);
+        cr_assert_eq(load(&unit_stub.actions), 2);
+        cr_expect_str_eq(unit_stub.last_action, "{\"action\":{\"column\":4}}");
+}
+
 /* --- control routes --- */
 
 Test(frontend, control_routes_answered_locally)

@@ -470,10 +470,12 @@ Test(proxy, fd_limit_keeps_the_newcomer_that_got_the_last_fd, .timeout = 120)
 static char svc_sock[300];
 static int harness_actions, harness_dones;
 
-static void count_action(void *ud, unsigned n)
+static void count_action(void *ud, const struct openenv_action *a)
 {
         (void) ud;
-        __atomic_add_fetch(&harness_actions, (int) n, __ATOMIC_SEQ_CST);
+        cr_expect_str_eq(a->via, "harness");
+        cr_expect(a->data && a->len > 0, "the harness's message itself");
+        __atomic_add_fetch(&harness_actions, (int) a->n, __ATOMIC_SEQ_CST);
 }
 
 static void count_done(void *ud)
