@@ -42,8 +42,8 @@ static const char *const guarantee_descriptions[_G_MAX] = {
                 "state dir, secrets, asset sources and masked kernel files are unreadable",
         [G_READ_ONLY_ROOT] = "/, /usr and /etc cannot be written",
         [G_NETWORK] = "no listener outside the zone is reachable",
-        [G_SOCKETS] = "the daemon's and other containers' sockets, hidden services included, are "
-                      "unreachable by host path",
+        [G_SOCKETS] = ("the daemon's and other containers' sockets, hidden services included, "
+                       "are unreachable by host path"),
         [G_PROCESSES] = "foreign processes can be neither seen nor signalled",
         [G_NON_ROOT] = "the principal is not root",
         [G_CAPABILITIES] = "no capability in any set",

@@ -55,10 +55,9 @@ void action_record_add(struct action_record *r, unsigned n, const char *via, con
                 return;
         }
         msg = message_json(data, len, &why);
-        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) (r->actions - n + 1),
-                         "actions", (json_int_t) n, "via", via, "at",
-                         (double) at_usec / (double) USEC_PER_SEC, "message",
-                         msg ?: json_null());
+        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) (r->actions - n + 1), "actions",
+                         (json_int_t) n, "via", via, "at", (double) at_usec / (double) USEC_PER_SEC,
+                         "message", msg ?: json_null());
         if (why)
                 json_object_set_new(line, "unread", json_string(why));
         text = json_dumps(line, JSON_COMPACT);
@@ -93,9 +92,8 @@ int action_record_write(const struct action_record *r, int dir_fd, const char *n
 
         (void) unlinkat(dir_fd, tmp, 0);
         {
-                cleanup_close int fd = openat(dir_fd, tmp,
-                                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                              0644);
+                cleanup_close int fd = openat(
+                        dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd < 0)
                         return -errno;
                 /* Observers read it as their own uid, whatever our umask. */

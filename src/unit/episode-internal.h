@@ -74,8 +74,8 @@ struct episode {
         bool prepared, storage, cgroups;
         struct verdict verdict;
         struct action_record actions; /* its .actions: the daemon's count */
-        bool workspace_copied; /* for the current run of observers */
-        int disk_full;         /* at sealing: EPISODE_FS_FULL_* or 0 */
+        bool workspace_copied;        /* for the current run of observers */
+        int disk_full;                /* at sealing: EPISODE_FS_FULL_* or 0 */
 
         /* Waits of the operation in progress (at most one of each). */
         struct loop_source *step;     /* zero-delay steps (spawns one per round) */

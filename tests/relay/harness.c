@@ -126,8 +126,7 @@ static void stub_forget(void *ud, void *cookie)
 static void stub_action(void *ud, const struct openenv_action *a)
 {
         (void) ud;
-        (void) snprintf(unit_stub.last_action_via, sizeof(unit_stub.last_action_via), "%s",
-                        a->via);
+        (void) snprintf(unit_stub.last_action_via, sizeof(unit_stub.last_action_via), "%s", a->via);
         (void) snprintf(unit_stub.last_action, sizeof(unit_stub.last_action), "%.*s",
                         a->data ? (int) MIN(a->len, (size_t) 255) : 0, a->data ?: "");
         unit_stub.last_action_whole = a->data != NULL;

@@ -51,11 +51,11 @@ Test(action_record, each_message_is_a_line_numbered_by_action)
         cr_expect_eq(json_integer_value(json_object_get(json_array_get(l, 2), "n")), 4);
         cr_expect_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "via")), "step");
         cr_expect_eq(json_real_value(json_object_get(json_array_get(l, 0), "at")), 1.5);
-        cr_expect_eq(json_integer_value(json_object_get(
-                             json_object_get(json_object_get(json_array_get(l, 0), "message"),
-                                             "action"),
-                             "column")),
-                     3);
+        cr_expect_eq(
+                json_integer_value(json_object_get(
+                        json_object_get(json_object_get(json_array_get(l, 0), "message"), "action"),
+                        "column")),
+                3);
         cr_expect_eq(r.actions, 4);
         json_decref(l);
         action_record_done(&r);
@@ -102,7 +102,7 @@ Test(action_record, bounded_and_says_what_it_dropped)
         cr_expect_eq(r.actions, 5000);
         l = lines_of(&r);
         last = json_array_get(l, json_array_size(l) - 1);
-        cr_expect_eq(json_integer_value(json_object_get(last, "dropped")), r.dropped);
+        cr_expect_eq((uint64_t) json_integer_value(json_object_get(last, "dropped")), r.dropped);
         cr_expect_eq(json_array_size(l) - 1 + r.dropped, 5000, "kept + dropped = sent");
         /* A prefix: once one is dropped, so is every later one. */
         action_record_add(&r, 1, "step", "{}", 2, 0);

@@ -55,8 +55,7 @@ Test(member_end, the_oom_killer_without_its_limit_reached_is_the_hosts)
 
 Test(member_end, a_refused_fork_is_its_pids_limit)
 {
-        struct cgroup_stats both = { .oom_kills = 1, .memory_max_events = 1,
-                                     .pids_max_events = 1 };
+        struct cgroup_stats both = { .oom_kills = 1, .memory_max_events = 1, .pids_max_events = 1 };
 
         cr_expect_eq(member_end_of(&forks_refused, 0), MEMBER_END_PIDS_LIMIT);
         cr_expect(member_end_is_its_own(MEMBER_END_PIDS_LIMIT));
