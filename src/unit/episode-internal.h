@@ -109,7 +109,11 @@ char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z);
 
 /* grading.c */
 void grading_start_early_observers(struct episode *e);
-int grading_seal(struct episode *e);
+int grading_seal(struct episode *e, const char *reason);
+
+/* episode-state.c: the one way a state changes (refused, -EINVAL, when
+ * the table lacks the move). */
+int episode_set_state(struct episode *e, enum episode_state to, const char *reason);
 int grading_inspect(struct episode *e);
 void grading_observer_exited(struct episode *e, struct ep_member *mb);
 void grading_deadline(struct episode *e);

@@ -86,7 +86,7 @@ static size_t storage_job_run(void *arg, char *out, size_t size)
 
 static void gone(struct episode *e)
 {
-        e->state = EPISODE_GONE;
+        (void) episode_set_state(e, EPISODE_GONE, "torn down");
         if (e->ev->torn_down)
                 e->ev->torn_down(e, e->userdata);
 }
@@ -131,7 +131,7 @@ void episode_teardown(struct episode *e)
         if (e->state == EPISODE_TEARDOWN || e->state == EPISODE_GONE)
                 return;
         episode_cancel_waits(e);
-        e->state = EPISODE_TEARDOWN;
+        (void) episode_set_state(e, EPISODE_TEARDOWN, "teardown");
         /* Relays first: nothing new reaches a container being stopped. */
         e->relays = unit_relays_free(e->relays);
         for (size_t i = 0; i < e->n_members; i++)

@@ -24,22 +24,6 @@
 #include "unit/episode-internal.h"
 #include "unit/unit-stats.h"
 
-static const char *const episode_state_table[_EPISODE_STATE_MAX] = {
-        [EPISODE_PROVISIONING] = "provisioning",
-        [EPISODE_STANDBY] = "standby",
-        [EPISODE_LIVE] = "live",
-        [EPISODE_INSPECTING] = "inspecting",
-        [EPISODE_FROZEN] = "frozen",
-        [EPISODE_SEALING] = "sealing",
-        [EPISODE_GRADING] = "grading",
-        [EPISODE_CLOSED] = "closed",
-        [EPISODE_FAILED] = "failed",
-        [EPISODE_TEARDOWN] = "teardown",
-        [EPISODE_GONE] = "gone",
-};
-
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(episode_state, enum episode_state);
-
 const char *episode_id(const struct episode *e)
 {
         return e->id;
@@ -83,6 +67,8 @@ struct verdict *episode_verdict(struct episode *e)
 void episode_record_actions(struct episode *e, const struct openenv_action *a)
 {
         action_record_add(&e->actions, a->n, a->via, a->data, a->len, now_usec(CLOCK_REALTIME));
+        if (e->state == EPISODE_READY && a->n > 0)
+                (void) episode_set_state(e, EPISODE_RUNNING, "first action");
 }
 
 uint64_t episode_actions(const struct episode *e)
@@ -253,7 +239,8 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 return;
         }
         case EPISODE_STANDBY:
-        case EPISODE_LIVE:
+        case EPISODE_READY:
+        case EPISODE_RUNNING:
         case EPISODE_INSPECTING:
         case EPISODE_FROZEN: {
                 enum member_end end;
@@ -271,6 +258,7 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                 return;
         }
         case EPISODE_SEALING:
+        case EPISODE_SEALED:
         case EPISODE_GRADING:
                 if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
                         grading_observer_exited(e, mb);
@@ -506,7 +494,7 @@ static void fail_provisioning(struct episode *e, int error, const char *blame, c
                      sb.buf);
         strbuf_release(&sb);
         episode_cancel_waits(e);
-        e->state = EPISODE_FAILED;
+        (void) episode_set_state(e, EPISODE_FAILED, "provisioning failed");
         e->ev->provisioned(e, error, e->userdata);
 }
 
@@ -532,7 +520,7 @@ static void on_healthy(void *userdata, int result)
                 return;
         }
         loop_timer_set(e->deadline, USEC_INFINITY);
-        e->state = EPISODE_STANDBY;
+        (void) episode_set_state(e, EPISODE_STANDBY, "healthy");
         e->ev->provisioned(e, 0, e->userdata);
 }
 
@@ -703,11 +691,10 @@ void episode_provision(struct episode *e)
         loop_timer_set(e->deadline, e->provision_deadline);
 }
 
-int episode_activate(struct episode *e)
+int episode_activate(struct episode *e, const char *reason)
 {
-        if (e->state != EPISODE_STANDBY)
+        if (episode_set_state(e, EPISODE_READY, reason) < 0)
                 return -EBUSY;
-        e->state = EPISODE_LIVE;
         for (size_t i = 0; i < e->n_members; i++) {
                 struct ep_member *mb = &e->members[i];
                 if (mb->mc->zone != MANIFEST_ZONE_AGENT || unit_container_is_env(mb->mc))
@@ -730,7 +717,7 @@ int episode_resume(struct episode *e)
 
         if (e->state != EPISODE_FROZEN)
                 return -EBUSY;
-        e->state = EPISODE_LIVE;
+        (void) episode_set_state(e, EPISODE_RUNNING, "resume");
         (void) cgroup_thaw(e->cfg->cgroups, svc);
         return cgroup_thaw(e->cfg->cgroups, agent);
 }
@@ -788,7 +775,7 @@ int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
                 }
         (void) loop_add_timer(cfg->loop, USEC_INFINITY, on_step, e, &e->step);
         (void) loop_add_timer(cfg->loop, USEC_INFINITY, on_deadline, e, &e->deadline);
-        e->state = EPISODE_PROVISIONING;
+        e->state = EPISODE_PROVISIONING; /* where every episode starts */
         *ret = e;
         return 0;
 }
@@ -801,7 +788,8 @@ struct episode *episode_free(struct episode *e)
                 return NULL;
         episode_cancel_waits(e);
         /* Nothing reports back from here on (member exits included). */
-        e->state = EPISODE_TEARDOWN;
+        if (e->state != EPISODE_TEARDOWN && e->state != EPISODE_GONE)
+                (void) episode_set_state(e, EPISODE_TEARDOWN, "freed");
         e->relays = unit_relays_free(e->relays);
         if (e->cgroups) {
                 /* Synchronous on purpose (daemon shutdown): the kernel empties
@@ -830,9 +818,9 @@ struct episode *episode_free(struct episode *e)
         return mfree(e);
 }
 
-int episode_seal(struct episode *e)
+int episode_seal(struct episode *e, const char *reason)
 {
-        return grading_seal(e);
+        return grading_seal(e, reason);
 }
 
 int episode_inspect(struct episode *e)

@@ -37,6 +37,7 @@
 #include "base/macro.h"
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
+#include "phase/phase.h"
 #include "relay/openenv-messages.h"
 #include "unit/member-end.h"
 #include "unit/unit-relays.h"
@@ -50,12 +51,14 @@ struct unit_container_stats;
 
 enum episode_state {
         EPISODE_PROVISIONING,
-        EPISODE_STANDBY,
-        EPISODE_LIVE,
+        EPISODE_STANDBY,    /* provisioned, not live yet */
+        EPISODE_READY,      /* live, no action yet */
+        EPISODE_RUNNING,    /* live, acted (or resumed) */
         EPISODE_INSPECTING, /* freezing, then frozen observers */
         EPISODE_FROZEN,
         EPISODE_SEALING, /* agent zone killed, waiting for empty */
-        EPISODE_GRADING, /* sealed and grading observers */
+        EPISODE_SEALED,  /* agent zone empty: the sealed observers */
+        EPISODE_GRADING, /* the grading observers */
         EPISODE_CLOSED,  /* verdict final */
         EPISODE_FAILED,  /* provisioning failed */
         EPISODE_TEARDOWN,
@@ -63,7 +66,12 @@ enum episode_state {
         _EPISODE_STATE_MAX,
 };
 
+/* episode-state.c: the states as data. */
 const char *episode_state_to_string(enum episode_state s);
+/* Whether the table lists the move. */
+bool episode_state_move_allowed(enum episode_state from, enum episode_state to);
+/* The unit's phase while the episode in state s is live; PHASE_MAX: none. */
+enum phase episode_state_phase(enum episode_state s);
 
 struct episode_config {
         const struct manifest *manifest;
@@ -93,6 +101,10 @@ struct episode_config {
 struct episode;
 
 struct episode_events {
+        /* Its state changed (episode_set_state(), reason in words): the
+         * unit's phase follows (episode_state_phase()). */
+        void (*state_changed)(struct episode *e, enum episode_state from, const char *reason,
+                              void *userdata);
         /* Provisioning ended: 0 (standby) or -errno (failed, verdict says why). */
         void (*provisioned)(struct episode *e, int result, void *userdata);
         /* A member of the env, harness or a service exited while the episode
@@ -105,8 +117,6 @@ struct episode_events {
         void (*inspected)(struct episode *e, void *userdata);
         /* Sealing: the agent zone is empty (or its deadline passed). */
         void (*sealed)(struct episode *e, void *userdata);
-        /* The observers listing sealed have run: grading begins. */
-        void (*grading)(struct episode *e, void *userdata);
         /* The verdict is final. */
         void (*graded)(struct episode *e, void *userdata);
         /* Everything released: the slot may be used again. */
@@ -126,15 +136,17 @@ DEFINE_CLEANUP_FUNC(struct episode, episode_free);
 /* Starts provisioning (from the next loop round on); provisioned() reports
  * the end, success or failure. */
 void episode_provision(struct episode *e);
-/* standby → live: the harness and the early observers start. */
-int episode_activate(struct episode *e);
+/* standby → ready (live): the harness and the early observers start;
+ * reason: why, for the unit's phase ("healthy", "standby"). */
+int episode_activate(struct episode *e, const char *reason);
 /* live → frozen: freezes the agent zone and services, runs the frozen
  * observers; inspected() reports the end. */
 int episode_inspect(struct episode *e);
-/* frozen → live: thaws. */
+/* frozen → running: thaws. */
 int episode_resume(struct episode *e);
-/* live/frozen → sealing → grading → closed: sealed(), grading(), graded(). */
-int episode_seal(struct episode *e);
+/* ready/running/inspecting/frozen → sealing → sealed → grading → closed:
+ * sealed(), graded(); reason: why it seals, for the unit's phase. */
+int episode_seal(struct episode *e, const char *reason);
 /* Stops everything and releases storage and cgroups; torn_down() at the
  * end. From any state; idempotent. */
 void episode_teardown(struct episode *e);

@@ -517,8 +517,11 @@ void grading_start_early_observers(struct episode *e)
 
 static void graded(struct episode *e)
 {
+        const char *kind;
+
         verdict_graded(&e->verdict);
-        e->state = EPISODE_CLOSED;
+        kind = verdict_kind_to_string(e->verdict.kind);
+        (void) episode_set_state(e, EPISODE_CLOSED, kind ?: "graded");
         e->ev->graded(e, e->userdata);
 }
 
@@ -526,8 +529,7 @@ static void grading_phase(struct episode *e)
 {
         if (!verdict_failed(&e->verdict)) {
                 e->workspace_copied = false;
-                if (e->ev->grading)
-                        e->ev->grading(e, e->userdata);
+                (void) episode_set_state(e, EPISODE_GRADING, "agent zone empty");
                 run_observers(e, PHASE_GRADING, false, graded);
                 return;
         }
@@ -542,7 +544,7 @@ static void sealed_observers(struct episode *e)
 
 static void sealed(struct episode *e)
 {
-        e->state = EPISODE_GRADING;
+        (void) episode_set_state(e, EPISODE_SEALED, "agent zone empty");
         if (e->ev->sealed)
                 e->ev->sealed(e, e->userdata);
         /* Early observers not listed later stop first, then the rest. */
@@ -709,18 +711,17 @@ static void agent_evidence(struct episode *e)
         }
 }
 
-int grading_seal(struct episode *e)
+int grading_seal(struct episode *e, const char *reason)
 {
         const struct manifest *m = e->cfg->manifest;
         cleanup_free char *agent = episode_zone_cgroup(e, MANIFEST_ZONE_AGENT);
         cleanup_free char *svc = episode_zone_cgroup(e, MANIFEST_ZONE_SERVICES);
         const char *rel = agent;
 
-        if (e->state != EPISODE_LIVE && e->state != EPISODE_FROZEN &&
-            e->state != EPISODE_INSPECTING)
+        if (!episode_state_move_allowed(e->state, EPISODE_SEALING))
                 return -EBUSY;
         episode_cancel_waits(e);
-        e->state = EPISODE_SEALING;
+        (void) episode_set_state(e, EPISODE_SEALING, reason);
         if (manifest_zone(m, MANIFEST_ZONE_SERVICES)->during_grading ==
             MANIFEST_DURING_GRADING_FROZEN)
                 (void) cgroup_freeze(e->cfg->cgroups, svc);
@@ -750,7 +751,7 @@ int grading_seal(struct episode *e)
 
 static void inspected(struct episode *e)
 {
-        e->state = EPISODE_FROZEN;
+        (void) episode_set_state(e, EPISODE_FROZEN, "inspected");
         e->ev->inspected(e, e->userdata);
 }
 
@@ -770,9 +771,8 @@ int grading_inspect(struct episode *e)
         cleanup_free char *svc = episode_zone_cgroup(e, MANIFEST_ZONE_SERVICES);
         const char *rel = agent;
 
-        if (e->state != EPISODE_LIVE)
+        if (episode_set_state(e, EPISODE_INSPECTING, "inspect") < 0)
                 return -EBUSY;
-        e->state = EPISODE_INSPECTING;
         (void) cgroup_freeze(e->cfg->cgroups, svc);
         int r = cgroup_freeze(e->cfg->cgroups, agent);
         if (r >= 0)

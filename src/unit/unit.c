@@ -312,13 +312,11 @@ static void standby_failed(struct unit *u, struct episode *e, const char *what)
 /* The live episode is ready: exposed from now on. */
 static void go_live(struct unit *u, const char *why)
 {
-        int r = episode_activate(u->live);
+        int r = episode_activate(u->live, why);
 
         histogram_observe(&u->stats.reset_seconds[u->reset_source],
                           (double) (now_usec(CLOCK_MONOTONIC) - u->reset_at) /
                                   (double) USEC_PER_SEC);
-
-        (void) move(u, ACTOR_SYSTEM, PHASE_READY, why, NULL, 0);
         u->first_pending = false;
         tell_if_ready(u);
         if (u->ops->env_changed)
@@ -413,7 +411,6 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
                 return;
         if (result < 0) {
                 count_episode(u, UNIT_END_PROVISIONING_FAILED);
-                (void) move(u, ACTOR_SYSTEM, PHASE_FAILED, "provisioning failed", NULL, 0);
                 wait_complete(u, WAIT_READY, -EIO);
                 wait_complete(u, WAIT_EPISODE, -EIO);
                 /* Its record stays (the verdict says why); its resources go. */
@@ -421,6 +418,21 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
                 return;
         }
         go_live(u, "healthy");
+}
+
+/* The live episode's state changed: the unit's phase follows it, by the
+ * episode's table (episode_state_phase()); a move the orchestrator or the
+ * environment already made is not made twice. */
+static void on_state_changed(struct episode *e, enum episode_state from, const char *reason,
+                             void *userdata)
+{
+        struct unit *u = userdata;
+        enum phase p = episode_state_phase(episode_state(e));
+
+        (void) from;
+        if (u->freeing || e != u->live || p == PHASE_MAX || p == u->phase.current)
+                return;
+        (void) move(u, ACTOR_SYSTEM, p, reason, NULL, 0);
 }
 
 static void on_member_exited(struct episode *e, const struct manifest_container *c, int status,
@@ -464,8 +476,7 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
                 if (u->ops->env_changed)
                         u->ops->env_changed(u->userdata, NULL);
                 u->live_end = UNIT_END_MEMBER_EXITED;
-                (void) move(u, ACTOR_SYSTEM, PHASE_SEALED, how, NULL, 0);
-                (void) episode_seal(e);
+                (void) episode_seal(e, how);
                 maybe_start_standby(u);
         }
 }
@@ -484,13 +495,6 @@ static void on_inspected(struct episode *e, void *userdata)
         wait_complete(u, WAIT_INSPECT, 0);
 }
 
-static void on_grading(struct episode *e, void *userdata)
-{
-        struct unit *u = userdata;
-        if (e == u->live && !u->freeing)
-                (void) move(u, ACTOR_SYSTEM, PHASE_GRADING, "agent zone empty", NULL, 0);
-}
-
 static void on_graded(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
@@ -503,7 +507,6 @@ static void on_graded(struct episode *e, void *userdata)
                 return;
         kind = verdict_kind_to_string(episode_verdict(e)->kind);
         count_episode(u, u->live_end);
-        (void) move(u, ACTOR_SYSTEM, PHASE_CLOSED, kind ?: "graded", NULL, 0);
         log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "verdict", kind ?: "graded" },
                                    { "reason", episode_verdict(e)->reason }),
                         "episode %s: %s%s%s", episode_id(e), kind ?: "graded",
@@ -554,10 +557,10 @@ static void on_harness_done(struct episode *e, void *userdata)
 }
 
 static const struct episode_events episode_events = {
+        .state_changed = on_state_changed,
         .provisioned = on_provisioned,
         .member_exited = on_member_exited,
         .inspected = on_inspected,
-        .grading = on_grading,
         .graded = on_graded,
         .torn_down = on_torn_down,
         .harness_acted = on_harness_acted,
@@ -615,7 +618,7 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_do
         wait_complete(u, WAIT_INSPECT, -ECANCELED);
         if (u->ops->env_changed)
                 u->ops->env_changed(u->userdata, NULL);
-        r = episode_seal(u->live);
+        r = episode_seal(u->live, reason);
         if (r < 0)
                 return r;
         /* The next episode is built while this one is graded. */
@@ -629,8 +632,6 @@ void unit_note_actions(struct unit *u, const struct openenv_action *a)
                 return;
         u->stats.actions += a->n;
         episode_record_actions(u->live, a);
-        if (u->phase.current == PHASE_READY)
-                (void) move(u, ACTOR_SYSTEM, PHASE_RUNNING, "first action", NULL, 0);
 }
 
 static void end_done(void *userdata)
