@@ -54,6 +54,8 @@ static void usage(FILE *f)
               "                         (else $OPENENVD_TOKEN, else generated and printed)\n"
               "  --agent-token-file FILE  the agent's token: /mcp and openenvd.agent_paths\n"
               "                         only (else $OPENENVD_AGENT_TOKEN, else none)\n"
+              "  --metrics-token-file FILE  a scraper's token: GET /metrics only\n"
+              "                         (else $OPENENVD_METRICS_TOKEN, else none)\n"
               "  --model-url URL        model provider for the harness: https://HOST[:PORT]\n"
               "                         (TLS, verified), http://HOST[:PORT] or a.b.c.d:PORT\n"
               "                         (plain); a name is resolved once, at start\n"
@@ -88,6 +90,7 @@ enum {
         ARG_REQUIRE,
         ARG_TOKEN,
         ARG_AGENT_TOKEN,
+        ARG_METRICS_TOKEN,
         ARG_MODEL_URL,
         ARG_MODEL_CA,
         ARG_MODEL_KEY,
@@ -263,6 +266,7 @@ static const struct option longopts[] = {
         { "require-isolation", no_argument, NULL, ARG_REQUIRE },
         { "token-file", required_argument, NULL, ARG_TOKEN },
         { "agent-token-file", required_argument, NULL, ARG_AGENT_TOKEN },
+        { "metrics-token-file", required_argument, NULL, ARG_METRICS_TOKEN },
         { "model-url", required_argument, NULL, ARG_MODEL_URL },
         { "model-ca-file", required_argument, NULL, ARG_MODEL_CA },
         { "model-key-file", required_argument, NULL, ARG_MODEL_KEY },
@@ -362,6 +366,9 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                         break;
                 case ARG_AGENT_TOKEN:
                         o->agent_token_file = optarg;
+                        break;
+                case ARG_METRICS_TOKEN:
+                        o->metrics_token_file = optarg;
                         break;
                 case ARG_MODEL_URL:
                         raw->model_url = optarg;
@@ -576,8 +583,11 @@ int main(int argc, char **argv)
 
         /* Tokens before the preflight: a file that cannot serve is bad
          * usage, said at once with its path (not after the checks). */
-        r = credentials_load(&creds, opts.token_file, opts.agent_token_file, &opts.token_generated,
-                             &token_error);
+        r = credentials_load(&creds,
+                             &(struct credential_files){ .orchestrator = opts.token_file,
+                                                         .agent = opts.agent_token_file,
+                                                         .metrics = opts.metrics_token_file },
+                             &opts.token_generated, &token_error);
         if (r < 0) {
                 log_error_errno(r, "%s", token_error);
                 return DAEMON_EXIT_INVALID;

@@ -35,12 +35,17 @@ static char *file_error(const char *option, const char *path, int r)
         return xasprintf("%s %s: %s", option, path, strerror(-r));
 }
 
-int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
+int credentials_load(struct credentials *c, const struct credential_files *files,
                      bool *ret_generated, char **ret_error)
 {
+        const struct credential_files none = {};
+        const char *token_file, *agent_token_file;
         char *error = NULL;
         int r;
 
+        files = files ?: &none;
+        token_file = files->orchestrator;
+        agent_token_file = files->agent;
         *c = (struct credentials){};
         *ret_generated = false;
         r = load_one(token_file, "OPENENVD_TOKEN", &c->orchestrator);
@@ -62,6 +67,17 @@ int credentials_load(struct credentials *c, const char *token_file, const char *
                 error = xstrdup("the agent token is the orchestrator's: give the agent a token "
                                 "of its own");
         }
+        if (r >= 0) {
+                r = load_one(files->metrics, "OPENENVD_METRICS_TOKEN", &c->metrics);
+                if (r < 0)
+                        error = file_error("--metrics-token-file", files->metrics, r);
+        }
+        if (r >= 0 && c->metrics &&
+            (streq(c->metrics, c->orchestrator) || (c->agent && streq(c->metrics, c->agent)))) {
+                r = -EINVAL; /* one secret, two principals: the wider one wins */
+                error = xstrdup("the metrics token is another principal's: give the scraper a "
+                                "token of its own");
+        }
         if (r < 0)
                 credentials_done(c);
         if (ret_error)
@@ -75,6 +91,7 @@ void credentials_done(struct credentials *c)
 {
         c->orchestrator = secret_free(c->orchestrator);
         c->agent = secret_free(c->agent);
+        c->metrics = secret_free(c->metrics);
 }
 
 static enum principal principal_of(const struct credentials *c, const char *secret, size_t len)
@@ -83,8 +100,12 @@ static enum principal principal_of(const struct credentials *c, const char *secr
          * principal (or none) a guess came close to. */
         bool orch = memeq_consttime(secret, len, c->orchestrator, strlen(c->orchestrator));
         bool agent = c->agent && memeq_consttime(secret, len, c->agent, strlen(c->agent));
+        bool metrics = c->metrics && memeq_consttime(secret, len, c->metrics, strlen(c->metrics));
 
-        return orch ? PRINCIPAL_ORCHESTRATOR : agent ? PRINCIPAL_AGENT : PRINCIPAL_NONE;
+        return orch      ? PRINCIPAL_ORCHESTRATOR
+               : agent   ? PRINCIPAL_AGENT
+               : metrics ? PRINCIPAL_METRICS
+                         : PRINCIPAL_NONE;
 }
 
 /* The password of "Basic base64(user:password)" into out; -EINVAL if it is

@@ -6,7 +6,9 @@
  *
  *   orchestrator  the unit's token: every route
  *   agent         the optional agent token: the agent-facing env paths only
- *   none          /healthz and /health only
+ *   metrics       the optional scraper's token: GET /metrics only (a
+ *                 Prometheus server never holds a token that ends episodes)
+ *   none          /healthz, /readyz and /health only
  *
  * A token is carried as "Authorization: Bearer TOKEN", as the password of
  * HTTP Basic credentials ("http://openenv:TOKEN@host:port" in a client's
@@ -23,19 +25,28 @@ enum principal {
         PRINCIPAL_NONE,
         PRINCIPAL_AGENT,
         PRINCIPAL_ORCHESTRATOR,
+        PRINCIPAL_METRICS,
 };
 
 struct credentials {
         char *orchestrator; /* owned secret */
         char *agent;        /* owned secret; NULL: no agent principal */
+        char *metrics;      /* owned secret; NULL: no scraper principal */
 };
 
-/* The orchestrator token from token_file if set, else $OPENENVD_TOKEN, else
- * 32 random bytes in hex (*ret_generated: the caller prints it once); the
- * agent token from agent_token_file if set, else $OPENENVD_AGENT_TOKEN, else
- * none. -EINVAL when both are the same. On failure *ret_error (if not NULL)
- * says which and why, naming the option and its path. */
-int credentials_load(struct credentials *c, const char *token_file, const char *agent_token_file,
+/* Where each token comes from: a file (NULL: its environment variable). */
+struct credential_files {
+        const char *orchestrator; /* else $OPENENVD_TOKEN, else generated */
+        const char *agent;        /* else $OPENENVD_AGENT_TOKEN, else none */
+        const char *metrics;      /* else $OPENENVD_METRICS_TOKEN, else none */
+};
+
+/* Each token from its file if set, else its environment variable; an
+ * orchestrator token of neither is 32 random bytes in hex (*ret_generated:
+ * the caller prints it once). -EINVAL when two principals share a token.
+ * On failure *ret_error (if not NULL) says which and why, naming the option
+ * and its path. files may be NULL: the environment only. */
+int credentials_load(struct credentials *c, const struct credential_files *files,
                      bool *ret_generated, char **ret_error);
 void credentials_done(struct credentials *c);
 

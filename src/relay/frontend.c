@@ -448,7 +448,8 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 goto done;
         }
         x->authenticated = true;
-        if (who == PRINCIPAL_AGENT && !agent_may(f, t.route)) {
+        if ((who == PRINCIPAL_AGENT && !agent_may(f, t.route)) ||
+            (who == PRINCIPAL_METRICS && !streq(t.route, "/metrics"))) {
                 action = respond_error(x, 403, "not_permitted");
                 goto done;
         }

@@ -604,6 +604,28 @@ def case_openenvctl_reads_a_running_unit():
         check(rc == 2 and err, "%s: exit %d %s" % (" ".join(args), rc, err))
 
 
+def case_token_shared_by_two_principals():
+    """One secret, two principals: the wider would win, so it is refused,
+    before the preflight, with the option that named it."""
+    d, manifest = fallback_manifest(free_port())
+    try:
+        for name, other in (("token", "the orchestrator"), ("agent-token", "the agent")):
+            same = os.path.join(d, "same")
+            with open(same, "w") as f:
+                f.write("one-secret\n")
+            args = ["--token-file", same] if name == "token" else [
+                "--token-file", os.path.join(d, "orch"), "--agent-token-file", same]
+            with open(os.path.join(d, "orch"), "w") as f:
+                f.write("orchestrator-secret\n")
+            r = subprocess.run([OPENENVD, "--manifest", manifest, "--metrics-token-file", same] +
+                               args, capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            check(r.returncode == 2 and "the metrics token is another principal's" in r.stderr,
+                  "metrics token = %s's: %d %s" % (other, r.returncode, r.stderr))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def case_require_isolation_refusal():
     port = free_port()
     d, manifest = fallback_manifest(port)
@@ -815,6 +837,8 @@ def case_leak_1000_episodes():
 
 
 CASES = [
+    ("a metrics token that is the orchestrator's or the agent's: exit 2, said",
+     case_token_shared_by_two_principals),
     ("full episode graded (reset, /step over the relay, done, observers in order)",
      case_full_episode_graded),
     ("assets, state dir and secrets unreadable from env, harness and runner",

@@ -83,13 +83,17 @@ def scenario(inst):
     agent_token = os.path.join(inst, "agent-token")
     with open(agent_token, "w") as f:
         f.write("metrics-agent-token\n")
+    scraper_token = os.path.join(inst, "scraper-token")
+    with open(scraper_token, "w") as f:
+        f.write("metrics-scraper-token\n")
     mode = lambda m: open(os.path.join(run, "mode"), "w").write(m)  # noqa: E731
     fail = os.path.join(run, "fail")
     scrapes = S["scrapes"] = []
 
     mode("idle")
     d = S["main"] = Counted(OPENENVD, SHIM, os.path.join(inst, "unit.yaml"), inst, "main",
-                            args=["--agent-token-file", agent_token], start_timeout=60)
+                            args=["--agent-token-file", agent_token,
+                                  "--metrics-token-file", scraper_token], start_timeout=60)
     d.start()
     d.wait_ready()
 
@@ -179,6 +183,12 @@ def scenario(inst):
     S["agent_metrics"] = d.request("GET", "/metrics", headers={
         "Authorization": "Bearer metrics-agent-token"}, token=False)[0]
     S["anon_metrics"] = d.request("GET", "/metrics", token=False)[0]
+    # The scraper's own token: /metrics, and nothing that acts.
+    scraper = {"Authorization": "Bearer metrics-scraper-token"}
+    S["scraper"] = {(m, p): d.request(m, p, headers=scraper, token=False)[0]
+                    for m, p in (("GET", "/metrics"), ("GET", "/info"), ("GET", "/verdict"),
+                                 ("POST", "/reset_unit"), ("POST", "/end_episode"),
+                                 ("POST", "/step"))}
 
     # Port pressure: a daemon with 64 fds, flooded with idle connections.
     p = S["pressure"] = Counted(OPENENVD, SHIM, os.path.join(inst, "unit.yaml"), inst,
@@ -253,6 +263,10 @@ def case_exposition_strict():
             check(name in m and m[name].help and m[name].type, "%s missing HELP/TYPE" % name)
     check(S["anon_metrics"] == 401, "/metrics without a token: %s" % S["anon_metrics"])
     check(S["agent_metrics"] == 403, "/metrics with the agent's token: %s" % S["agent_metrics"])
+    sc = S["scraper"]
+    check(sc[("GET", "/metrics")] == 200 and
+          all(v == 403 for k, v in sc.items() if k != ("GET", "/metrics")),
+          "--metrics-token-file: /metrics only: %s" % sc)
 
 
 def case_episodes_by_verdict_and_reason():
@@ -464,7 +478,7 @@ def case_version_everywhere():
 
 
 CASES = [
-    ("GET /metrics: a strict Prometheus exposition, the orchestrator's only",
+    ("GET /metrics: a strict Prometheus exposition, the orchestrator's and the scraper's only",
      case_exposition_strict),
     ("episodes by verdict and reason, actions, standby failures, the current phase",
      case_episodes_by_verdict_and_reason),

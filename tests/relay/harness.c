@@ -288,8 +288,9 @@ void setup_frontend_with(const struct frontend_config *extra)
         signal(SIGPIPE, SIG_IGN);
         setenv("OPENENVD_TOKEN", TOKEN, 1);
         setenv("OPENENVD_AGENT_TOKEN", AGENT_TOKEN, 1);
+        setenv("OPENENVD_METRICS_TOKEN", METRICS_TOKEN, 1);
         bool generated;
-        cr_assert(credentials_load(&creds, NULL, NULL, &generated, NULL) == 0);
+        cr_assert(credentials_load(&creds, NULL, &generated, NULL) == 0);
         cr_assert(mkdtemp(tmpdir));
         snprintf(env_sock, sizeof(env_sock), "%s/env.sock", tmpdir);
         upstream_pid = spawn_unix_upstream(env_sock);

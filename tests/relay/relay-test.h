@@ -22,6 +22,8 @@ struct service_relay;
 #define AGENT_TOKEN "agent-secret-token"
 #define AUTH        "Authorization: Bearer " TOKEN "\r\n"
 #define AGENT_AUTH  "Authorization: Bearer " AGENT_TOKEN "\r\n"
+#define METRICS_TOKEN "metrics-secret-token"
+#define METRICS_AUTH  "Authorization: Bearer " METRICS_TOKEN "\r\n"
 
 extern char tmpdir[];      /* mkdtemp() template; removed by teardown() */
 extern pid_t upstream_pid; /* killed by teardown() if > 0 */

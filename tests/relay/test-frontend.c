@@ -162,6 +162,34 @@ Test(frontend, basic_credentials_carry_the_token)
         free(req);
 }
 
+/* A Prometheus server holds a token that reads metrics and does nothing
+ * else: it can neither end an episode nor reach the env. */
+Test(frontend, metrics_token_reaches_metrics_only)
+{
+        static const char *const refused[] = {
+                "GET /info HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "\r\n",
+                "GET /verdict HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "\r\n",
+                "GET /logs?container=env HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "\r\n",
+                "POST /reset_unit HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "Content-Length: 0\r\n\r\n",
+                "POST /end_episode HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH
+                "Content-Length: 0\r\n\r\n",
+                "POST /step HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "Content-Length: 2\r\n\r\n{}",
+                "POST /mcp HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "Content-Length: 2\r\n\r\n{}",
+                "GET /metricsx HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "\r\n",
+        };
+        struct response r;
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                expect(refused[i], 403, NULL);
+        cr_assert_eq(load(&unit_stub.controls), 0, "no control reached the unit");
+        r = request("GET /metrics HTTP/1.1\r\nHost: x\r\n" METRICS_AUTH "\r\n");
+        cr_expect_neq(r.status, 403);
+        cr_expect_neq(r.status, 401);
+        response_release(&r);
+        cr_assert_eq(load(&unit_stub.controls), 1, "/metrics reached the unit");
+        expect_log("[]");
+}
+
 Test(frontend, agent_reaches_its_paths_only)
 {
         static const char *const allowed[] = {
