@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * GET /logs: a container's captured output, as text, its last lines
+ * GET /logs: a container's captured output (unit/member-log.h), as text or
+ * JSON, from a byte offset on, its last lines, with each line's time
  * (docs/DAEMON.md, "Control API"). Answered at once; reads only.
  */
 #include "manifest/manifest.h"
