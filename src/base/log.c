@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "base/string-table.h"
 #include "base/text-escape.h"
+#include "base/time-util.h"
 #include "base/util.h"
 
 /* The log configuration is the one mutable global the style allows. */
@@ -89,17 +90,11 @@ static void write_all(int fd, const char *p, size_t n)
         }
 }
 
-/* RFC 3339 in UTC with microseconds: sortable, and no time zone to guess. */
 static void add_timestamp(struct strbuf *sb)
 {
-        struct timespec ts;
-        struct tm tm;
-        char buf[32];
+        char ts[TIMESTAMP_RFC3339_MAX];
 
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        if (!gmtime_r(&ts.tv_sec, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                buf[0] = '\0';
-        strbuf_addf(sb, "\"%s.%06ldZ\"", buf, ts.tv_nsec / 1000);
+        strbuf_addf(sb, "\"%s\"", format_timestamp_rfc3339(ts, now_usec(CLOCK_REALTIME)));
 }
 
 static void format_json(struct strbuf *sb, int level, int error, const char *file, int line,

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/text-escape.h"
 
+#include <stddef.h>
+#include <string.h>
+
 #include "base/jstring.h"
 
 /* Bytes of the well-formed sequence at p that is to be shown as it is (its
@@ -34,12 +37,27 @@ bool text_is_safe(const char *s)
         return true;
 }
 
-static void escape_append(struct strbuf *sb, const char *s, bool exact)
+/* Bytes of the sequence at p, end - p of them left, to be shown as they are
+ * (shown_len()) without reading past end: a sequence cut by end is looked
+ * at in a NUL-padded copy, where the NUL breaks it. */
+static size_t shown_len_bounded(const unsigned char *p, const unsigned char *end)
 {
-        const unsigned char *p = (const unsigned char *) s;
+        unsigned char tail[4] = {};
 
-        while (*p) {
-                size_t n = shown_len(p);
+        if (end - p >= (ptrdiff_t) sizeof(tail))
+                return shown_len(p);
+        memcpy(tail, p, (size_t) (end - p));
+        return shown_len(tail);
+}
+
+static void escape_append(struct strbuf *sb, const char *s, size_t len, bool exact)
+{
+        const unsigned char *p = (const unsigned char *) s, *end = p + len;
+
+        while (p < end) {
+                /* A NUL is a C0 control like any other here (shown_len()
+                 * refuses it): text with a length may hold one. */
+                size_t n = shown_len_bounded(p, end);
 
                 if (exact && *p == '\\') {
                         strbuf_adds(sb, "\\\\");
@@ -60,12 +78,17 @@ static void escape_append(struct strbuf *sb, const char *s, bool exact)
 
 void text_escape_append(struct strbuf *sb, const char *s)
 {
-        escape_append(sb, s, false);
+        escape_append(sb, s, strlen(s), false);
+}
+
+void text_escape_mem_append(struct strbuf *sb, const char *s, size_t len)
+{
+        escape_append(sb, s, len, false);
 }
 
 void text_escape_exact_append(struct strbuf *sb, const char *s)
 {
-        escape_append(sb, s, true);
+        escape_append(sb, s, strlen(s), true);
 }
 
 char *text_escape(const char *s)

@@ -28,6 +28,9 @@
 bool text_is_safe(const char *s);
 /* Appends s (NUL-terminated), escaped. */
 void text_escape_append(struct strbuf *sb, const char *s);
+/* Appends the len bytes at s, escaped; a NUL among them is "\x00" (a
+ * container's output is bytes, NULs included, not a C string). */
+void text_escape_mem_append(struct strbuf *sb, const char *s, size_t len);
 /* s escaped, in a new string (never NULL). */
 char *text_escape(const char *s);
 

@@ -16,6 +16,7 @@
 #include "base/text-escape.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/logs-follow.h"
 #include "cli/unit-client.h"
 
 enum unit_cmd { CMD_STATUS, CMD_EPISODES, CMD_VERDICT, CMD_LOGS, CMD_METRICS };
@@ -34,21 +35,32 @@ static void help(FILE *f, enum unit_cmd cmd)
                 "                     (else $OPENENVD_TOKEN)\n"
                 "%s"
                 "\n"
-                "Exit: 0 answered, 1 the unit answered an error, 2 bad usage, 3 unreachable.\n",
+                "Exit: 0 answered, 1 the unit answered an error, 2 bad usage, 3 unreachable%s.\n",
                 cmd_names[cmd],
-                cmd == CMD_LOGS      ? "--container NAME [--episode ID] [--tail N]"
+                cmd == CMD_LOGS      ? "--container NAME [--episode ID] [--tail N]\n"
+                                       "         [--follow] [--timestamps] [--json]"
                 : cmd == CMD_VERDICT ? "[--episode ID] [--json]"
                 : cmd == CMD_METRICS ? ""
                                      : "[--json]",
-                cmd == CMD_LOGS      ? "  --container NAME   whose output\n"
-                                       "  --episode ID       one of the last 4 episodes (default: "
-                                       "the live one)\n"
-                                       "  --tail N           its last N lines\n"
+                cmd == CMD_LOGS
+                        ? "  --container NAME   whose output\n"
+                          "  --episode ID       one of the last 4 episodes (default: the live "
+                          "one)\n"
+                          "  --tail N           its last N lines (with --follow: start there)\n"
+                          "  -f, --follow       print lines as they come (polls every 250 ms),\n"
+                          "                     until the output ends: its container's EOF or\n"
+                          "                     its episode's end; one episode, the first named\n"
+                          "  -t, --timestamps   each line prefixed with the time it was read,\n"
+                          "                     RFC 3339 UTC: 2026-12-06T19:19:12.123456Z LINE\n"
+                          "  --json             the unit's JSON answer (format=json); with\n"
+                          "                     --follow one JSON object per line as it comes\n"
                 : cmd == CMD_VERDICT ? "  --episode ID       one of the recent episodes (default: "
                                        "the live one)\n"
                                        "  --json             the unit's JSON answer as it is\n"
                 : cmd == CMD_METRICS ? ""
-                                     : "  --json             the unit's JSON answer as it is\n");
+                                     : "  --json             the unit's JSON answer as it is\n",
+                cmd == CMD_LOGS ? ";\n--follow: 0 once the output ended, 130/143 on SIGINT/SIGTERM"
+                                : "");
 }
 
 /* A value from the unit for a table: one safe line whatever its bytes. */
@@ -127,28 +139,12 @@ static void print_verdict(json_t *v)
         }
 }
 
-/* The unit's error answer in words: its message, else its code. */
-static int answered_error(const struct unit_answer *a)
-{
-        json_t *j = json_loads(a->body, 0, NULL), *err = json_object_get(j, "error");
-        const char *msg = str(err, "message"), *code = str(err, "code");
-        cleanup_free char *m = text_escape(msg ?: code ?: a->body);
-
-        log_error("the unit answered %u: %s", a->status, m);
-        json_decref(j);
-        return EXIT_CODE_FAILED;
-}
-
 static int get(const struct unit_client *c, const char *target, struct unit_answer *a)
 {
-        int r = unit_client_get(c, target, a);
+        int rc = unit_client_fetch(c, target, a);
 
-        if (r < 0) {
-                log_error("http://%s:%s%s: %s", c->host, c->port, target,
-                          r == -EBADMSG ? "the answer is not HTTP" : strerror(-r));
-                return EXIT_CODE_UNAVAILABLE;
-        }
-        return a->status == 200 ? EXIT_CODE_OK : answered_error(a);
+        /* No cancel_fd here: only a follower is interrupted mid-answer. */
+        return rc < 0 ? EXIT_CODE_UNAVAILABLE : rc;
 }
 
 /* GET target; prints its body as it is (raw), or parsed into *ret_json. */
@@ -166,8 +162,35 @@ static int get_json(const struct unit_client *c, const char *target, json_t **re
         return rc;
 }
 
-static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episode,
-               const char *container, const char *tail, bool json)
+/* logs without --follow: the unit's text as it is, or its JSON answer. */
+static int run_logs(const struct unit_client *c, const struct logs_follow *a)
+{
+        cleanup_free char *target = xasprintf("/logs?container=%s%s%s%s%s%s", a->container,
+                                              a->episode ? "&episode_id=" : "", a->episode ?: "",
+                                              a->tail ? "&tail=" : "", a->tail ?: "",
+                                              a->json         ? "&format=json"
+                                              : a->timestamps ? "&timestamps=1"
+                                                              : "");
+        struct unit_answer ans;
+        json_t *j;
+        int rc;
+
+        if (a->json) {
+                rc = get_json(c, target, &j);
+                if (rc == EXIT_CODE_OK && cli_print_json(j, JSON_PRESERVE_ORDER) < 0)
+                        oom();
+                return rc;
+        }
+        rc = get(c, target, &ans);
+        if (rc == EXIT_CODE_OK)
+                fwrite(ans.body, 1, ans.len, stdout);
+        unit_answer_done(&ans);
+        fflush(stdout);
+        return rc;
+}
+
+static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episode, bool json,
+               const struct logs_follow *logs)
 {
         cleanup_free char *target = NULL;
         struct unit_answer a;
@@ -176,13 +199,9 @@ static int run(enum unit_cmd cmd, const struct unit_client *c, const char *episo
 
         switch (cmd) {
         case CMD_LOGS:
+                return run_logs(c, logs);
         case CMD_METRICS:
-                target = cmd == CMD_METRICS
-                                 ? xstrdup("/metrics")
-                                 : xasprintf("/logs?container=%s%s%s%s%s", container,
-                                             episode ? "&episode_id=" : "", episode ?: "",
-                                             tail ? "&tail=" : "", tail ?: "");
-                rc = get(c, target, &a);
+                rc = get(c, "/metrics", &a);
                 if (rc == EXIT_CODE_OK)
                         fwrite(a.body, 1, a.len, stdout);
                 unit_answer_done(&a);
@@ -237,6 +256,8 @@ int cli_unit(int argc, char **argv)
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "json", no_argument, NULL, 'j' },
+                { "follow", no_argument, NULL, 'f' },
+                { "timestamps", no_argument, NULL, 't' },
                 { "url", required_argument, NULL, ARG_URL },
                 { "token-file", required_argument, NULL, ARG_TOKEN },
                 { "episode", required_argument, NULL, ARG_EPISODE },
@@ -249,20 +270,26 @@ int cli_unit(int argc, char **argv)
         cleanup_free char *error = NULL;
         struct unit_client c;
         enum unit_cmd cmd = CMD_STATUS;
-        bool json = false;
+        bool json = false, follow = false, timestamps = false;
         int opt, rc;
 
         while (!streq(argv[0], cmd_names[cmd]))
                 cmd++;
         optind = 0;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, "hjft", opts, NULL)) >= 0) {
                 switch (opt) {
                 case 'h':
                         help(stdout, cmd);
                         return EXIT_CODE_OK;
                 case 'j':
                         json = true;
+                        break;
+                case 'f':
+                        follow = true;
+                        break;
+                case 't':
+                        timestamps = true;
                         break;
                 case ARG_URL:
                         url = optarg;
@@ -292,8 +319,8 @@ int cli_unit(int argc, char **argv)
                 return EXIT_CODE_INVALID;
         }
         if ((cmd == CMD_LOGS) != (container != NULL) ||
-            (episode && cmd != CMD_LOGS && cmd != CMD_VERDICT) ||
-            (json && (cmd == CMD_LOGS || cmd == CMD_METRICS))) {
+            (episode && cmd != CMD_LOGS && cmd != CMD_VERDICT) || (json && cmd == CMD_METRICS) ||
+            ((follow || timestamps) && cmd != CMD_LOGS)) {
                 log_error("%s takes %s (try 'openenvctl %s --help')", cmd_names[cmd],
                           cmd == CMD_LOGS ? "--container NAME" : "no such option", cmd_names[cmd]);
                 return EXIT_CODE_INVALID;
@@ -312,7 +339,13 @@ int cli_unit(int argc, char **argv)
                 log_error("%s", error);
                 return EXIT_CODE_INVALID;
         }
-        rc = run(cmd, &c, episode, container, tail, json);
+        struct logs_follow logs = { .container = container,
+                                    .episode = episode,
+                                    .tail = tail,
+                                    .timestamps = timestamps,
+                                    .json = json };
+        rc = cmd == CMD_LOGS && follow ? logs_follow(&c, &logs)
+                                       : run(cmd, &c, episode, json, &logs);
         unit_client_done(&c);
         return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -10,9 +11,14 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "base/exit-code.h"
 #include "base/fd-util.h"
+#include "base/log.h"
 #include "base/parse-util.h"
 #include "base/strbuf.h"
+#include "base/text-escape.h"
 #include "base/util.h"
 
 int unit_client_init(struct unit_client *c, const char *url, const char *token_file,
@@ -24,7 +30,7 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
         unsigned port;
         int r;
 
-        *c = (struct unit_client){};
+        *c = (struct unit_client){ .cancel_fd = -EBADF };
         if (!rest) {
                 *ret_error = xstrdup("the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
                 return -EINVAL;
@@ -91,7 +97,7 @@ void unit_client_done(struct unit_client *c)
         free(c->host);
         free(c->port);
         c->token = secret_free(c->token);
-        *c = (struct unit_client){};
+        *c = (struct unit_client){ .cancel_fd = -EBADF };
 }
 
 static int connect_to(const struct unit_client *c)
@@ -116,6 +122,40 @@ static int connect_to(const struct unit_client *c)
         }
         freeaddrinfo(ai);
         return fd >= 0 ? fd : r;
+}
+
+/* The whole answer (the unit closes after it: Connection: close), bounded
+ * by UNIT_CLIENT_MAX_BYTES and UNIT_CLIENT_TIMEOUT_S of silence; given up
+ * as soon as cancel_fd is readable (poll() skips a negative fd). */
+static int read_answer(int fd, int cancel_fd, struct strbuf *ret)
+{
+        char buf[16384];
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                                       { .fd = cancel_fd, .events = POLLIN } };
+                int n = poll(p, 2, UNIT_CLIENT_TIMEOUT_S * 1000);
+                ssize_t k;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -ETIMEDOUT;
+                if (p[1].revents)
+                        return -ECANCELED;
+                k = read(fd, buf, sizeof(buf));
+                if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return 0;
+                if (ret->len + (size_t) k > UNIT_CLIENT_MAX_BYTES)
+                        return -EFBIG;
+                strbuf_add(ret, buf, (size_t) k);
+        }
 }
 
 /* Decodes a chunked body in place; -EBADMSG if it is not one. */
@@ -149,9 +189,9 @@ static int dechunk(char *body, size_t len, size_t *ret_len)
 int unit_client_get(const struct unit_client *c, const char *target, struct unit_answer *ret)
 {
         cleanup_close int fd = connect_to(c);
-        cleanup_strbuf struct strbuf req = STRBUF_INIT;
-        cleanup_free char *raw = NULL;
-        size_t len = 0, head_len;
+        cleanup_strbuf struct strbuf req = STRBUF_INIT, answer = STRBUF_INIT;
+        char *raw;
+        size_t len, head_len;
         const char *hend;
         char *body;
         int r;
@@ -168,9 +208,11 @@ int unit_client_get(const struct unit_client *c, const char *target, struct unit
         explicit_bzero(req.buf, req.len); /* it held the token */
         if (r < 0)
                 return r;
-        r = read_full_fd(fd, UNIT_CLIENT_MAX_BYTES, &raw, &len);
+        r = read_answer(fd, c->cancel_fd, &answer);
         if (r < 0)
-                return r == -EAGAIN ? -ETIMEDOUT : r;
+                return r;
+        raw = answer.buf;
+        len = answer.len;
         if (!startswith(raw, "HTTP/1.1 ") || len < 12 || !(hend = strstr(raw, "\r\n\r\n")))
                 return -EBADMSG;
         ret->status = (unsigned) strtoul(raw + 9, NULL, 10);
@@ -192,4 +234,31 @@ void unit_answer_done(struct unit_answer *a)
 {
         free(a->body);
         *a = (struct unit_answer){};
+}
+
+/* The unit's error answer in words: its message, else its code. */
+static int answered_error(const struct unit_answer *a)
+{
+        json_t *j = json_loads(a->body, 0, NULL), *err = json_object_get(j, "error");
+        const char *msg = json_string_value(json_object_get(err, "message"));
+        const char *code = json_string_value(json_object_get(err, "code"));
+        cleanup_free char *m = text_escape(msg ?: code ?: a->body);
+
+        log_error("the unit answered %u: %s", a->status, m);
+        json_decref(j);
+        return EXIT_CODE_FAILED;
+}
+
+int unit_client_fetch(const struct unit_client *c, const char *target, struct unit_answer *ret)
+{
+        int r = unit_client_get(c, target, ret);
+
+        if (r == -ECANCELED)
+                return r;
+        if (r < 0) {
+                log_error("http://%s:%s%s: %s", c->host, c->port, target,
+                          r == -EBADMSG ? "the answer is not HTTP" : strerror(-r));
+                return EXIT_CODE_UNAVAILABLE;
+        }
+        return ret->status == 200 ? EXIT_CODE_OK : answered_error(ret);
 }

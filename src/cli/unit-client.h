@@ -18,6 +18,9 @@ struct unit_client {
         char *host;  /* owned: a name or an address (IPv6 without brackets) */
         char *port;  /* owned: decimal */
         char *token; /* owned secret; NULL: none */
+        /* borrowed: readable = stop waiting for an answer (a signalfd);
+         * -EBADF: none */
+        int cancel_fd;
 };
 
 /* Parses url; token_file (NULL: none) is read when the URL carries no
@@ -34,6 +37,14 @@ struct unit_answer {
 };
 
 /* GET target (path and query). 0 with *ret, or -errno (-ECONNREFUSED,
- * -ETIMEDOUT, -EBADMSG for an answer that is not HTTP, -EFBIG). */
+ * -ETIMEDOUT, -EBADMSG for an answer that is not HTTP, -EFBIG, -ECANCELED
+ * once cancel_fd is readable). */
 int unit_client_get(const struct unit_client *c, const char *target, struct unit_answer *ret);
 void unit_answer_done(struct unit_answer *a);
+
+/* GET target as the commands report it: EXIT_CODE_OK with the unit's 200
+ * answer in *ret; else what went wrong said on stderr (the unit's error
+ * message, or why it could not be reached) and EXIT_CODE_FAILED or
+ * EXIT_CODE_UNAVAILABLE; -ECANCELED, said nowhere, once cancel_fd is
+ * readable. *ret is to unit_answer_done() whatever happened. */
+int unit_client_fetch(const struct unit_client *c, const char *target, struct unit_answer *ret);

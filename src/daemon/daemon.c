@@ -25,11 +25,12 @@
 #include "base/fd-util.h"
 #include "base/limits.h"
 #include "base/log.h"
-#include "base/parse-util.h"
 #include "base/prom-text.h"
 #include "base/sd-notify.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
+#include "daemon/control-logs.h"
+#include "daemon/control-query.h"
 #include "daemon/metrics.h"
 #include "relay/credentials.h"
 #include "relay/frontend.h"
@@ -108,72 +109,6 @@ static void reply_error(struct daemon *d, struct frontend_reply *reply, int r, c
                 (void) unit_ready(d->unit, &reply->error_message);
 }
 
-/*
- * The query parameters of a control route. Every value is checked, never
- * cut or ignored: an id longer than the buffer used to read as "no id" and
- * /verdict answered with the live episode's verdict instead of the one
- * asked for. "token" is the relay's (a credential, already checked).
- */
-struct query_param {
-        const char *key;
-        char *buf; /* the value, NUL-terminated (no escapes: ids and names) */
-        size_t size;
-        const char *why;   /* the refusal of a bad value */
-        const char *value; /* buf once seen, else NULL */
-};
-
-static bool query_value_ok(const char *v, size_t n, size_t size)
-{
-        if (n == 0 || n >= size)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
-                            v[i]) ||
-                    v[i] == '\0')
-                        return false;
-        return true;
-}
-
-/* Parses query into params (n of them); NULL, or why it is refused. */
-static const char *query_parse(const char *query, struct query_param *params, size_t n)
-{
-        for (const char *p = query; p && *p;) {
-                size_t len = strcspn(p, "&");
-                const char *eq = memchr(p, '=', len);
-                size_t kl = eq ? (size_t) (eq - p) : len;
-                struct query_param *q = NULL;
-
-                for (size_t i = 0; i < n && !q; i++)
-                        if (strlen(params[i].key) == kl && strncmp(p, params[i].key, kl) == 0)
-                                q = &params[i];
-                if (!q && !(kl == 5 && strncmp(p, "token", 5) == 0))
-                        return "unknown query parameter";
-                if (q && q->value)
-                        return "query parameter given twice";
-                if (q && (!eq || !query_value_ok(eq + 1, len - kl - 1, q->size)))
-                        return q->why;
-                if (q) {
-                        memcpy(q->buf, eq + 1, len - kl - 1);
-                        q->buf[len - kl - 1] = '\0';
-                        q->value = q->buf;
-                }
-                p += len;
-                if (*p == '&' && *++p == '\0')
-                        return "empty query parameter";
-        }
-        return NULL;
-}
-
-static bool query_refused(const char *why, struct frontend_reply *reply)
-{
-        if (!why)
-                return false;
-        reply->status = 400;
-        reply->error_code = "bad_request";
-        reply->error_message = xstrdup(why);
-        return true;
-}
-
 static void op_free(struct daemon *d, struct pending_op *op)
 {
         for (struct pending_op **p = &d->pending; *p; p = &(*p)->next)
@@ -227,53 +162,6 @@ static void on_pending_gone(void *userdata, struct http_handle *h)
                         op_free(d, op);
                         return;
                 }
-}
-
-static void control_logs(struct daemon *d, const struct frontend_request *req,
-                         struct frontend_reply *reply)
-{
-        char name[128], id[64], tail[16];
-        struct query_param q[] = {
-                { "container", name, sizeof(name), "container: 1 to 127 of [A-Za-z0-9._-]", NULL },
-                { "episode_id", id, sizeof(id), "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
-                { "tail", tail, sizeof(tail), "tail: a number of lines, 1 to 100000", NULL },
-        };
-        const char *c, *e;
-        unsigned lines = 0;
-        char *text;
-
-        if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply))
-                return;
-        if (q[2].value && parse_uint(q[2].value, 1, 100000, &lines) < 0 &&
-            query_refused(q[2].why, reply))
-                return;
-        c = q[0].value;
-        e = q[1].value;
-        if (!c || !manifest_find_container(d->manifest, c)) {
-                reply->status = 404;
-                reply->error_code = "not_found";
-                return;
-        }
-        text = unit_container_log(d->unit, c, e);
-        if (!text) {
-                reply->status = 404;
-                reply->error_code = "not_found";
-                return;
-        }
-        if (lines > 0) {
-                /* The last lines: from just after the lines-th newline back
-                 * (a final newline ends the last line, it starts none). */
-                size_t len = strlen(text);
-                const char *p = text + len;
-                if (p > text && p[-1] == '\n')
-                        p--;
-                while (p > text && !(p[-1] == '\n' && lines-- == 1))
-                        p--;
-                memmove(text, p, len - (size_t) (p - text) + 1);
-        }
-        reply->status = 200;
-        reply->text = text;
-        reply->text_len = strlen(text);
 }
 
 static void control_metrics(struct daemon *d, struct frontend_reply *reply)
@@ -338,7 +226,7 @@ static void on_control(void *userdata, const struct frontend_request *req,
                 return;
         }
         if (streq(req->route, "/logs")) {
-                control_logs(d, req, reply);
+                control_logs(d->manifest, d->unit, req, reply);
                 return;
         }
         if (streq(req->route, "/metrics")) {

@@ -26,10 +26,10 @@ struct ep_member {
         int activation_fd;                   /* owned: listening socket (env, services) */
         struct kept_netns *netns;            /* owned: made for its container, freed at its reap */
         bool started, exited;
-        int status;        /* once exited */
-        bool killed;       /* the daemon ended it on purpose (no failure) */
-        char *log;         /* owned: its output, kept after the member is freed */
-        char *start_error; /* owned: why the last start failed ("chdir: Permission denied") */
+        int status;             /* once exited */
+        bool killed;            /* the daemon ended it on purpose (no failure) */
+        struct member_log *log; /* owned: its output, kept after the member is freed */
+        char *start_error;      /* owned: why the last start failed ("chdir: Permission denied") */
         /* Its cgroup's limit events, read once before the cgroup goes. */
         uint64_t oom_kills, pids_limit_events;
         bool limits_final;

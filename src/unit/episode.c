@@ -169,7 +169,7 @@ static bool status_is_signal(int status)
 /* end: who ended it, when known (member-end.h), else NULL. */
 static void record_exit(struct episode *e, struct ep_member *mb, const char *end)
 {
-        cleanup_free char *tail = mb->m ? member_log_tail(mb->m, LOG_TAIL_LINES) : xstrdup("");
+        cleanup_free char *tail = mb->m ? member_output_tail(mb->m, LOG_TAIL_LINES) : xstrdup("");
         json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "exited", "container", mb->mc->name,
                                "subtree", mb->subtree);
 
@@ -222,8 +222,8 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         switch (e->state) {
         case EPISODE_PROVISIONING: {
                 cleanup_free char *how = exit_text(status);
-                cleanup_free char *tail = member_log_tail(mb->m, LOG_TAIL_LINES);
-                cleanup_free char *last = member_log_tail(mb->m, 1);
+                cleanup_free char *tail = member_output_tail(mb->m, LOG_TAIL_LINES);
+                cleanup_free char *last = member_output_tail(mb->m, 1);
                 /* "env| ModuleNotFoundError: ...\n": the last line says why,
                  * most of the time; the verdict's event has the tail. */
                 const char *why = startswith(last, mb->mc->name) ?: last;
@@ -390,8 +390,8 @@ void episode_stop_member(struct ep_member *mb)
                 mb->killed = true;
                 (void) member_kill(mb->m, SIGKILL);
         }
-        free(mb->log);
-        mb->log = member_log(mb->m);
+        member_log_free(mb->log);
+        mb->log = member_take_output(mb->m);
         mb->m = member_free(mb->m); /* reaps it */
         /* Reaped: only the daemon's own sockets keep the namespace alive now,
          * until they close; no other container ever gets it. */
@@ -400,33 +400,6 @@ void episode_stop_member(struct ep_member *mb)
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;
         }
-}
-
-char *episode_member_log(const struct episode *e, const char *name)
-{
-        for (size_t i = 0; i < e->n_members; i++) {
-                const struct ep_member *mb = &e->members[i];
-                if (!streq(mb->mc->name, name))
-                        continue;
-                if (mb->m)
-                        return member_log(mb->m);
-                return mb->log ? xstrdup(mb->log) : NULL;
-        }
-        return NULL;
-}
-
-json_t *episode_member_logs(const struct episode *e)
-{
-        json_t *j = json_object();
-
-        for (size_t i = 0; i < e->n_members; i++) {
-                cleanup_free char *text = episode_member_log(e, e->members[i].mc->name);
-                /* The bytes as captured (kept, never dumped as JSON). */
-                if (text)
-                        json_object_set_new(j, e->members[i].mc->name,
-                                            json_stringn_nocheck(text, strlen(text)));
-        }
-        return j;
 }
 
 json_t *episode_members_json(const struct episode *e)
@@ -806,7 +779,7 @@ struct episode *episode_free(struct episode *e)
         for (size_t i = 0; i < e->n_members; i++) {
                 free(e->members[i].cgroup);
                 free(e->members[i].subtree);
-                free(e->members[i].log);
+                member_log_free(e->members[i].log);
                 free(e->members[i].start_error);
         }
         free(e->members);

@@ -40,6 +40,7 @@
 #include "phase/phase.h"
 #include "relay/openenv-messages.h"
 #include "unit/member-end.h"
+#include "unit/member-log.h"
 #include "unit/unit-relays.h"
 #include "unit/verdict.h"
 
@@ -163,16 +164,24 @@ const char *episode_env_socket(const struct episode *e);
  * one) or is not running. family < 0: only whether it could be made (0). */
 int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_port);
 struct verdict *episode_verdict(struct episode *e);
-/* An agent action went through (a step, a tool call): counted. */
 /* Counts and records a message's actions (action-record.h). */
 void episode_record_actions(struct episode *e, const struct openenv_action *a);
 uint64_t episode_actions(const struct episode *e);
-/* The captured output of a container (new string), or NULL when the
- * episode never ran it. */
-char *episode_member_log(const struct episode *e, const char *name);
-/* Every member's captured output, {name: text} (new reference): the bytes
- * as captured, for keeping; not for json_dumps(). */
-json_t *episode_member_logs(const struct episode *e);
+/* The captured output of a container, still growing while it runs
+ * (borrowed: valid until the loop runs again), or NULL when the episode
+ * never ran it. */
+const struct member_log *episode_member_log(const struct episode *e, const char *name);
+
+/* The containers' output of an episode that is gone, kept by the unit for
+ * GET /logs?episode_id= (its members' logs, closed). */
+struct episode_logs;
+/* Takes every member's output out of e (about to be freed; a member still
+ * running is read no more: its output so far). */
+struct episode_logs *episode_take_logs(struct episode *e);
+struct episode_logs *episode_logs_free(struct episode_logs *k);
+const char *episode_logs_id(const struct episode_logs *k);
+/* name's output, or NULL when the episode never ran it. */
+const struct member_log *episode_logs_find(const struct episode_logs *k, const char *name);
 /* {"<name>": {"running", "exit_status", "ready", "cgroup"}} for /info. */
 json_t *episode_members_json(const struct episode *e);
 /* Adds each member's OOM kills and refused forks (its cgroup's counters,

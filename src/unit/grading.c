@@ -210,7 +210,7 @@ static void reaped(struct episode *e, int result)
         struct ep_member *mb = e->run.current;
         cleanup_free char *why = TAKE_PTR(e->run.why);
         /* Read before the member goes with its output. */
-        cleanup_free char *tail = mb->m ? member_log_tail(mb->m, LOG_TAIL_LINES) : NULL;
+        cleanup_free char *tail = mb->m ? member_output_tail(mb->m, LOG_TAIL_LINES) : NULL;
         struct cgroup_stats stats = {};
         json_t *res;
         int rerr;

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/text-escape.h"
+#include "base/time-util.h"
 #include "base/util.h"
 #include "sandbox/launcher-native.h"
 #include "sandbox/launcher-oci.h"
@@ -30,8 +31,7 @@ struct member {
 
         int log_fd; /* owned: read end of the container's stdout+stderr */
         struct loop_source *log_src, *log_timer;
-        struct strbuf log;
-        uint64_t dropped;         /* bytes past MEMBER_LOG_MAX_BYTES */
+        struct member_log *log;   /* owned until member_take_output() */
         char *forward_episode_id; /* owned; NULL: output not forwarded */
         size_t forward_pos;       /* log bytes looked at for forwarding */
         size_t forward_used;      /* of MEMBER_LOG_FORWARD_BYTES; SIZE_MAX: capped */
@@ -140,10 +140,11 @@ static int on_log_resume(struct loop_source *s, usec_t now, void *userdata)
  * short lines is bounded in entries as well as in bytes. */
 static void log_forward(struct member *m, bool eof)
 {
-        while (m->forward_episode_id && m->forward_used != SIZE_MAX &&
-               m->forward_pos < m->log.len) {
-                const char *p = m->log.buf + m->forward_pos;
-                size_t left = m->log.len - m->forward_pos;
+        const struct strbuf *log = &m->log->bytes;
+
+        while (m->forward_episode_id && m->forward_used != SIZE_MAX && m->forward_pos < log->len) {
+                const char *p = log->buf + m->forward_pos;
+                size_t left = log->len - m->forward_pos;
                 const char *nl = memchr(p, '\n', left);
                 size_t n = nl ? (size_t) (nl - p) : left;
                 size_t shown = MIN(n, (size_t) MEMBER_LOG_FORWARD_LINE_BYTES);
@@ -171,16 +172,6 @@ static void log_forward(struct member *m, bool eof)
                 m->forward_used += shown + MEMBER_LOG_FORWARD_LINE_COST;
                 m->forward_pos += n + (nl ? 1 : 0);
         }
-}
-
-static void log_append(struct member *m, const char *buf, size_t n)
-{
-        size_t room = m->log.len < MEMBER_LOG_MAX_BYTES ? MEMBER_LOG_MAX_BYTES - m->log.len : 0;
-        size_t keep = MIN(room, n);
-
-        strbuf_add(&m->log, buf, keep);
-        m->dropped += n - keep;
-        log_forward(m, false);
 }
 
 /*
@@ -214,64 +205,40 @@ static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdat
         n = read(fd, buf, (size_t) MIN((uint64_t) sizeof(buf), m->tokens));
         if (n > 0) {
                 m->tokens -= (uint64_t) n;
-                log_append(m, buf, (size_t) n);
+                /* The wall clock, as people and other logs tell time. */
+                member_log_append(m->log, buf, (size_t) n, now_usec(CLOCK_REALTIME));
+                log_forward(m, false);
                 return 0;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         /* EOF: every writer in the container is gone. */
         log_forward(m, true);
+        member_log_close(m->log);
         m->log_src = loop_source_free(m->log_src);
         m->log_fd = safe_close(m->log_fd);
         return 0;
 }
 
-char *member_log(const struct member *m)
+const struct member_log *member_output(const struct member *m)
 {
-        struct strbuf sb = STRBUF_INIT;
-
-        strbuf_add(&sb, m->log.buf, m->log.len);
-        if (m->dropped > 0)
-                strbuf_addf(&sb,
-                            "\n[openenvd: output capped at %lu bytes; %llu more bytes dropped]\n",
-                            (unsigned long) MEMBER_LOG_MAX_BYTES, (unsigned long long) m->dropped);
-        return strbuf_detach(&sb, NULL);
+        return m->log;
 }
 
-char *member_log_tail(const struct member *m, size_t max_lines)
+struct member_log *member_take_output(struct member *m)
 {
-        struct strbuf sb = STRBUF_INIT;
-        const char *start = m->log.buf ? m->log.buf : "";
-        const char *end = start + m->log.len;
-        const char *p = end;
-        size_t lines = 0;
+        /* Nothing is read into it any more: what is still in the pipe goes
+         * with the container. */
+        m->log_src = loop_source_free(m->log_src);
+        m->log_timer = loop_source_free(m->log_timer);
+        m->log_fd = safe_close(m->log_fd);
+        member_log_close(m->log);
+        return TAKE_PTR(m->log);
+}
 
-        /* Back to the start of the max_lines-th line from the end. */
-        while (p > start && (p[-1] == '\n' || p[-1] == '\r'))
-                p--;
-        end = p;
-        while (p > start && lines < max_lines) {
-                p--;
-                if (*p == '\n' && ++lines == max_lines) {
-                        p++;
-                        break;
-                }
-        }
-        for (const char *q = p; q < end;) {
-                const char *nl = memchr(q, '\n', (size_t) (end - q));
-                const char *le = nl ? nl : end;
-                strbuf_addf(&sb, "%s| ", m->name);
-                for (; q < le; q++) {
-                        unsigned char c = (unsigned char) *q;
-                        if (c < 0x20 || c == 0x7f)
-                                strbuf_addf(&sb, "\\x%02x", c);
-                        else
-                                strbuf_add(&sb, q, 1);
-                }
-                strbuf_adds(&sb, "\n");
-                q = nl ? nl + 1 : end;
-        }
-        return strbuf_detach(&sb, NULL);
+char *member_output_tail(const struct member *m, size_t max_lines)
+{
+        return m->log ? member_log_tail_text(m->log, m->name, max_lines) : xstrdup("");
 }
 
 /* --- readiness ----------------------------------------------------------- */
@@ -387,7 +354,7 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         m->forward_episode_id = a->forward_episode_id ? xstrdup(a->forward_episode_id) : NULL;
         m->ops = ops;
         m->userdata = userdata;
-        m->log = (struct strbuf) STRBUF_INIT;
+        m->log = member_log_new();
         m->log_fd = m->notify_fd = -EBADF;
         m->tokens = MEMBER_LOG_RATE_BYTES;
         m->tokens_at = loop_now(l);
@@ -449,7 +416,7 @@ struct member *member_free(struct member *m)
         m->oci = oci_container_free(m->oci);
         safe_close(m->log_fd);
         safe_close(m->notify_fd);
-        strbuf_release(&m->log);
+        member_log_free(m->log);
         free(m->forward_episode_id);
         free(m->name);
         return mfree(m);

@@ -10,9 +10,10 @@
  *    with the exit status (128 + signal when killed). Reaping goes through
  *    the pidfd only, so the daemon's orphan reaper never steals the status.
  *  - Its stdout and stderr are one pipe the daemon reads into a bounded log
- *    (MEMBER_LOG_MAX_BYTES, then a marker; read at most MEMBER_LOG_RATE_BYTES
- *    per second, MEMBER_LOG_READ_BYTES per wake-up): no daemon fd ever
- *    enters a container, and a flood costs the loop a bounded share.
+ *    with each line's time (unit/member-log.h: MEMBER_LOG_MAX_BYTES; read at
+ *    most MEMBER_LOG_RATE_BYTES per second, MEMBER_LOG_READ_BYTES per
+ *    wake-up): no daemon fd ever enters a container, and a flood costs the
+ *    loop a bounded share.
  *  - Its first lines also reach the daemon's own log (forward_episode_id):
  *    escaped there like any message, prefixed "NAME| ", MEMBER_LOG_FORWARD_BYTES
  *    at most, then one line saying the rest is in /logs.
@@ -31,6 +32,7 @@
 #include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "sandbox/container-spec.h"
+#include "unit/member-log.h"
 
 struct member;
 
@@ -76,9 +78,12 @@ bool member_exited(const struct member *m, int *ret_status);
 int member_init_signal(const struct member *m);
 bool member_is_ready(const struct member *m);
 
-/* The captured output, with a marker appended when it was capped; new string. */
-char *member_log(const struct member *m);
+/* The captured output (unit/member-log.h), still growing; borrowed. */
+const struct member_log *member_output(const struct member *m);
+/* Stops reading the output and hands its log over, closed: for keeping
+ * once the member is freed (the member has none after). */
+struct member_log *member_take_output(struct member *m);
 /* Its last max_lines lines, each prefixed and with control characters
  * escaped, so that quoting it in the daemon's own log cannot forge a line of
  * the daemon's ("env| ..."); new string, "" when there is none. */
-char *member_log_tail(const struct member *m, size_t max_lines);
+char *member_output_tail(const struct member *m, size_t max_lines);

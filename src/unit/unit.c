@@ -20,8 +20,8 @@
 
 /* Recent episodes whose verdict /verdict?episode_id= still serves. */
 #define UNIT_VERDICT_HISTORY 16
-/* ... and whose containers' output /logs?episode_id= still serves (each
- * container's capped at MEMBER_LOG_MAX_BYTES). */
+/* ... and whose containers' output /logs?episode_id= still serves once
+ * they are freed (each container's capped at MEMBER_LOG_MAX_BYTES). */
 #define UNIT_LOG_HISTORY 4
 /* Standby provisioning failures in a row before the unit stops trying
  * (until the next reset). */
@@ -59,8 +59,9 @@ struct unit {
         struct episode *slots[2]; /* borrowed: who holds each slot */
         struct waiter waiters[UNIT_MAX_WAITERS];
         size_t n_waiters;
-        json_t *recent;      /* owned: [{episode_id, verdict...}], newest last */
-        json_t *recent_logs; /* owned: [{episode_id, logs: {name: text}}], newest last */
+        json_t *recent; /* owned: [{episode_id, verdict...}], newest last */
+        struct episode_logs *kept_logs[UNIT_LOG_HISTORY]; /* owned: freed episodes', newest last */
+        size_t n_kept_logs;
         json_t *inspection;
         bool zones_created;
         bool episode_requested; /* a client reset waits for the grading to end */
@@ -180,6 +181,21 @@ static int new_episode(struct unit *u, struct episode **ret)
         return 0;
 }
 
+/* A retired episode goes: its containers' output stays, for the last
+ * UNIT_LOG_HISTORY of them. Taken now, not when it retired, so the kept
+ * output is all its containers wrote until they were stopped. */
+static void forget_episode(struct unit *u, struct episode *e)
+{
+        if (u->n_kept_logs == UNIT_LOG_HISTORY) {
+                episode_logs_free(u->kept_logs[0]);
+                for (size_t i = 1; i < UNIT_LOG_HISTORY; i++)
+                        u->kept_logs[i - 1] = u->kept_logs[i];
+                u->n_kept_logs--;
+        }
+        u->kept_logs[u->n_kept_logs++] = episode_take_logs(e);
+        episode_free(e);
+}
+
 /* Frees the retired episodes that are gone, at the end of a loop round
  * (never from inside one of their own callbacks). */
 static void sweep(void *userdata)
@@ -190,7 +206,7 @@ static void sweep(void *userdata)
         u->sweep_scheduled = false;
         for (size_t i = 0; i < u->n_retiring; i++) {
                 if (episode_state(u->retiring[i]) == EPISODE_GONE)
-                        episode_free(u->retiring[i]);
+                        forget_episode(u, u->retiring[i]);
                 else
                         u->retiring[k++] = u->retiring[i];
         }
@@ -214,10 +230,6 @@ static void remember(struct unit *u, struct episode *e)
         json_array_append_new(u->recent, v);
         while (json_array_size(u->recent) > UNIT_VERDICT_HISTORY)
                 json_array_remove(u->recent, 0);
-        json_array_append_new(u->recent_logs, json_pack("{s:s,s:o}", "episode_id", episode_id(e),
-                                                        "logs", episode_member_logs(e)));
-        while (json_array_size(u->recent_logs) > UNIT_LOG_HISTORY)
-                json_array_remove(u->recent_logs, 0);
 }
 
 /* The episode leaves the stage: torn down in the background, its verdict
@@ -236,7 +248,7 @@ static void retire(struct unit *u, struct episode *e)
                 struct episode *old = u->retiring[0];
                 if (u->slots[episode_slot(old)] == old)
                         u->slots[episode_slot(old)] = NULL;
-                episode_free(old);
+                forget_episode(u, old);
                 for (size_t i = 1; i < u->n_retiring; i++)
                         u->retiring[i - 1] = u->retiring[i];
                 u->n_retiring--;
@@ -776,23 +788,27 @@ json_t *unit_episodes(const struct unit *u)
                 "recent", recent, "kept", UNIT_VERDICT_HISTORY);
 }
 
-char *unit_container_log(const struct unit *u, const char *container, const char *id)
+const struct member_log *unit_container_log(const struct unit *u, const char *container,
+                                            const char *id, const char **ret_episode_id)
 {
-        json_t *kept;
+        const struct episode *e = NULL;
         size_t i;
 
         if (u->live && (!id || streq(id, episode_id(u->live))))
-                return episode_member_log(u->live, container);
-        for (i = u->n_retiring; i > 0; i--)
+                e = u->live;
+        for (i = u->n_retiring; !e && i > 0; i--)
                 if (!id || streq(id, episode_id(u->retiring[i - 1])))
-                        return episode_member_log(u->retiring[i - 1], container);
-        /* Torn down since: what was captured when it retired. */
-        for (i = json_array_size(u->recent_logs); i > 0; i--) {
-                kept = json_array_get(u->recent_logs, i - 1);
-                if (!id || streq(json_string_value(json_object_get(kept, "episode_id")), id)) {
-                        const char *text = json_string_value(
-                                json_object_get(json_object_get(kept, "logs"), container));
-                        return text ? xstrdup(text) : NULL;
+                        e = u->retiring[i - 1];
+        if (e) {
+                *ret_episode_id = episode_id(e);
+                return episode_member_log(e, container);
+        }
+        /* Freed since: what its containers left. */
+        for (i = u->n_kept_logs; i > 0; i--) {
+                const struct episode_logs *k = u->kept_logs[i - 1];
+                if (!id || streq(id, episode_logs_id(k))) {
+                        *ret_episode_id = episode_logs_id(k);
+                        return episode_logs_find(k, container);
                 }
         }
         return NULL;
@@ -948,7 +964,6 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .quiet_containers = cfg->quiet_containers,
         };
         u->recent = json_array();
-        u->recent_logs = json_array();
         phase_machine_init(&u->phase);
         unit_stats_init(&u->stats, cfg->manifest);
         u->phase_since = now_usec(CLOCK_MONOTONIC);
@@ -975,7 +990,8 @@ struct unit *unit_free(struct unit *u)
         loop_source_free(u->standby_timer);
         free(u->standby_error);
         json_decref(u->recent);
-        json_decref(u->recent_logs);
+        for (size_t i = 0; i < u->n_kept_logs; i++)
+                episode_logs_free(u->kept_logs[i]);
         json_decref(u->inspection);
         unit_stats_done(&u->stats);
         return mfree(u);

@@ -42,6 +42,7 @@
 #include "phase/phase.h"
 #include "relay/openenv-messages.h"
 #include "unit/env-origin.h"
+#include "unit/member-log.h"
 #include "unit/unit-relays.h"
 #include "unit/unit-stats.h"
 
@@ -133,9 +134,12 @@ json_t *unit_verdict(const struct unit *u, const char *episode_id);
  * state} | null, "recent": [{episode_id, verdict, reason, blame, actions,
  * ended_at}] newest first, the last UNIT_VERDICT_HISTORY, "kept"}. */
 json_t *unit_episodes(const struct unit *u);
-/* The captured output of a container in the live (or previous) episode;
- * new string, NULL when unknown. */
-char *unit_container_log(const struct unit *u, const char *container, const char *episode_id);
+/* The captured output of a container (unit/member-log.h) in the episode
+ * episode_id, or without one the live (else the last) episode: one live,
+ * retiring, or among the last UNIT_LOG_HISTORY freed. Borrowed, valid until
+ * the loop runs again; *ret_episode_id says whose. NULL when unknown. */
+const struct member_log *unit_container_log(const struct unit *u, const char *container,
+                                            const char *episode_id, const char **ret_episode_id);
 /* Observers' results of the last inspection; new reference. */
 json_t *unit_inspection(const struct unit *u);
 

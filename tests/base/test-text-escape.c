@@ -131,3 +131,52 @@ Test(text_escape, exact_tells_0xff_from_u_fffd_and_from_its_spelling)
         free(fffd);
         free(spelled);
 }
+
+/* A container's output is bytes with a length: a NUL is escaped like any
+ * control (never an end of the text), and a sequence cut by the end is
+ * never read past it (the buffer here is exactly as long: ASan watches). */
+Test(text_escape, mem_with_nul_and_cut_sequence)
+{
+        static const struct {
+                const char *in;
+                size_t len;
+                const char *out;
+        } cases[] = {
+                { "a\0b", 3, "a\\x00b" },
+                { "\0", 1, "\\x00" },
+                { "caf\xc3", 4, "caf\\xc3" },
+                { "\xe2\x82", 2, "\\xe2\\x82" },
+                { "\xf0\x9f\x98", 3, "\\xf0\\x9f\\x98" },
+                { "\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80" },
+                { "x\x1b[2J\r\n", 7, "x\\x1b[2J\\x0d\\x0a" },
+                { "", 0, "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *in = malloc(cases[i].len ? cases[i].len : 1);
+                struct strbuf sb = STRBUF_INIT;
+
+                memcpy(in, cases[i].in, cases[i].len);
+                text_escape_mem_append(&sb, in, cases[i].len);
+                cr_assert_str_eq(sb.buf, cases[i].out, "case %zu", i);
+                cr_assert(text_is_safe(sb.buf));
+                strbuf_release(&sb);
+                free(in);
+        }
+}
+
+/* The same bytes without a NUL escape as text_escape() has them. */
+Test(text_escape, mem_agrees_with_the_string_form)
+{
+        for (unsigned a = 1; a < 256; a++)
+                for (unsigned b = 1; b < 256; b++) {
+                        char s[4] = { (char) a, (char) b, (char) 0x80, 0 };
+                        struct strbuf sb = STRBUF_INIT;
+                        char *want = text_escape(s);
+
+                        text_escape_mem_append(&sb, s, 3);
+                        cr_assert_str_eq(sb.buf, want);
+                        strbuf_release(&sb);
+                        free(want);
+                }
+}

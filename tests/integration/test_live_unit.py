@@ -13,10 +13,12 @@ As root every case runs (nothing is skipped); otherwise they are skipped.
 
 No sleep synchronises anything: every wait polls a condition with a deadline.
 """
+import calendar
 import fcntl
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -626,6 +628,113 @@ def case_token_shared_by_two_principals():
         shutil.rmtree(d, ignore_errors=True)
 
 
+# "2026-12-06T19:19:12.123456Z LINE": /logs?timestamps=1 and openenvctl logs -t.
+STAMPED = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{6})Z (.*)$")
+
+
+def stamped(line):
+    """(seconds since the epoch, text) of a timestamped line; a Failure if it is not one."""
+    m = STAMPED.match(line)
+    check(m, "not a timestamped line: %r" % line)
+    return calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")) + \
+        int(m.group(2)) / 1e6, m.group(3)
+
+
+def case_logs_timestamps_since_and_follow():
+    t0 = time.time()
+    d = Daemon("failable.yaml", args=["--no-standby"])
+    url = "http://openenv:%s@127.0.0.1:%d" % (TOKEN, d.port)
+    env = "/logs?container=env"
+    follower = None
+
+    def step_log(msg):
+        d.ok("POST", "/step", {"action": {"message": msg}})
+
+    def poll_lines(since):
+        return poll(lambda: (lambda j: j if j["lines"] else None)(
+            d.ok("GET", env + "&format=json&since=%d" % since)), "new lines from %d" % since)
+
+    try:
+        poll(lambda: d.phase() == "ready", "the first episode")
+        eid = d.ok("GET", "/info")["episode_id"]
+        follower = subprocess.Popen([OPENENV, "logs", "--url", url, "--container", "env",
+                                     "--follow", "--timestamps"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        # timestamps=1: every line is "TIME LINE", the time the daemon read it.
+        status, text = d.request("GET", env + "&timestamps=1")
+        check(status == 200 and isinstance(text, str), "timestamps=1: %s %r" % (status, text))
+        first = [stamped(line) for line in text.splitlines()]
+        t, _ = [x for x in first if x[1] == "envd: serving on port 8000"][0]
+        check(t0 - 1 <= t <= time.time() + 1, "the env's line read at %f, the test started at "
+              "%f" % (t, t0))
+        # format=json: whole lines, from 0 to next, the same bytes as the text form.
+        raw = d.request("GET", env)[1]
+        j = d.ok("GET", env + "&format=json")
+        check(j["episode_id"] == eid and j["container"] == "env" and j["offset"] == 0 and
+              j["complete"] is False and j["dropped"] == 0 and
+              j["next"] == len(raw.encode()) and
+              "".join(x["text"] + "\n" for x in j["lines"]) == raw, "format=json: %s" % j)
+        nxt = j["next"]
+        # A new line arrives once, at next.
+        step_log("log:a line from a step")
+        j = poll_lines(nxt)
+        check(j["offset"] == nxt and [x["text"] for x in j["lines"]] == ["a line from a step"],
+              "since=next: %s" % j)
+        nxt = j["next"]
+        # A line not ended yet waits (the text form has it already), then comes whole.
+        step_log("logpart:half ")
+        poll(lambda: d.request("GET", env)[1].endswith("half "), "the unfinished line read")
+        j = d.ok("GET", env + "&format=json&since=%d" % nxt)
+        check(j["lines"] == [] and j["next"] == nxt, "an unfinished line is held back: %s" % j)
+        step_log("log:and its end")
+        j = poll_lines(nxt)
+        check([x["text"] for x in j["lines"]] == ["half and its end"] and
+              j["next"] == nxt + len("half and its end\n"), "the line, whole: %s" % j)
+        # Bad values: 400, saying which rule.
+        for q in ("since=abc", "since=-1", "since=262145", "format=xml", "timestamps=yes",
+                  "since=1&since=2"):
+            status, err = d.request("GET", env + "&" + q)
+            word = q.split("=")[0]
+            check(status == 400 and err["error"]["code"] == "bad_request" and
+                  (word in err["error"]["message"] or "twice" in err["error"]["message"]),
+                  "%s: %s %s" % (q, status, err))
+        # The follower waits for more until the episode ends, then exits 0.
+        check(follower.poll() is None, "the follower is still following")
+        d.ok("POST", "/end_episode")
+        out, err = follower.communicate(timeout=30)
+        final = d.request("GET", env + "&episode_id=" + eid)[1]
+        check(follower.returncode == 0 and [stamped(line)[1] for line in out.splitlines()] ==
+              final.splitlines() and "half and its end" in final,
+              "--follow: exit %s\n%s\n%s\nthe episode's output:\n%s" %
+              (follower.returncode, out, err, final))
+        j = d.ok("GET", env + "&format=json&episode_id=%s&since=%d" % (eid, len(final.encode())))
+        check(j["complete"] is True and j["lines"] == [], "ended: complete %s" % j)
+        # Following an ended episode: its last line, and exit 0 at once.
+        rc, out, err = ctl("logs", "--url", url, "--container", "env", "--episode", eid,
+                           "--follow", "--tail", "1")
+        check(rc == 0 and out == final.splitlines()[-1] + "\n",
+              "--follow --tail 1: %d %r %s" % (rc, out, err))
+        rc, out, err = ctl("logs", "--url", url, "--container", "env", "--episode", eid, "--json")
+        check(rc == 0 and json.loads(out)["complete"] is True, "--json: %d %s %s" % (rc, out, err))
+        # SIGINT stops a follower at once, between two lines: 130, nothing said.
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "the next episode")
+        poll(lambda: "envd: serving" in d.request("GET", env)[1], "the next env's first line")
+        follower = subprocess.Popen([OPENENV, "logs", "--url", url, "--container", "env", "-f"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = follower.stdout.readline()
+        follower.send_signal(signal.SIGINT)
+        out, err = follower.communicate(timeout=10)
+        check(line.startswith("envd: serving") and follower.returncode == 130 and not err,
+              "SIGINT: exit %s, %r %r %r" % (follower.returncode, line, out, err))
+        log = d.tail(50)
+        check(d.stop() == 0, "a clean exit (nothing leaked under ASan):\n%s" % log)
+    finally:
+        if follower and follower.poll() is None:
+            follower.kill()
+            follower.wait()
+        d.stop()
+
+
 def case_require_isolation_refusal():
     port = free_port()
     d, manifest = fallback_manifest(port)
@@ -852,6 +961,9 @@ CASES = [
     ("reset works from closed, ready, running, frozen and failed", case_reset_from_every_phase),
     ("openenvctl status, episodes, verdict, logs, metrics read a running unit; errors in words",
      case_openenvctl_reads_a_running_unit),
+    ("/logs timestamps=1, format=json from since to next (an unfinished line held back), "
+     "openenvctl logs --follow ending with its episode and on SIGINT",
+     case_logs_timestamps_since_and_follow),
     ("fork bomb => agent_misbehavior blamed on zones/agent/harness", case_forkbomb),
     ("detached process left behind => agent_misbehavior blamed on zones/agent/harness",
      case_detached),

@@ -7,6 +7,9 @@
   GET  /ticks    a counter a background thread advances (and writes to
                  /workspace/ticks), so a test can see a frozen cgroup stop
 
+A step's message "log:TEXT" writes TEXT and a newline to stderr, "logpart:TEXT"
+TEXT alone (a line not ended yet): output the live tests read back through /logs.
+
 argv: PORT [--fail-if PATH]: exits at once if PATH exists (provisioning
 failure on demand).
 """
@@ -71,6 +74,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             msg = str((body.get("action") or {}).get("message", ""))
             state["steps"] += 1
             done = msg == "done"
+            for prefix, end in (("log:", "\n"), ("logpart:", "")):
+                if msg.startswith(prefix):
+                    sys.stderr.write(msg[len(prefix):] + end)
+                    sys.stderr.flush()
             self.send(200, {"observation": {"echo": msg, "steps": state["steps"]},
                             "reward": 1.0, "done": done})
         elif self.path == "/mcp":

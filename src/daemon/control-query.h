@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The query parameters of a control route. Every value is checked, never
+ * cut or ignored: an id longer than the buffer used to read as "no id" and
+ * /verdict answered with the live episode's verdict instead of the one
+ * asked for. "token" is the relay's (a credential, already checked).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "relay/frontend.h"
+
+struct query_param {
+        const char *key;
+        char *buf; /* the value, NUL-terminated (no escapes: ids and names) */
+        size_t size;
+        const char *why;   /* the refusal of a bad value */
+        const char *value; /* buf once seen, else NULL */
+};
+
+/* Parses query into params (n of them); NULL, or why it is refused. */
+const char *query_parse(const char *query, struct query_param *params, size_t n);
+/* why (NULL: nothing) as the reply: 400 bad_request saying why. True if so. */
+bool query_refused(const char *why, struct frontend_reply *reply);
