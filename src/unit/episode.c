@@ -159,13 +159,6 @@ void episode_cancel_waits(struct episode *e)
 
 /* --- members ---------------------------------------------------------------- */
 
-/* The shim exits with its principal's status, 128 + N when a signal killed
- * it (as a shell reports it). */
-static bool status_is_signal(int status)
-{
-        return status > 128 && status < 128 + 65;
-}
-
 /* end: who ended it, when known (member-end.h), else NULL. */
 static void record_exit(struct episode *e, struct ep_member *mb, const char *end)
 {
@@ -173,8 +166,8 @@ static void record_exit(struct episode *e, struct ep_member *mb, const char *end
         json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "exited", "container", mb->mc->name,
                                "subtree", mb->subtree);
 
-        if (status_is_signal(mb->status))
-                json_object_set_new(ev, "signal", json_integer(mb->status - 128));
+        if (member_status_signal(mb->status))
+                json_object_set_new(ev, "signal", json_integer(member_status_signal(mb->status)));
         else
                 json_object_set_new(ev, "exit_status", json_integer(mb->status));
         if (end)
@@ -184,15 +177,6 @@ static void record_exit(struct episode *e, struct ep_member *mb, const char *end
         verdict_add_event(&e->verdict, ev);
 }
 
-/* "exited with status 3", "was killed by signal 9 (KILL)". */
-static char *exit_text(int status)
-{
-        if (status_is_signal(status))
-                return xasprintf("was killed by signal %d (%s)", status - 128,
-                                 sigabbrev_np(status - 128) ?: "?");
-        return xasprintf("exited with status %d", status);
-}
-
 /* What ended a member and who did (member-end.h), in words, from what its
  * init's status and its cgroup say. */
 static char *member_exit_text(struct episode *e, const struct ep_member *mb, int status,
@@ -200,7 +184,7 @@ static char *member_exit_text(struct episode *e, const struct ep_member *mb, int
 {
         struct cgroup_stats st;
         bool have = cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0;
-        cleanup_free char *how = exit_text(status);
+        cleanup_free char *how = member_status_text(status);
         cleanup_free char *text = NULL;
 
         *ret_end = member_end_of(have ? &st : NULL, member_init_signal(mb->m));
@@ -221,7 +205,7 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         mb->status = status;
         switch (e->state) {
         case EPISODE_PROVISIONING: {
-                cleanup_free char *how = exit_text(status);
+                cleanup_free char *how = member_status_text(status);
                 cleanup_free char *tail = member_output_tail(mb->m, LOG_TAIL_LINES);
                 cleanup_free char *last = member_output_tail(mb->m, 1);
                 /* "env| ModuleNotFoundError: ...\n": the last line says why,
@@ -265,7 +249,7 @@ static void member_on_exited(struct member *m, int status, void *userdata)
                         return;
                 }
                 if (mb->mc->zone == MANIFEST_ZONE_SERVICES && !mb->killed) {
-                        cleanup_free char *how = exit_text(status);
+                        cleanup_free char *how = member_status_text(status);
                         record_exit(e, mb, NULL);
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
                                      "service %s %s during grading", mb->mc->name, how);

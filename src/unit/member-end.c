@@ -2,6 +2,7 @@
 #include "unit/member-end.h"
 
 #include <signal.h>
+#include <string.h>
 
 #include "base/string-table.h"
 #include "base/util.h"
@@ -16,6 +17,20 @@ static const char *const member_end_table[_MEMBER_END_MAX] = {
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(member_end, enum member_end);
+
+int member_status_signal(int status)
+{
+        return status > 128 && status < 128 + 65 ? status - 128 : 0;
+}
+
+char *member_status_text(int status)
+{
+        int sig = member_status_signal(status);
+
+        if (sig)
+                return xasprintf("was killed by signal %d (%s)", sig, sigabbrev_np(sig) ?: "?");
+        return xasprintf("exited with status %d", status);
+}
 
 enum member_end member_end_of_limits(const struct cgroup_stats *st)
 {

@@ -36,6 +36,12 @@ enum member_end {
         _MEMBER_END_MAX,
 };
 
+/* The signal a member's status says killed it (the shim exits with its
+ * principal's status, 128 + N for a signal, as a shell reports it), or 0. */
+int member_status_signal(int status);
+/* "exited with status 3", "was killed by signal 9 (KILL)"; new string. */
+char *member_status_text(int status);
+
 /* "inside", "memory_limit", "pids_limit", "host_oom", "outside_signal",
  * "init_crashed". */
 const char *member_end_to_string(enum member_end e);

@@ -73,3 +73,15 @@ Test(member_end, each_cause_has_a_name_and_words)
         cleanup_free char *host = member_end_text(MEMBER_END_HOST_OOM, "x");
         cr_expect(strstr(host, "host's OOM killer"), "%s", host);
 }
+
+Test(member_end, a_status_in_words)
+{
+        cleanup_free char *killed = member_status_text(128 + 9);
+        cleanup_free char *exited = member_status_text(3);
+
+        cr_expect_str_eq(killed, "was killed by signal 9 (KILL)");
+        cr_expect_str_eq(exited, "exited with status 3");
+        cr_expect_eq(member_status_signal(128 + 9), 9);
+        cr_expect_eq(member_status_signal(128), 0, "128 is an exit status");
+        cr_expect_eq(member_status_signal(0), 0);
+}

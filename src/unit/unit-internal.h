@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The unit's state, shared by its parts:
+ *   unit.c        the rules: phases, live and standby episodes, resets, ends,
+ *                 member deaths, the completions the daemon waits for
+ *   unit-views.c  what the control routes read of it (/info, /episodes,
+ *                 /verdict, /logs, /readyz, /metrics): never a change
+ */
+#include "phase/phase.h"
+#include "sandbox/syscall-filter.h"
+#include "unit/episode.h"
+#include "unit/unit-stats.h"
+#include "unit/unit.h"
+
+/* Recent episodes whose verdict /verdict?episode_id= still serves. */
+#define UNIT_VERDICT_HISTORY 16
+/* ... and whose containers' output /logs?episode_id= still serves once
+ * they are freed (each container's capped at MEMBER_LOG_MAX_BYTES). */
+#define UNIT_LOG_HISTORY 4
+/* Standby provisioning failures in a row before the unit stops trying
+ * (until the next reset). */
+#define UNIT_STANDBY_MAX_FAILURES 3
+/* After the n-th standby failure in a row the next one waits
+ * UNIT_STANDBY_BACKOFF << (n - 1): a failure that repeats itself (a missing
+ * module) is not retried back to back. */
+#define UNIT_STANDBY_BACKOFF (1 * USEC_PER_SEC)
+#define UNIT_MAX_WAITERS     64
+
+enum waiter_kind {
+        WAIT_READY,   /* a reset: the live episode ready (or failed) */
+        WAIT_GRADED,  /* an end: the verdict final */
+        WAIT_INSPECT, /* an inspection done */
+        WAIT_EPISODE, /* a client reset: an episode live again */
+};
+
+struct waiter {
+        enum waiter_kind kind;
+        unit_done_fn fn;
+        void *userdata;
+};
+
+struct unit {
+        struct unit_config cfg;
+        const struct unit_ops *ops;
+        void *userdata;
+        struct episode_config ecfg;
+        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
+        struct phase_machine phase;
+        struct episode *live;        /* owned: the episode the phase machine follows */
+        struct episode *standby;     /* owned: provisioning or standby, never exposed */
+        struct episode *retiring[8]; /* owned: tearing down, then freed */
+        size_t n_retiring;
+        struct episode *slots[2]; /* borrowed: who holds each slot */
+        struct waiter waiters[UNIT_MAX_WAITERS];
+        size_t n_waiters;
+        json_t *recent; /* owned: [{episode_id, verdict...}], newest last */
+        struct episode_logs *kept_logs[UNIT_LOG_HISTORY]; /* owned: freed episodes', newest last */
+        size_t n_kept_logs;
+        json_t *inspection;
+        bool zones_created;
+        bool episode_requested; /* a client reset waits for the grading to end */
+        bool done_pending;      /* unit_note_done() ends the episode next round */
+        bool cold_pending;      /* a reset waits for a free slot */
+        unsigned standby_failures;
+        char *standby_error;               /* owned: why the last standby failed */
+        struct loop_source *standby_timer; /* owned: the backoff's end */
+        usec_t standby_not_before;         /* CLOCK_MONOTONIC */
+        bool freeing;
+        bool sweep_scheduled;
+
+        /* For /metrics (unit-stats.h). */
+        struct unit_stats stats;
+        usec_t phase_since;                  /* CLOCK_MONOTONIC: entered the current phase */
+        usec_t reset_at;                     /* CLOCK_MONOTONIC: the reset in progress began */
+        enum unit_reset_source reset_source; /* ... and where its episode comes from */
+        enum unit_end live_end;              /* how the live episode is ending */
+        bool told_ready;                     /* ops->ready was called */
+        bool first_pending;                  /* unit_start()'s episode is not up yet */
+        bool live_counted;                   /* the live episode is in stats.episodes */
+};
