@@ -164,8 +164,10 @@ static void on_pending_gone(void *userdata, struct http_handle *h)
                 }
 }
 
-static void control_metrics(struct daemon *d, struct frontend_reply *reply)
+static void control_metrics(struct daemon *d, const struct frontend_request *req,
+                            struct frontend_reply *reply)
 {
+        (void) req;
         struct unit_stats us;
         struct http_proxy_stats relay;
         struct cgroup_stats subtree;
@@ -189,86 +191,140 @@ static void control_metrics(struct daemon *d, struct frontend_reply *reply)
         unit_stats_done(&us);
 }
 
-static void on_control(void *userdata, const struct frontend_request *req,
-                       struct frontend_reply *reply)
+static void control_info(struct daemon *d, const struct frontend_request *req,
+                         struct frontend_reply *reply)
 {
-        struct daemon *d = userdata;
-        char refusal[128] = "", id[64];
-        struct pending_op *op = NULL;
-        int r;
+        (void) req;
+        reply_json(reply, 200, unit_info(d->unit));
+}
 
-        /* The other routes take no parameter: a query they cannot
-         * understand is refused, not ignored. */
-        if (!streq(req->route, "/verdict") && !streq(req->route, "/logs") &&
-            query_refused(query_parse(req->query, NULL, 0), reply))
-                return;
-        if (streq(req->route, "/info")) {
-                reply_json(reply, 200, unit_info(d->unit));
-                return;
-        }
-        if (streq(req->route, "/episodes")) {
-                reply_json(reply, 200, unit_episodes(d->unit));
-                return;
-        }
-        if (streq(req->route, "/verdict")) {
-                struct query_param q = { "episode_id", id, sizeof(id),
-                                         "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
-                json_t *v;
-                if (query_refused(query_parse(req->query, &q, 1), reply))
-                        return;
-                v = unit_verdict(d->unit, q.value);
-                if (!v) {
-                        reply->status = 404;
-                        reply->error_code = "not_found";
-                        return;
-                }
-                reply_json(reply, 200, v);
-                return;
-        }
-        if (streq(req->route, "/logs")) {
-                control_logs(d->manifest, d->unit, req, reply);
-                return;
-        }
-        if (streq(req->route, "/metrics")) {
-                control_metrics(d, reply);
-                return;
-        }
-        if (streq(req->route, "/resume")) {
-                r = unit_resume(d->unit, refusal, sizeof(refusal));
-                if (r < 0) {
-                        if (r == -EPERM)
-                                log_info_fields(LOG_FIELDS({ "route", req->route }),
-                                                "%s refused: %s", req->route, refusal);
-                        reply_error(d, reply, r, refusal);
-                        return;
-                }
-                reply_json(reply, 200, unit_info(d->unit));
-                return;
-        }
+static void control_episodes(struct daemon *d, const struct frontend_request *req,
+                             struct frontend_reply *reply)
+{
+        (void) req;
+        reply_json(reply, 200, unit_episodes(d->unit));
+}
 
-        if (streq(req->route, "/reset_unit")) {
-                op = op_new(d, OP_RESET, req);
-                r = unit_reset(d->unit, "reset", op_done, op, refusal, sizeof(refusal));
-        } else if (streq(req->route, "/inspect")) {
-                op = op_new(d, OP_INSPECT, req);
-                r = unit_inspect(d->unit, op_done, op, refusal, sizeof(refusal));
-        } else if (streq(req->route, "/end_episode")) {
-                op = op_new(d, OP_END, req);
-                r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", op_done, op,
-                             refusal, sizeof(refusal));
-        } else {
+static void control_verdict(struct daemon *d, const struct frontend_request *req,
+                            struct frontend_reply *reply)
+{
+        char id[64];
+        struct query_param q = { "episode_id", id, sizeof(id),
+                                 "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
+        json_t *v;
+
+        if (query_refused(query_parse(req->query, &q, 1), reply))
+                return;
+        v = unit_verdict(d->unit, q.value);
+        if (!v) {
                 reply->status = 404;
                 reply->error_code = "not_found";
                 return;
         }
-        reply->later = true;
-        if (r == 1)
-                return; /* op_done() answers */
+        reply_json(reply, 200, v);
+}
+
+static void control_logs_of(struct daemon *d, const struct frontend_request *req,
+                            struct frontend_reply *reply)
+{
+        control_logs(d->manifest, d->unit, req, reply);
+}
+
+/* The phase machine's refusal is the orchestrator's to read (409), and the
+ * log's (docs/DAEMON.md: a refusal names actor, from and to). */
+static void log_refusal(const struct frontend_request *req, int r, const char *refusal)
+{
         if (r == -EPERM)
                 log_info_fields(LOG_FIELDS({ "route", req->route }), "%s refused: %s", req->route,
                                 refusal);
+}
+
+static void control_resume(struct daemon *d, const struct frontend_request *req,
+                           struct frontend_reply *reply)
+{
+        char refusal[128] = "";
+        int r = unit_resume(d->unit, refusal, sizeof(refusal));
+
+        if (r < 0) {
+                log_refusal(req, r, refusal);
+                reply_error(d, reply, r, refusal);
+                return;
+        }
+        reply_json(reply, 200, unit_info(d->unit));
+}
+
+/* The routes the unit answers once an operation ends (op_done()). */
+static void control_operation(struct daemon *d, const struct frontend_request *req,
+                              struct frontend_reply *reply)
+{
+        char refusal[128] = "";
+        struct pending_op *op;
+        int r;
+
+        switch (req->id) {
+        case CR_RESET_UNIT:
+                op = op_new(d, OP_RESET, req);
+                r = unit_reset(d->unit, "reset", op_done, op, refusal, sizeof(refusal));
+                break;
+        case CR_INSPECT:
+                op = op_new(d, OP_INSPECT, req);
+                r = unit_inspect(d->unit, op_done, op, refusal, sizeof(refusal));
+                break;
+        default:
+                op = op_new(d, OP_END, req);
+                r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", op_done, op,
+                             refusal, sizeof(refusal));
+                break;
+        }
+        reply->later = true;
+        if (r == 1)
+                return; /* op_done() answers */
+        log_refusal(req, r, refusal);
         op->refusal = refusal;
         op_done(op, r < 0 ? r : 0);
+}
+
+typedef void control_fn(struct daemon *d, const struct frontend_request *req,
+                        struct frontend_reply *reply);
+
+/* One handler per route the frontend asks the unit about, by the route
+ * table's index (relay/control-routes.h); the public ones it answers
+ * itself. daemon_new() refuses to start with a route left out. */
+static control_fn *const control_handlers[_CR_MAX] = {
+        [CR_INFO] = control_info,
+        [CR_EPISODES] = control_episodes,
+        [CR_VERDICT] = control_verdict,
+        [CR_LOGS] = control_logs_of,
+        [CR_METRICS] = control_metrics,
+        [CR_RESET_UNIT] = control_operation,
+        [CR_INSPECT] = control_operation,
+        [CR_RESUME] = control_resume,
+        [CR_END_EPISODE] = control_operation,
+};
+
+static void on_control(void *userdata, const struct frontend_request *req,
+                       struct frontend_reply *reply)
+{
+        struct daemon *d = userdata;
+
+        /* A route that takes no parameter refuses a query it cannot
+         * understand, never ignores it. */
+        if (!control_route_table[req->id].query &&
+            query_refused(query_parse(req->query, NULL, 0), reply))
+                return;
+        control_handlers[req->id](d, req, reply);
+}
+
+/* Whether every route the frontend may ask about has its handler. */
+static bool control_handlers_complete(void)
+{
+        for (int id = 0; id < _CR_MAX; id++)
+                if (!control_route_public(id) && !control_handlers[id]) {
+                        log_error("internal error: no handler for %s",
+                                  control_route_table[id].path);
+                        return false;
+                }
+        return true;
 }
 
 /* What the daemon lives within, said once at start: its own fd limit (the
@@ -712,6 +768,8 @@ int daemon_run_isolated(const struct daemon_options *opts, const struct manifest
                             .start_time = (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC };
         int r;
 
+        if (!control_handlers_complete())
+                return DAEMON_EXIT_FAILURE;
         metrics_self_open(&d.self);
         r = daemon_setup(&d);
         if (r >= 0)

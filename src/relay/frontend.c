@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "relay/credentials.h"
 #include "relay/http-proxy.h"
+#include "relay/control-routes.h"
 #include "relay/openenv-messages.h"
 #include "relay/request-target.h"
 #include "relay/ws-frame.h"
@@ -23,7 +24,7 @@ enum route {
         ROUTE_WS,       /* WebSocket /ws: OpenEnv's messages */
         ROUTE_WS_MCP,   /* WebSocket /mcp: JSON-RPC */
         ROUTE_WS_OTHER, /* any other upgrade: framing checked only */
-        ROUTE_CONTROL,  /* + index into control_routes */
+        ROUTE_CONTROL,  /* + its enum control_route */
 };
 
 struct frontend {
@@ -57,15 +58,6 @@ static const char *const strip_env[] = { "authorization", NULL };
  * the validator can read them; clients fall back to no compression. */
 static const char *const strip_ws[] = { "authorization", "sec-websocket-extensions", NULL };
 
-static const struct control_route {
-        const char *path;
-        unsigned method;
-} control_routes[] = {
-        { "/info", HTTP_GET },    { "/reset_unit", HTTP_POST },  { "/inspect", HTTP_POST },
-        { "/resume", HTTP_POST }, { "/end_episode", HTTP_POST }, { "/verdict", HTTP_GET },
-        { "/logs", HTTP_GET },    { "/metrics", HTTP_GET },      { "/episodes", HTTP_GET },
-};
-
 /* The orchestrator's env paths: the episode's own controls. */
 static const char *const orchestrator_paths[] = { "/reset", "/step", "/state", "/ws" };
 
@@ -74,10 +66,8 @@ bool frontend_route_is_orchestrators(const char *route)
         for (size_t i = 0; i < ELEMENTSOF(orchestrator_paths); i++)
                 if (streq(route, orchestrator_paths[i]))
                         return true;
-        for (size_t i = 0; i < ELEMENTSOF(control_routes); i++)
-                if (streq(route, control_routes[i].path))
-                        return true;
-        return false;
+        int id = control_route_lookup(route);
+        return id >= 0 && !control_route_public(id);
 }
 
 static bool agent_may(const struct frontend *f, const char *route)
@@ -87,6 +77,15 @@ static bool agent_may(const struct frontend *f, const char *route)
         if (streq(route, "/mcp") || startswith(route, "/mcp/"))
                 return true;
         return f->agent_paths && strv_contains(f->agent_paths, route);
+}
+
+/* Whether who may use a route: a control route by its table, an env path
+ * by the principal's own rule (the scraper reaches none). */
+static bool principal_may(const struct frontend *f, enum principal who, int id, const char *route)
+{
+        if (id >= 0)
+                return control_route_table[id].principals & CR_PRINCIPAL(who);
+        return who == PRINCIPAL_ORCHESTRATOR || (who == PRINCIPAL_AGENT && agent_may(f, route));
 }
 
 /* --- sessions --- */
@@ -321,38 +320,34 @@ static int respond_readiness(struct frontend *f, struct http_exchange *x, bool o
 }
 
 /* Routes without credentials. -1: not one of them. */
-static int route_public(struct frontend *f, struct http_exchange *x, const char *route)
+/* The routes no token is needed for, answered here. */
+static int route_public(struct frontend *f, struct http_exchange *x, int id)
 {
         const struct http_head *h = x->req;
-        bool get = h->method == HTTP_GET || h->method == HTTP_HEAD;
 
-        if (streq(route, "/healthz")) {
-                if (!get)
-                        return method_not_allowed(x, "GET");
+        if (id < 0 || !control_route_public(id))
+                return -1;
+        if (h->method != HTTP_GET && h->method != HTTP_HEAD)
+                return method_not_allowed(x, "GET");
+        if (id == CR_HEALTHZ) {
                 http_exchange_respond(x, 200, "{\"status\":\"ok\"}");
                 return HTTP_ACTION_RESPOND;
         }
-        if (streq(route, "/health") || streq(route, "/readyz")) {
-                if (!get)
-                        return method_not_allowed(x, "GET");
-                return respond_readiness(f, x, streq(route, "/health"));
-        }
-        return -1;
+        return respond_readiness(f, x, id == CR_HEALTH);
 }
 
-static int route_control(struct http_exchange *x, const char *route)
+/* The unit's routes: asked of ops->control() once the body is read. */
+static int route_control(struct http_exchange *x, int id)
 {
-        for (size_t i = 0; i < ELEMENTSOF(control_routes); i++) {
-                const struct control_route *cr = &control_routes[i];
-                if (!streq(route, cr->path))
-                        continue;
-                if (x->req->method != cr->method)
-                        return method_not_allowed(x,
-                                                  http_method_str((enum http_method) cr->method));
-                x->tag = ROUTE_CONTROL + (int) i;
-                return HTTP_ACTION_READ_BODY;
-        }
-        return -1;
+        const struct control_route_def *cr;
+
+        if (id < 0)
+                return -1;
+        cr = &control_route_table[id];
+        if (x->req->method != cr->method)
+                return method_not_allowed(x, http_method_str((enum http_method) cr->method));
+        x->tag = ROUTE_CONTROL + id;
+        return HTTP_ACTION_READ_BODY;
 }
 
 /* No episode is live: the orchestrator's reset and /ws wait for one. */
@@ -423,7 +418,7 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
         struct request_target t;
         struct session *s = session_of(x);
         enum principal who;
-        int action;
+        int action, id;
 
         /* A held request routed again: how its episode request went. */
         if (s && s->route < ROUTE_WS) {
@@ -434,7 +429,8 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
         }
         if (request_target_parse(h->target, h->target_len, &t) < 0)
                 return respond_error(x, 400, "bad_request");
-        action = route_public(f, x, t.route);
+        id = control_route_lookup(t.route);
+        action = route_public(f, x, id);
         if (action >= 0)
                 goto done;
         who = credentials_check(f->creds, h, t.token, t.n_tokens);
@@ -448,12 +444,11 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 goto done;
         }
         x->authenticated = true;
-        if ((who == PRINCIPAL_AGENT && !agent_may(f, t.route)) ||
-            (who == PRINCIPAL_METRICS && !streq(t.route, "/metrics"))) {
+        if (!principal_may(f, who, id, t.route)) {
                 action = respond_error(x, 403, "not_permitted");
                 goto done;
         }
-        action = route_control(x, t.route);
+        action = route_control(x, id);
         if (action >= 0)
                 goto done;
         if (h->method == HTTP_CONNECT) {
@@ -476,10 +471,11 @@ static void fe_on_request_body(void *userdata, struct http_exchange *x, const ch
                                size_t len)
 {
         struct frontend *f = userdata;
-        const struct control_route *cr = &control_routes[x->tag - ROUTE_CONTROL];
+        enum control_route id = (enum control_route)(x->tag - ROUTE_CONTROL);
         struct frontend_reply reply = {};
         struct frontend_request req = {
-                .route = cr->path,
+                .id = id,
+                .route = control_route_table[id].path,
                 .query = x->query.buf ? x->query.buf : "",
                 .body = body,
                 .body_len = len,

@@ -47,6 +47,7 @@
 
 #include "base/event-loop.h"
 #include "base/time-util.h"
+#include "relay/control-routes.h"
 #include "relay/openenv-messages.h"
 
 struct http_handle; /* relay/http-proxy.h */
@@ -54,8 +55,9 @@ struct http_exchange;
 struct credentials;
 
 struct frontend_request {
-        const char *route; /* normalised: "/info" */
-        const char *query; /* the raw query string (after '?'), "" when none */
+        enum control_route id; /* control-routes.h */
+        const char *route;     /* its path: "/info" */
+        const char *query;     /* the raw query string (after '?'), "" when none */
         const char *body;
         size_t body_len;
         struct http_exchange *x; /* private to the frontend */
