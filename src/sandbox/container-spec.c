@@ -73,11 +73,20 @@ static bool path_is_normal_absolute(const char *p)
         return true;
 }
 
+/*
+ * Every rule about the spec itself, for both launchers: each calls this at
+ * its entry, before it creates anything, and adds only what it alone needs
+ * (launcher-native.c native_spec_check(): a shim; oci-config.c
+ * oci_spec_check(): a name a runtime takes as part of an id). Two copies of
+ * these rules drifted: the OCI launcher had checked none of the mounts,
+ * masks, forwards, fds, workdir, /tmp size or counts below.
+ */
 int container_spec_validate(const struct container_spec *spec)
 {
+        /* The name is the hostname inside, whichever launcher starts it. */
         if (!spec || !spec->name || !spec->name[0] || strlen(spec->name) > HOST_NAME_MAX)
                 return -EINVAL;
-        if (!spec->argv || !spec->argv[0] || !spec->rootfs || !spec->shim_path)
+        if (!spec->argv || !spec->argv[0] || !spec->rootfs)
                 return -EINVAL;
         if (strv_length(spec->argv) > MANIFEST_MAX_LIST)
                 return -E2BIG;
@@ -93,6 +102,8 @@ int container_spec_validate(const struct container_spec *spec)
                 return -EINVAL;
         if (spec->workdir && !path_is_normal_absolute(spec->workdir))
                 return -EINVAL;
+        /* /tmp and /dev/shm are sized from it; 0 would leave the size to
+         * each file system's default (half of RAM for tmpfs). */
         if (spec->tmp_bytes == 0)
                 return -EINVAL;
         if (spec->n_mounts > CONTAINER_MAX_MOUNTS || spec->n_forwards > CONTAINER_MAX_FORWARDS ||

@@ -74,7 +74,7 @@ struct container_spec {
         char **env;       /* "K=V", NULL-terminated; the principal's whole environment */
         char *workdir;    /* inside; NULL means "/" */
         char *rootfs;     /* host path of the image root, bound read-only ("/" usually) */
-        char *shim_path;  /* host path of the openenvd-shim executable (PID 1 inside) */
+        char *shim_path;  /* host path of openenvd-shim (PID 1); NULL: OCI only (launcher-oci.h) */
         char *socket_dir; /* host dir bound at /run/openenvd (nosuid,nodev,noexec); NULL: none */
 
         uid_t host_uid;     /* first host uid of this container's range */
@@ -175,8 +175,16 @@ void container_policy_done(struct container_policy *p);
 void container_spec_add_bind(struct container_spec *spec, const char *source, const char *target,
                              unsigned long flags, bool is_file);
 
-/* Checks what every launcher relies on: non-empty argv, absolute targets
- * without "." or ".." components, a principal uid/gid inside the mapped
- * range, a range that does not map host root, counts within limits.h.
- * Returns 0 or -EINVAL (-E2BIG for counts over a limit). */
+/*
+ * The one check of a spec, which both launchers call first: a name (the
+ * hostname), a non-empty argv, a rootfs; a principal uid/gid inside the
+ * mapped range and not root (unless WEAKEN_KEEP_CAPS), a range that does
+ * not map host root and fits in uid_t; a normal absolute workdir; a /tmp
+ * size; mounts, masks and forwards well formed (normal absolute targets and
+ * paths, the parts each kind needs); passed fds not negative, the notify and
+ * forward indexes among them; counts within limits.h. Each launcher adds
+ * only what it alone needs (docs/SANDBOX.md, "One check of a spec").
+ * Returns 0 or -EINVAL (-E2BIG for counts over a limit, -EBADF for a
+ * negative passed fd).
+ */
 int container_spec_validate(const struct container_spec *spec);

@@ -442,13 +442,29 @@ static int dev_template(void)
         return fd;
 }
 
+/*
+ * This launcher's entry check: every rule about the spec (the one
+ * validator, shared with the OCI launcher), then what only this launcher
+ * needs. It always execs the shim as PID 1, so a spec without one cannot
+ * start here, while an OCI runtime can run the principal itself.
+ */
+static int native_spec_check(const struct container_spec *spec)
+{
+        int r = container_spec_validate(spec);
+        if (r < 0)
+                return r;
+        if (!spec->shim_path)
+                return -EINVAL;
+        return 0;
+}
+
 int container_spawn(const struct container_spec *spec, struct container **ret,
                     struct container_error *ret_err)
 {
         int go[2], errp[2], r;
 
         container_mark(spec, CONTAINER_MARK_START);
-        r = container_spec_validate(spec);
+        r = native_spec_check(spec);
         if (r < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_VALIDATE, r);
 

@@ -45,53 +45,58 @@ static void append_flag_options(json_t *opts, unsigned long flags)
                 json_array_append_new(opts, json_string("nosymfollow"));
 }
 
-static int spec_mount_json(const struct mount_entry *m, json_t **ret)
+/* m was checked by container_spec_validate() (oci_spec_check()), which
+ * holds the rules of each kind; NULL only if jansson failed (a NULL string
+ * it cannot pack included), so a mount is never silently dropped. */
+static json_t *spec_mount_json(const struct mount_entry *m)
 {
-        json_t *opts = json_array();
+        json_t *opts = json_array(), *ret;
 
         switch (m->kind) {
         case MOUNT_BIND:
-                if (!m->source)
-                        break;
                 /* rbind + rprivate: submounts come along, and nothing the
                  * container unmounts propagates back to the host. */
                 json_array_append_new(opts, json_string("rbind"));
                 json_array_append_new(opts, json_string("rprivate"));
                 append_flag_options(opts, m->flags);
-                *ret = json_pack("{s:s, s:s, s:s, s:o}", "destination", m->target, "type", "bind",
+                return json_pack("{s:s, s:s, s:s, s:o}", "destination", m->target, "type", "bind",
                                  "source", m->source, "options", opts);
-                return 0;
         case MOUNT_TMPFS:
                 json_array_append_new(
                         opts, json_sprintf("size=%llu", (unsigned long long) m->size_bytes));
                 json_array_append_new(opts, json_sprintf("mode=%o", (unsigned) (m->mode & 07777)));
                 append_flag_options(opts, m->flags);
-                *ret = mount_json(m->target, "tmpfs", "tmpfs", NULL, 0);
-                json_object_set_new(*ret, "options", opts);
-                return 0;
+                ret = mount_json(m->target, "tmpfs", "tmpfs", NULL, 0);
+                break;
         case MOUNT_OVERLAY:
-                if (!m->source || !m->upper || !m->work)
-                        break;
                 json_array_append_new(opts, json_sprintf("lowerdir=%s", m->source));
                 json_array_append_new(opts, json_sprintf("upperdir=%s", m->upper));
                 json_array_append_new(opts, json_sprintf("workdir=%s", m->work));
                 append_flag_options(opts, m->flags);
-                *ret = mount_json(m->target, "overlay", "overlay", NULL, 0);
-                json_object_set_new(*ret, "options", opts);
-                return 0;
+                ret = mount_json(m->target, "overlay", "overlay", NULL, 0);
+                break;
+        default:
+                ret = NULL;
+                break;
         }
-        json_decref(opts);
-        return -EINVAL;
+        if (!ret) {
+                json_decref(opts);
+                return NULL;
+        }
+        json_object_set_new(ret, "options", opts);
+        return ret;
 }
 
 static int render_mounts(const struct container_spec *spec, const char *shim_host, json_t **ret)
 {
         char shm_size[64], tmp_size[64];
         json_t *a = json_array();
-        uint64_t tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : 64ULL * 1024 * 1024;
 
-        (void) snprintf(shm_size, sizeof(shm_size), "size=%llu", (unsigned long long) tmp_bytes);
-        (void) snprintf(tmp_size, sizeof(tmp_size), "size=%llu", (unsigned long long) tmp_bytes);
+        /* tmp_bytes is never 0 here (container_spec_validate()). */
+        (void) snprintf(shm_size, sizeof(shm_size), "size=%llu",
+                        (unsigned long long) spec->tmp_bytes);
+        (void) snprintf(tmp_size, sizeof(tmp_size), "size=%llu",
+                        (unsigned long long) spec->tmp_bytes);
 
         json_array_append_new(a, mount_json("/proc", "proc", "proc",
                                             (const char *[]){ "nosuid", "noexec", "nodev" }, 3));
@@ -133,10 +138,10 @@ static int render_mounts(const struct container_spec *spec, const char *shim_hos
                         a, mount_json(SHIM_INSIDE, "bind", shim_host,
                                       (const char *[]){ "bind", "ro", "nosuid", "nodev" }, 4));
         for (size_t i = 0; i < spec->n_mounts; i++) {
-                json_t *m;
-                if (spec_mount_json(&spec->mounts[i], &m) < 0) {
+                json_t *m = spec_mount_json(&spec->mounts[i]);
+                if (!m) {
                         json_decref(a);
-                        return -EINVAL;
+                        return -ENOMEM;
                 }
                 json_array_append_new(a, m);
         }
@@ -199,11 +204,18 @@ bool oci_name_ok(const char *s)
 
 int oci_spec_check(const struct container_spec *spec)
 {
-        if (!spec || !oci_name_ok(spec->name) || !spec->argv || !spec->argv[0] || !spec->rootfs)
-                return -EINVAL;
-        /* The principal is never root inside, the range never maps host root. */
-        if (spec->uid == 0 || spec->gid == 0 || spec->host_uid == 0 || spec->uid_count == 0 ||
-            spec->uid >= spec->uid_count || spec->gid >= spec->uid_count)
+        /* Every rule about the spec is the one validator's, which the native
+         * launcher calls too: this launcher once had its own copy of a few
+         * of them and missed the rest (mounts, masks, forwards, fds,
+         * workdir, /tmp size, counts). */
+        int r = container_spec_validate(spec);
+        if (r < 0)
+                return r;
+        /* Only here does the name become part of a path: the runtime's
+         * container id "openenvd-<name>-<hex>" names the bundle directory
+         * under <state>/bundles, where a '/' or ".." would lead elsewhere.
+         * The native launcher makes it the hostname only. */
+        if (!oci_name_ok(spec->name))
                 return -EINVAL;
         return 0;
 }

@@ -38,7 +38,9 @@ struct oci_container {
 /* oci-config.c */
 /* An id or name the runtime takes: [A-Za-z0-9_.-]{1,64}. */
 bool oci_name_ok(const char *s);
-/* A spec no launcher accepts is -EINVAL. */
+/* This launcher's entry check: container_spec_validate() (every rule about
+ * the spec, the native launcher's too), then oci_name_ok() of its name,
+ * which only this launcher puts into a path. Its errno or 0. */
 int oci_spec_check(const struct container_spec *spec);
 
 /* oci-runtime.c */
