@@ -43,6 +43,7 @@ static json_t *message_json(const char *data, size_t len, const char **ret_why)
 void action_record_add(struct action_record *r, unsigned n, const char *via, const char *data,
                        size_t len, uint64_t at_usec)
 {
+        uint64_t first = r->actions + 1;
         const char *why = NULL;
         json_t *line, *msg;
         char *text;
@@ -55,7 +56,7 @@ void action_record_add(struct action_record *r, unsigned n, const char *via, con
                 return;
         }
         msg = message_json(data, len, &why);
-        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) (r->actions - n + 1), "actions",
+        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) first, "actions",
                          (json_int_t) n, "via", via, "at", (double) at_usec / (double) USEC_PER_SEC,
                          "message", msg ?: json_null());
         if (why)
