@@ -16,5 +16,5 @@ void sha256_hex(const void *data, size_t len, char hex[65])
         if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
                 abort();
         for (unsigned i = 0; i < n; i++)
-                (void) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+                (void) snprintf(hex + (size_t) 2 * i, 3, "%02x", md[i]);
 }
