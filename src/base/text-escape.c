@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/text-escape.h"
 
-#include "base/jstring.h"
+#include "base/utf8.h"
 
 /* Bytes of the well-formed sequence at p that is to be shown as it is (its
  * length), or 0 when its first byte is to be escaped. */
