@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,30 +57,6 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_egress, enum manifest_egress);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_oci, enum manifest_oci);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_during_grading, enum manifest_during_grading);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_read_kind, enum manifest_read_kind);
-
-/* ---- errors and paths ---- */
-
-void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path, const char *fmt,
-               ...)
-{
-        struct strbuf sb = STRBUF_INIT;
-        unsigned line = 1, column = 1;
-        va_list ap;
-
-        /* Defaulted things have no node: point at the document (1:1 or the root). */
-        if (at) {
-                line = at->line;
-                column = at->column;
-        } else if (x->root) {
-                line = x->root->line;
-                column = x->root->column;
-        }
-        va_start(ap, fmt);
-        strbuf_vaddf(&sb, fmt, ap);
-        va_end(ap);
-        manifest_errors_add(x->errors, line, column, path, "%s", sb.buf);
-        strbuf_release(&sb);
-}
 
 static void zone_set_defaults(struct manifest_zone *z, enum manifest_zone_kind kind)
 {
