@@ -62,8 +62,8 @@
 #define VERDICT_MAX_EVENTS 64            /* facts recorded in one episode's verdict */
 /* The episode's record of what was sent as actions (observers' `reads:
  * [actions]`): its lines, at most, and one message's bytes recorded. */
-#define ACTION_RECORD_MAX_BYTES   (1024 * 1024)
-#define ACTION_RECORD_MAX_MESSAGE (64 * 1024)
+#define ACTION_RECORD_MAX_BYTES   (1024UL * 1024)
+#define ACTION_RECORD_MAX_MESSAGE (64UL * 1024)
 
 /* --- containers' output (stdout+stderr are a pipe the daemon reads) --- */
 #define MEMBER_LOG_MAX_BYTES  (256UL * 1024)      /* kept per container per episode */

@@ -45,17 +45,19 @@ void action_record_add(struct action_record *r, unsigned n, const char *via, con
 {
         const char *why = NULL;
         json_t *line, *msg;
+        uint64_t first;
         char *text;
 
         if (n == 0)
                 return;
         r->actions += n;
+        first = r->actions - n + 1; /* the number of this message's first action */
         if (r->dropped > 0 || r->lines.len >= ACTION_RECORD_MAX_BYTES) {
                 r->dropped += n;
                 return;
         }
         msg = message_json(data, len, &why);
-        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) (r->actions - n + 1), "actions",
+        line = json_pack("{s:I,s:I,s:s,s:f,s:o}", "n", (json_int_t) first, "actions",
                          (json_int_t) n, "via", via, "at", (double) at_usec / (double) USEC_PER_SEC,
                          "message", msg ?: json_null());
         if (why)
