@@ -70,9 +70,11 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
-int write_string_file_at(int dirfd, const char *path, const char *s)
+int write_string_file_full_at(int dirfd, const char *path, const char *s, unsigned flags)
 {
-        cleanup_close int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        cleanup_close int fd = openat(dirfd, path,
+                                      O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW |
+                                              (flags & WRITE_STRING_FILE_TRUNCATE ? O_TRUNC : 0));
         size_t len = strlen(s);
         ssize_t n;
 
@@ -85,6 +87,11 @@ int write_string_file_at(int dirfd, const char *path, const char *s)
         if ((size_t) n != len)
                 return -EIO;
         return 0;
+}
+
+int write_string_file_at(int dirfd, const char *path, const char *s)
+{
+        return write_string_file_full_at(dirfd, path, s, 0);
 }
 
 int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)

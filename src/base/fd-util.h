@@ -19,8 +19,17 @@ int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_
 int read_secret_file(const char *path, size_t max, char **ret);
 /* Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
-/* Writes a string to an existing file (cgroupfs/procfs style: one write). */
+/* The one kernel-file writer: s to an existing file in one write(), as
+ * kernel interface files (cgroupfs, procfs, sysctls) take a value. -errno of
+ * the open or the write; -EIO when the kernel took only part of it. */
 int write_string_file_at(int dirfd, const char *path, const char *s);
+enum {
+        /* Opened with O_TRUNC too: a no-op on cgroupfs, and a regular file
+         * standing in for an interface file (a test's fake tree) then holds
+         * exactly the last value written. */
+        WRITE_STRING_FILE_TRUNCATE = 1 << 0,
+};
+int write_string_file_full_at(int dirfd, const char *path, const char *s, unsigned flags);
 /* openat2() with RESOLVE_* flags; -ENOSYS if the kernel lacks it. */
 int openat2_flags(int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
 /* Removes a directory tree below dirfd/name without following symlinks. */

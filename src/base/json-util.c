@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "base/jstring.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "base/util.h"
 
 static json_t *checked(json_t *j)

@@ -1,28 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/jstring.h"
 
-size_t utf8_seq_len(const unsigned char *s)
-{
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-        if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-                        return 0;
-                if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-                        return 0;
-                return 3;
-        }
-        if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-                        return 0;
-                if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-                        return 0;
-                return 4;
-        }
-        return 0;
-}
+#include "base/utf8.h"
 
 void jstring_append(struct strbuf *sb, const char *s)
 {

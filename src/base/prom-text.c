@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "base/jstring.h"
+#include "base/utf8.h"
 
 /* Copies s with the escapes of `quote` ('"' for label values, 0 for help
  * texts, where only '\\' and newlines are escaped); invalid UTF-8 becomes

@@ -9,7 +9,7 @@
  * Metric and label names come from the program (static, valid by
  * construction: [a-zA-Z_:][a-zA-Z0-9_:]*); label values and help texts may
  * hold any byte and are escaped as the format requires ('\\', '"' in label
- * values, newlines), and made valid UTF-8 (base/jstring.h's rule: a byte
+ * values, newlines), and made valid UTF-8 (base/utf8.h's rule: a byte
  * outside a well-formed sequence becomes U+FFFD). Counters are written as
  * exact integers, other values with 15 significant digits, infinities as
  * "+Inf"/"-Inf", NaN as "NaN".

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "base/jstring.h"
+#include "base/utf8.h"
 
 /* Bytes of the well-formed sequence at p that is to be shown as it is (its
  * length), or 0 when its first byte is to be escaped. */

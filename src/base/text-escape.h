@@ -9,7 +9,7 @@
  * UTF-8 becomes "\xNN" (one per byte); everything else is copied as it is.
  *
  * Escaped: C0 controls and DEL, bytes of no well-formed UTF-8 sequence
- * (base/jstring.h's utf8_seq_len()), C1 controls (U+0080..U+009F), the line
+ * (base/utf8.h's utf8_seq_len()), C1 controls (U+0080..U+009F), the line
  * and paragraph separators U+2028/U+2029 and the bidirectional controls
  * U+202A..U+202E and U+2066..U+2069.
  *

@@ -67,7 +67,8 @@ extern const char *const cgroup_v1_names[CG_V1_MAX];
 bool cgroup_rel_valid(const char *rel, bool allow_empty);
 /* Opens rel ("" = the root) below root_fd as an O_DIRECTORY fd. */
 int cgroup_open_dir(int root_fd, const char *rel);
-/* One write() of value to dirfd/file (kernel interface files want one write). */
+/* One write() of value to dirfd/file (kernel interface files want one
+ * write): base's write_string_file_full_at(), truncating. */
 int cgroup_write_at(int dirfd, const char *file, const char *value);
 int cgroup_read_at(int dirfd, const char *file, char **ret);
 /* Value of "key N" in a flat-keyed file such as cgroup.events or memory.events. */

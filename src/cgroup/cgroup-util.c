@@ -58,19 +58,10 @@ int cgroup_open_dir(int root_fd, const char *rel)
 
 int cgroup_write_at(int dirfd, const char *file, const char *value)
 {
-        /* O_TRUNC is ignored by cgroupfs and keeps fake trees (regular files)
-         * holding exactly the last value written. */
-        cleanup_close int fd =
-                openat(dirfd, file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        size_t len = strlen(value);
-        ssize_t n;
-
-        if (fd < 0)
-                return -errno;
-        n = write(fd, value, len);
-        if (n < 0)
-                return -errno;
-        return (size_t) n == len ? 0 : -EIO;
+        /* base's kernel-file writer, with O_TRUNC: ignored by cgroupfs, it
+         * keeps fake trees (regular files) holding exactly the last value
+         * written. */
+        return write_string_file_full_at(dirfd, file, value, WRITE_STRING_FILE_TRUNCATE);
 }
 
 int cgroup_read_at(int dirfd, const char *file, char **ret)

@@ -3,8 +3,24 @@
 
 /*
  * Internal to the manifest module: defaults and ranges shared by the parser
- * (manifest.c), the checks (manifest-rules.c) and the renderers. All values
- * are documented in docs/MANIFEST.md.
+ * (manifest.c), the checks (manifest-rules.c) and the renderers, the parse
+ * context, and what each part gives the parts above it. All values are
+ * documented in docs/MANIFEST.md.
+ *
+ * The parts, in dependency order (each calls only the ones before it):
+ *   manifest-errors.c    the error list the caller owns (manifest-errors.h)
+ *   manifest-access.c    the built manifest: its enums' names, lookups, destructor
+ *   manifest-node.c      openenv.yaml -> the positioned YAML tree (manifest-node.h)
+ *   manifest-values.c    the typed pass's bottom: its error sink (ctx_error),
+ *                        key paths, typed values
+ *   manifest-command.c   the env container's command and port
+ *   manifest-container.c one container of a zone: keys, limits, effective policy
+ *   manifest-rules.c     the cross-container rules
+ *   manifest.c           the document top down (openenvd:, zones); parse and load
+ *   manifest-json.c      the built manifest as JSON (manifest.h's API alone)
+ * Every part reports a problem where it finds it, at its node, and goes on
+ * (one run reports everything): the error sink sits at the bottom of the
+ * pass, so that all of them call down to it.
  */
 #include "manifest/manifest-node.h"
 #include "manifest/manifest.h"
@@ -75,12 +91,14 @@ struct manifest_ctx {
         size_t n_ci;
 };
 
+/* The names the parser reads as well as writes (manifest-access.c). */
+extern const char *const manifest_oci_table[MANIFEST_OCI_MAX];
+extern const char *const manifest_during_grading_table[MANIFEST_DURING_GRADING_MAX];
+
+/* The error sink (manifest-values.c): a message at a node's position (a
+ * defaulted thing, at = NULL: the document's), added to x->errors. */
 void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path, const char *fmt,
                ...) printf_fmt(4, 5);
-void manifest_check_rules(struct manifest_ctx *x);
-/* The env container's command and port (manifest-command.c). */
-void manifest_resolve_env_command(struct manifest_ctx *x, struct container_info *ci);
-
 /* Typed values of the YAML tree (manifest-values.c): each checks type, range
  * or syntax, reports through ctx_error() at the node and returns false (or
  * leaves *ret alone) when the value is refused. Paths are "a.b[2].c". */
@@ -114,6 +132,9 @@ void manifest_check_host_path(struct manifest_ctx *x, const struct mnode *n, con
                               const char *abs, bool want_dir);
 const struct mnode *mnode_lookup(const struct mnode *n, const char *key);
 
+/* The env container's command and port (manifest-command.c). */
+void manifest_resolve_env_command(struct manifest_ctx *x, struct container_info *ci);
+
 /* Containers (manifest-container.c): keys, limits, reads, phases and the
  * effective policy of one container of a zone. */
 void manifest_parse_resources(struct manifest_ctx *x, const struct mnode *n, const char *path,
@@ -128,3 +149,6 @@ void ctx_finalize_container(struct manifest_ctx *x, const struct manifest_zone *
 struct container_info *ctx_add_container(struct manifest_ctx *x, struct manifest_zone *z,
                                          const struct mnode *key, const struct mnode *node,
                                          const char *name);
+
+/* The cross-container rules (manifest-rules.c), on what did parse. */
+void manifest_check_rules(struct manifest_ctx *x);

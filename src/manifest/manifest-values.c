@@ -3,11 +3,14 @@
  * The typed values of openenv.yaml: mappings with known keys, strings,
  * numbers in range, enums, container paths, names and host paths, each read
  * off the positioned YAML tree (manifest-node.c) and reported at its node.
+ * The bottom of the typed pass: its error sink (ctx_error) and key paths are
+ * here too, so every file above calls down (manifest-internal.h).
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +21,30 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "manifest/manifest-internal.h"
+
+/* ---- errors and paths ---- */
+
+void ctx_error(struct manifest_ctx *x, const struct mnode *at, const char *path, const char *fmt,
+               ...)
+{
+        struct strbuf sb = STRBUF_INIT;
+        unsigned line = 1, column = 1;
+        va_list ap;
+
+        /* Defaulted things have no node: point at the document (1:1 or the root). */
+        if (at) {
+                line = at->line;
+                column = at->column;
+        } else if (x->root) {
+                line = x->root->line;
+                column = x->root->column;
+        }
+        va_start(ap, fmt);
+        strbuf_vaddf(&sb, fmt, ap);
+        va_end(ap);
+        manifest_errors_add(x->errors, line, column, path, "%s", sb.buf);
+        strbuf_release(&sb);
+}
 
 char *mpath_key(const char *path, const char *key)
 {

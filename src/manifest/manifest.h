@@ -46,11 +46,13 @@ enum manifest_oci {
         MANIFEST_OCI_CRUN,
         MANIFEST_OCI_RUNC,
         MANIFEST_OCI_RUNSC,
+        MANIFEST_OCI_MAX,
 };
 
 enum manifest_during_grading {
         MANIFEST_DURING_GRADING_FROZEN,
         MANIFEST_DURING_GRADING_SERVE_OBSERVERS,
+        MANIFEST_DURING_GRADING_MAX,
 };
 
 /* Where the env container's argv came from. */

@@ -9,6 +9,7 @@
 
 #include "base/limits.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "base/util.h"
 #include "relay/http-head.h"
 
@@ -57,45 +58,6 @@ static int fail(struct ws_parser *p, uint16_t code)
         return code == WS_CLOSE_TOO_BIG        ? -EMSGSIZE
                : code == WS_CLOSE_INVALID_DATA ? -EILSEQ
                                                : -EPROTO;
-}
-
-/* Incremental UTF-8 check (RFC 3629 table 3-7 ranges: no overlongs, no
- * surrogates, nothing above U+10FFFF). */
-static bool utf8_step(uint8_t *need, uint8_t *lo, uint8_t *hi, uint8_t b)
-{
-        if (*need == 0) {
-                if (b < 0x80)
-                        return true;
-                *lo = 0x80;
-                *hi = 0xBF;
-                if (b >= 0xC2 && b <= 0xDF)
-                        *need = 1;
-                else if (b == 0xE0) {
-                        *need = 2;
-                        *lo = 0xA0;
-                } else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF)
-                        *need = 2;
-                else if (b == 0xED) {
-                        *need = 2;
-                        *hi = 0x9F;
-                } else if (b == 0xF0) {
-                        *need = 3;
-                        *lo = 0x90;
-                } else if (b >= 0xF1 && b <= 0xF3)
-                        *need = 3;
-                else if (b == 0xF4) {
-                        *need = 3;
-                        *hi = 0x8F;
-                } else
-                        return false;
-                return true;
-        }
-        if (b < *lo || b > *hi)
-                return false;
-        (*need)--;
-        *lo = 0x80;
-        *hi = 0xBF;
-        return true;
 }
 
 static bool close_code_valid(uint16_t c)
@@ -158,7 +120,7 @@ static int header_complete(struct ws_parser *p)
                 p->msg_opcode = p->opcode;
                 p->msg_len = 0;
                 p->msg_overflow = false;
-                p->utf8_need = 0;
+                p->utf8 = (struct utf8_check){ 0 };
                 break;
         default:
                 return fail(p, WS_CLOSE_PROTOCOL);
@@ -178,14 +140,10 @@ static int frame_complete(struct ws_parser *p)
                 p->closed = true;
                 p->peer_close = 1005;
                 if (p->ctrl_len >= 2) {
-                        uint8_t need = 0, lo = 0, hi = 0;
                         uint16_t code = (uint16_t) (p->ctrl[0] << 8 | p->ctrl[1]);
                         if (!close_code_valid(code))
                                 return fail(p, WS_CLOSE_PROTOCOL);
-                        for (size_t i = 2; i < p->ctrl_len; i++)
-                                if (!utf8_step(&need, &lo, &hi, p->ctrl[i]))
-                                        return fail(p, WS_CLOSE_INVALID_DATA);
-                        if (need)
+                        if (!utf8_valid(p->ctrl + 2, p->ctrl_len - 2))
                                 return fail(p, WS_CLOSE_INVALID_DATA);
                         p->peer_close = code;
                 }
@@ -200,7 +158,7 @@ static int frame_complete(struct ws_parser *p)
         /* The data message is complete. */
         p->in_message = false;
         if (p->msg_opcode == WS_OP_TEXT) {
-                if (p->utf8_need)
+                if (!utf8_check_complete(&p->utf8))
                         return fail(p, WS_CLOSE_INVALID_DATA);
                 if (p->on_text && !p->msg_overflow)
                         p->on_text(p->userdata, p->msg ? p->msg : "", p->msg_len);
@@ -267,7 +225,11 @@ ssize_t ws_parser_feed(struct ws_parser *p, const uint8_t *buf, size_t len)
                         if (control)
                                 p->ctrl[p->ctrl_len++] = b;
                         else if (text) {
-                                if (!utf8_step(&p->utf8_need, &p->utf8_lo, &p->utf8_hi, b))
+                                /* Byte by byte: a character may be split
+                                 * over frames and reads; a byte that breaks
+                                 * it fails the connection when it arrives
+                                 * (RFC 6455 8.1), not at the message's end. */
+                                if (!utf8_check_byte(&p->utf8, b))
                                         return fail(p, WS_CLOSE_INVALID_DATA);
                                 if (collect)
                                         p->msg[p->msg_len++] = (char) b;

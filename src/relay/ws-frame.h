@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "base/macro.h"
+#include "base/utf8.h"
 
 enum {
         WS_OP_CONT = 0x0,
@@ -62,8 +63,8 @@ struct ws_parser {
 
         bool in_message; /* a fragmented data message is open */
         uint8_t msg_opcode;
-        uint8_t utf8_need, utf8_lo, utf8_hi;
-        uint8_t ctrl[125]; /* control frame payload (close code check) */
+        struct utf8_check utf8; /* the open text message, across its frames */
+        uint8_t ctrl[125];      /* control frame payload (close code check) */
         size_t ctrl_len;
         char *msg; /* owned: collected text message */
         size_t msg_len;

@@ -43,7 +43,7 @@ static json_t *message_json(const char *data, size_t len, const char **ret_why)
 void action_record_add(struct action_record *r, unsigned n, const char *via, const char *data,
                        size_t len, uint64_t at_usec)
 {
-        uint64_t first = r->actions + 1;
+        uint64_t first = r->actions + 1; /* the number of this message's first action */
         const char *why = NULL;
         json_t *line, *msg;
         char *text;

@@ -81,6 +81,36 @@ Test(fd, read_full_file_is_bounded)
         unlink(path);
 }
 
+Test(fd, write_string_file_one_write_truncating_on_request)
+{
+        char dir[] = "/tmp/openenv-test-XXXXXX";
+        cleanup_close int dfd = -EBADF;
+        char *buf = NULL;
+
+        cr_assert_not_null(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(dfd, 0);
+        /* Existing files only (no O_CREAT), never through a symlink. */
+        cr_assert_eq(write_string_file_at(dfd, "f", "max"), -ENOENT);
+        cr_assert_eq(symlinkat("/dev/null", dfd, "link"), 0);
+        cr_assert_eq(write_string_file_at(dfd, "link", "1"), -ELOOP);
+        cr_assert_eq(write_string_file_full_at(dfd, "link", "1", WRITE_STRING_FILE_TRUNCATE),
+                     -ELOOP);
+        /* A regular file shows the open flags: written over in place, or
+         * truncated first (what a fake cgroup tree needs). */
+        cr_assert_eq(close(openat(dfd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
+        cr_assert_eq(write_string_file_at(dfd, "f", "100000"), 0);
+        cr_assert_eq(write_string_file_at(dfd, "f", "max"), 0);
+        cr_assert_eq(read_full_file_at(dfd, "f", 100, &buf, NULL), 0);
+        cr_assert_str_eq(buf, "max000");
+        buf = mfree(buf);
+        cr_assert_eq(write_string_file_full_at(dfd, "f", "max", WRITE_STRING_FILE_TRUNCATE), 0);
+        cr_assert_eq(read_full_file_at(dfd, "f", 100, &buf, NULL), 0);
+        cr_assert_str_eq(buf, "max");
+        buf = mfree(buf);
+        cr_assert_eq(rm_rf_at(AT_FDCWD, dir), 0);
+}
+
 Test(util, strv_join)
 {
         char *v[] = { "uvicorn", "a:b", "--port", "8000", NULL };

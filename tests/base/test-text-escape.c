@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jstring.h"
 #include "base/macro.h"
 #include "base/text-escape.h"
+#include "base/utf8.h"
 #include "test-helpers.h"
 
 static void assert_safe(const char *in)
