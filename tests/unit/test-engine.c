@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The episode engine in-process, without root: a real unit (unit.h) over
+ * real episodes, members, relays, grading and teardown on a real event loop,
+ * with the fake backend (fake-backend.h: no process, storage as plain
+ * directories) and a fake cgroup tree in a temp dir (as test-cgroup-fake.c).
+ * Each test drives the unit as the daemon does and checks its phase, the
+ * history /info shows, the episode's state and the verdict.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "cgroup/cgroup.h"
+#include "fake-backend.h"
+#include "manifest/manifest.h"
+#include "test-helpers.h"
+#include "unit/unit-internal.h"
+#include "unit/unit-plan.h"
+#include "unit/unit.h"
+
+/* Declared out of order on purpose: `after` puts first before second. */
+static const char unit_yaml[] =
+        "app: server.app:app\n"
+        "port: 8000\n"
+        "openenvd:\n"
+        "  kill_deadline_s: 1\n"
+        "  zones:\n"
+        "    agent:\n"
+        "      containers:\n"
+        "        env: {}\n"
+        "        harness: {argv: [/bin/true]}\n"
+        "    services:\n"
+        "      containers:\n"
+        "        sim: {argv: [/bin/true], port: 8080}\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        second: {argv: [/bin/true], phases: [grading], after: first}\n"
+        "        first: {argv: [/bin/true], phases: [grading]}\n"
+        "        peek: {argv: [/bin/true], phases: [frozen]}\n";
+
+static char tmp[64];
+static struct loop *loop;
+static struct fake_backend fb;
+static struct cgroup_tree *cg;
+static struct manifest *man;
+static struct unit *u;
+static char *state_dir;
+/* The last completion each kind of call got (unit_done_fn); 1: none yet. */
+static int reset_result = 1, end_result = 1, inspect_result = 1;
+
+static void put(const char *dir, const char *file, const char *content)
+{
+        cleanup_free char *p = xasprintf("%s/%s", dir, file);
+        cleanup_close int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        cr_assert_geq(fd, 0, "%s: %m", p);
+        cr_assert_eq(write_all(fd, content, strlen(content)), 0);
+}
+
+/* What mkdir on cgroup2 makes (what the engine reads and writes of it);
+ * "frozen 1" so that an inspection's freeze is seen at once. */
+static void mk_cgroup(const char *rel)
+{
+        cleanup_free char *d = xasprintf("%s/cg/own/%s", tmp, rel);
+        cr_assert_eq(mkdir_p_at(AT_FDCWD, d, 0755), 0);
+        put(d, "cgroup.controllers", "cpu memory pids");
+        put(d, "cgroup.subtree_control", "");
+        put(d, "cgroup.procs", "");
+        put(d, "cgroup.events", "populated 0\nfrozen 1\n");
+        put(d, "cgroup.freeze", "0");
+        put(d, "cgroup.kill", "");
+        put(d, "cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+        put(d, "cpu.max", "max 100000");
+        put(d, "memory.max", "max");
+        put(d, "memory.swap.max", "max");
+        put(d, "memory.current", "0");
+        put(d, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+        put(d, "pids.max", "max");
+        put(d, "pids.current", "0");
+        put(d, "pids.events", "max 0\n");
+}
+
+static void fake_cgroups(void)
+{
+        mk_cgroup("");
+        mk_cgroup("sub");
+        mk_cgroup("sub/zones");
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                cleanup_free char *zone = xasprintf("sub/%s", unit_zone_cgroup(z));
+                mk_cgroup(zone);
+                for (unsigned s = 0; s < 2; s++) {
+                        cleanup_free char *slot = xasprintf("%s/s%u", zone, s);
+                        mk_cgroup(slot);
+                        for (size_t k = 0; k < man->zones[z].n_containers; k++) {
+                                cleanup_free char *leaf =
+                                        xasprintf("%s/%s", slot, man->zones[z].containers[k].name);
+                                mk_cgroup(leaf);
+                        }
+                }
+        }
+}
+
+static void boot(const char *yaml, bool standby)
+{
+        struct manifest_errors errs;
+        cleanup_free char *mount = xasprintf("%s/cg", tmp);
+        struct cgroup_layout l = { .v2_mount = mount,
+                                   .self_cgroup = "0::/own\n",
+                                   .subtree_name = "sub" };
+
+        manifest_errors_init(&errs, "test.yaml");
+        cr_assert_eq(manifest_parse(yaml, strlen(yaml), "/srv/unit", 0, &errs, &man), 0);
+        manifest_errors_done(&errs);
+        fake_cgroups();
+        cr_assert_eq(cgroup_tree_open(&l, &cg), 0);
+        state_dir = xasprintf("%s/state", tmp);
+        cr_assert_eq(mkdir(state_dir, 0755), 0);
+        /* What the daemon makes in its state dir before any unit runs. */
+        static const char *const sub[] = { "private", "episodes", "assets" };
+        for (size_t i = 0; i < ELEMENTSOF(sub); i++) {
+                cleanup_free char *d = xasprintf("%s/%s", state_dir, sub[i]);
+                cr_assert_eq(mkdir(d, 0755), 0);
+        }
+        struct unit_config cfg = {
+                .manifest = man,
+                .state_dir = state_dir,
+                .cgroups = cg,
+                .loop = loop,
+                .shim_path = "/nonexistent/openenvd-shim",
+                .rootfs = "/",
+                .start_timeout = 2 * USEC_PER_SEC,
+                .observer_timeout = 2 * USEC_PER_SEC,
+                .standby = standby,
+                .uid_base = 1u << 24,
+                .uid_slot_size = 1u << 20,
+                .backend = &fb.backend,
+        };
+        static const struct unit_ops no_ops = {};
+        cr_assert_eq(unit_new(&cfg, &no_ops, NULL, &u), 0);
+}
+
+static void setup(void)
+{
+        /* tmpfs when there is one: the fake cgroup tree is hundreds of
+         * files, which ext4 creates ten times slower. */
+        snprintf(tmp, sizeof(tmp), "/dev/shm/engine-XXXXXX");
+        if (!mkdtemp(tmp)) {
+                snprintf(tmp, sizeof(tmp), "/tmp/engine-XXXXXX");
+                cr_assert_not_null(mkdtemp(tmp));
+        }
+        log_set_level(LOG_CRIT); /* the engine's warnings are expected here */
+        cr_assert_eq(loop_new(&loop), 0);
+        fake_backend_init(&fb, loop);
+}
+
+static void teardown(void)
+{
+        u = unit_free(u);
+        fake_backend_done(&fb);
+        cg = cgroup_tree_free(cg);
+        manifest_free(man);
+        loop = loop_free(loop);
+        free(state_dir);
+        (void) rm_rf_at(AT_FDCWD, tmp);
+}
+
+TestSuite(engine, .init = setup, .fini = teardown, .timeout = 20);
+
+/* --- driving ----------------------------------------------------------------------- */
+
+/* Runs the loop until cond holds; fails after 3 s (each case needs a few ms). */
+#define RUN_UNTIL(cond)                                                       \
+        do {                                                                  \
+                usec_t end_ = now_usec(CLOCK_MONOTONIC) + 3 * USEC_PER_SEC;   \
+                while (!(cond)) {                                             \
+                        cr_assert_lt(now_usec(CLOCK_MONOTONIC), end_,         \
+                                     "waiting for: %s (phase "                \
+                                     "%s: %s)",                               \
+                                     #cond, phase_to_string(unit_phase(u)),   \
+                                     u->live ? verdict_field("reason") : ""); \
+                        (void) loop_run_once(loop, 10 * USEC_PER_MSEC);       \
+                }                                                             \
+        } while (0)
+
+/* A few rounds of the loop with nothing expected: deferred work settles. */
+static void settle(void)
+{
+        for (int i = 0; i < 20; i++)
+                (void) loop_run_once(loop, USEC_PER_MSEC);
+}
+
+static __attribute__((unused)) void on_reset(void *userdata, int result)
+{
+        (void) userdata;
+        reset_result = result;
+}
+
+static void on_end(void *userdata, int result)
+{
+        (void) userdata;
+        end_result = result;
+}
+
+static __attribute__((unused)) void on_inspect(void *userdata, int result)
+{
+        (void) userdata;
+        inspect_result = result;
+}
+
+static enum episode_state live_state(void)
+{
+        cr_assert_not_null(u->live);
+        return episode_state(u->live);
+}
+
+/* Closed or failed, the unit tears the episode down at once. */
+static bool torn_down(void)
+{
+        return live_state() == EPISODE_TEARDOWN || live_state() == EPISODE_GONE;
+}
+
+static const char *verdict_field(const char *key)
+{
+        json_t *v = unit_verdict(u, NULL);
+        static char buf[512];
+        json_t *f = json_object_get(v, key);
+        if (json_is_object(f))
+                f = json_object_get(f, "subtree");
+        snprintf(buf, sizeof(buf), "%s", json_is_string(f) ? json_string_value(f) : "");
+        json_decref(v);
+        return buf;
+}
+
+/* The unit's phase history (/info's), as "from>to:actor" words. */
+static char *history(void)
+{
+        json_t *info = unit_info(u), *rec;
+        struct strbuf sb = STRBUF_INIT;
+        size_t i;
+
+        json_array_foreach(json_object_get(info, "history"), i, rec) strbuf_addf(
+                &sb, "%s%s>%s:%s", i ? " " : "", json_string_value(json_object_get(rec, "from")),
+                json_string_value(json_object_get(rec, "to")),
+                json_string_value(json_object_get(rec, "actor")));
+        json_decref(info);
+        return strbuf_detach(&sb, NULL);
+}
+
+static void act(void)
+{
+        unit_note_actions(
+                u, &(struct openenv_action){ .n = 1, .via = "step", .data = "{}", .len = 2 });
+}
+
+/* Boots with the first episode and waits until it is ready. */
+static void ready(void)
+{
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+/* An observer's run: its verdict.json, then it exits 0. */
+static void observer_passes(const char *name, const char *verdict)
+{
+        struct fake_member *fm;
+        RUN_UNTIL((fm = fake_find(&fb, name)) != NULL);
+        cleanup_free char *out =
+                xasprintf("%s/episodes/%s/observers/%s/out", state_dir, episode_id(u->live), name);
+        put(out, "verdict.json", verdict);
+        fake_exit(fm, 0);
+}
+
+static __attribute__((unused)) void end_and_grade(void)
+{
+        char refusal[128];
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        observer_passes("first", "{\"score\": 1}");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+}
+
+/* --- provisioning ------------------------------------------------------------------- */
+
+Test(engine, provisioning_succeeds_to_ready)
+{
+        ready();
+        cr_expect_eq(live_state(), EPISODE_READY);
+        /* Services and the env while provisioning, then the harness once live. */
+        cr_expect_lt(fake_last(&fb, "env")->seq, fake_last(&fb, "sim")->seq);
+        cr_expect_lt(fake_last(&fb, "sim")->seq, fake_last(&fb, "harness")->seq);
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "no grading observer before grading");
+        cr_expect(unit_ready(u, NULL));
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "provisioning>ready:system"), "history: %s", h);
+}
+
+Test(engine, member_exit_while_provisioning_fails)
+{
+        struct fake_member *env;
+
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL((env = fake_find(&fb, "env")) != NULL);
+        fake_output(env, "Traceback (most recent call last):\nModuleNotFoundError: No module\n");
+        settle();
+        fake_exit(env, 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect(torn_down(), "a failed episode is torn down at once");
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect(strstr(verdict_field("reason"), "env exited with status 1 while starting: "
+                                                  "ModuleNotFoundError: No module"),
+                  "reason: %s", verdict_field("reason"));
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect_eq(fake_starts(&fb, "harness"), 0, "never live");
+        cr_expect(!unit_ready(u, NULL));
+}
+
+Test(engine, member_not_ready_in_time_fails)
+{
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        u->ecfg.start_timeout = 300 * USEC_PER_MSEC;
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        fake_ready(fake_find(&fb, "env")); /* sim never says it listens */
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect_str_eq(verdict_field("blame"), "zones/services/sim");
+        cr_expect(strstr(verdict_field("reason"), "sim did not listen"), "%s",
+                  verdict_field("reason"));
+}
+
+/* --- an episode's life ------------------------------------------------------------------ */
+
+Test(engine, action_done_sealed_graded_closed)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        cr_expect_eq(live_state(), EPISODE_RUNNING);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        /* The agent zone goes first: killed before any grader starts. */
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        cr_expect(fake_last(&fb, "harness")->exited && fake_last(&fb, "env")->exited);
+        cr_expect_eq(live_state(), EPISODE_GRADING);
+        cr_expect_eq(unit_phase(u), PHASE_GRADING);
+        observer_passes("first", "{\"score\": 1}");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(end_result, 0);
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+        cr_expect(torn_down(), "closed, then torn down");
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        json_t *v = unit_verdict(u, NULL);
+        cr_expect_eq(json_integer_value(json_object_get(
+                             json_object_get(json_object_get(v, "observers"), "second"), "score")),
+                     2);
+        cr_expect_eq(json_integer_value(json_object_get(v, "actions")), 1);
+        json_decref(v);
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "ready>running:system running>sealed:orchestrator "
+                            "sealed>grading:system grading>closed:system"),
+                  "history: %s", h);
+}
