@@ -195,7 +195,7 @@ static void settle(void)
                 (void) loop_run_once(loop, USEC_PER_MSEC);
 }
 
-static __attribute__((unused)) void on_reset(void *userdata, int result)
+static void on_reset(void *userdata, int result)
 {
         (void) userdata;
         reset_result = result;
@@ -207,7 +207,7 @@ static void on_end(void *userdata, int result)
         end_result = result;
 }
 
-static __attribute__((unused)) void on_inspect(void *userdata, int result)
+static void on_inspect(void *userdata, int result)
 {
         (void) userdata;
         inspect_result = result;
@@ -277,7 +277,7 @@ static void observer_passes(const char *name, const char *verdict)
         fake_exit(fm, 0);
 }
 
-static __attribute__((unused)) void end_and_grade(void)
+static void end_and_grade(void)
 {
         char refusal[128];
         cr_assert_eq(
@@ -371,5 +371,293 @@ Test(engine, action_done_sealed_graded_closed)
         cleanup_free char *h = history();
         cr_expect(strstr(h, "ready>running:system running>sealed:orchestrator "
                             "sealed>grading:system grading>closed:system"),
+                  "history: %s", h);
+}
+
+/* --- member deaths ------------------------------------------------------------------ */
+
+/* The env exits on its own: the agent's fault, and the system seals. */
+static void env_dies(void)
+{
+        fake_exit(fake_find(&fb, "env"), 3);
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect(strstr(verdict_field("reason"), "env exited with status 3"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "a broken episode is not graded");
+        cr_expect(fake_last(&fb, "sim")->exited, "torn down: its services too");
+}
+
+Test(engine, env_death_in_ready)
+{
+        ready();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "ready>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+Test(engine, env_death_in_running)
+{
+        ready();
+        act();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+static void inspect_done(void)
+{
+        char refusal[128];
+        cr_assert_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s", refusal);
+        observer_passes("peek", "{\"seen\": true}");
+        RUN_UNTIL(inspect_result != 1);
+        cr_assert_eq(inspect_result, 0);
+        cr_assert_eq(live_state(), EPISODE_FROZEN);
+        cr_assert_eq(unit_phase(u), PHASE_FROZEN);
+}
+
+Test(engine, env_death_in_frozen)
+{
+        ready();
+        act();
+        inspect_done();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "frozen>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+Test(engine, service_death_is_infrastructure_error)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "sim"), 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/services/sim");
+}
+
+Test(engine, harness_exit_zero_is_no_failure)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "harness"), 0);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+/* --- observers ---------------------------------------------------------------------- */
+
+Test(engine, observers_run_in_after_order_one_at_a_time)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        settle();
+        cr_expect_eq(fake_starts(&fb, "second"), 0, "second starts only after first");
+        observer_passes("first", "{\"score\": 1}");
+        RUN_UNTIL(fake_find(&fb, "second") != NULL);
+        cr_expect(fake_last(&fb, "first")->freed, "first reaped before second starts");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        json_t *v = unit_verdict(u, NULL);
+        json_t *obs = json_object_get(v, "observers");
+        cr_expect_not_null(json_object_get(obs, "first"));
+        cr_expect_not_null(json_object_get(obs, "second"));
+        cr_expect(json_is_true(json_object_get(v, "graders_ran")));
+        json_decref(v);
+}
+
+Test(engine, observer_timeout_is_blamed_on_it)
+{
+        char refusal[128];
+
+        ready();
+        u->ecfg.observer_timeout = 50 * USEC_PER_MSEC;
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1); /* first never exits */
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/first");
+        cr_expect(strstr(verdict_field("reason"), "observer first timed out"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_last(&fb, "first")->last_signal, SIGKILL);
+        cr_expect_eq(fake_starts(&fb, "second"), 0, "the first failure ends grading");
+}
+
+Test(engine, observer_failure_is_blamed_on_it)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        fake_exit(fake_find(&fb, "first"), 2);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/first");
+        cr_expect(strstr(verdict_field("reason"), "observer first exited with status 2"), "%s",
+                  verdict_field("reason"));
+}
+
+/* --- standby ------------------------------------------------------------------------ */
+
+static void standby_ready(void)
+{
+        RUN_UNTIL(u->standby && episode_state(u->standby) == EPISODE_STANDBY);
+}
+
+Test(engine, standby_goes_live_and_the_next_is_built_after)
+{
+        char refusal[128];
+
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
+        struct episode *sb = u->standby;
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
+                     "a standby goes live at once");
+        cr_expect_eq(u->live, sb);
+        cr_expect_eq(unit_phase(u), PHASE_READY);
+        cr_expect_eq(fake_starts(&fb, "harness"), 1);
+        /* The next standby: after the live one, in the other slot. */
+        standby_ready();
+        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+        cr_expect_eq(fake_starts(&fb, "env"), 2);
+        cr_expect_eq(fake_starts(&fb, "harness"), 1);
+}
+
+Test(engine, standby_member_exit_discards_it)
+{
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        struct episode *sb = u->standby;
+        struct fake_member *env = fake_find(&fb, "env");
+        fake_exit(fake_find(&fb, "sim"), 1);
+        RUN_UNTIL(u->standby != sb); /* sb may be freed from here on */
+        RUN_UNTIL(env->freed);
+        cr_expect_eq(env->last_signal, SIGKILL, "the rest of it killed");
+        json_t *info = unit_info(u);
+        const char *why = json_string_value(
+                json_object_get(json_object_get(info, "standby"), "last_failure"));
+        cr_expect(why && strstr(why, "sim exited (status 1) before use: discarded"), "%s", why);
+        json_decref(info);
+}
+
+/* --- reset, end, inspect ---------------------------------------------------------------- */
+
+/* A reset from where the unit is: a new episode, ready; the old one gone. */
+static void reset_to_ready(void)
+{
+        char refusal[128];
+        struct episode *old = u->live;
+        const char *old_id = old ? episode_id(old) : NULL;
+        cleanup_free char *id = old_id ? xstrdup(old_id) : NULL;
+
+        reset_result = 1;
+        int r = unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal));
+        cr_assert_geq(r, 0, "%s", refusal);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY && (r == 0 || reset_result != 1));
+        cr_expect_eq(live_state(), EPISODE_READY);
+        cr_expect(!id || !streq(episode_id(u->live), id), "a new episode");
+}
+
+Test(engine, reset_from_every_phase)
+{
+        char refusal[128];
+
+        ready();
+        reset_to_ready(); /* from ready */
+        act();
+        reset_to_ready(); /* from running */
+        act();
+        inspect_done();
+        reset_to_ready(); /* from frozen */
+        act();
+        end_and_grade();
+        cr_assert_eq(unit_phase(u), PHASE_CLOSED);
+        reset_to_ready(); /* from closed */
+        fb.fail_start = "sim";
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect(strstr(verdict_field("reason"), "sim did not start: execve"), "%s",
+                  verdict_field("reason"));
+        fb.fail_start = NULL;
+        reset_to_ready(); /* from failed */
+        settle();
+        /* Every earlier episode's members are gone; only the live one's run. */
+        size_t running = 0;
+        for (size_t i = 0; i < fb.n_members; i++)
+                running += !fb.members[i]->freed;
+        cr_expect_eq(running, 3, "env, sim and harness of the live episode only");
+        cr_expect_eq(u->n_retiring, 0, "retired episodes freed");
+}
+
+Test(engine, reset_during_sealing_and_grading)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        reset_to_ready();
+        cr_expect_eq(end_result, -ECANCELED, "the grading was superseded");
+        cr_expect(fake_last(&fb, "first")->freed);
+}
+
+Test(engine, end_during_provisioning_is_refused)
+{
+        char refusal[128] = "";
+
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        cr_expect_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                -EPERM);
+        cr_expect(strstr(refusal, "provisioning"), "%s", refusal);
+        cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+Test(engine, inspect_then_resume)
+{
+        char refusal[128];
+
+        ready();
+        cr_expect_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), -EPERM,
+                     "no inspection before an action");
+        act();
+        inspect_done();
+        json_t *ins = unit_inspection(u);
+        cr_expect(json_is_true(json_object_get(json_object_get(ins, "peek"), "seen")));
+        json_decref(ins);
+        cr_expect(fake_last(&fb, "peek")->freed, "the frozen observer is reaped");
+        cr_assert_eq(unit_resume(u, refusal, sizeof(refusal)), 0, "%s", refusal);
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        cr_expect_eq(live_state(), EPISODE_RUNNING);
+        cr_expect_eq(unit_resume(u, refusal, sizeof(refusal)), -EPERM);
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>frozen:orchestrator frozen>running:orchestrator "
+                            "running>sealed:orchestrator"),
                   "history: %s", h);
 }
