@@ -282,9 +282,15 @@ static void end_and_grade(void)
         char refusal[128];
         cr_assert_eq(
                 unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        /* The graders run in the grading state, and the unit says so. */
+        cr_expect_eq(live_state(), EPISODE_GRADING);
+        cr_expect_eq(unit_phase(u), PHASE_GRADING);
         observer_passes("first", "{\"score\": 1}");
         observer_passes("second", "{\"score\": 2}");
         RUN_UNTIL(end_result != 1);
+        cr_expect_eq(end_result, 0);
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
 }
 
 /* --- provisioning ------------------------------------------------------------------- */
