@@ -667,3 +667,45 @@ Test(engine, inspect_then_resume)
                             "running>sealed:orchestrator"),
                   "history: %s", h);
 }
+
+Test(engine, standby_built_only_after_the_live_one_is_ready)
+{
+        fb.manual_ready = true;
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        settle();
+        cr_expect_null(u->standby, "the live episode first");
+        cr_expect_eq(fake_starts(&fb, "env"), 1);
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        RUN_UNTIL(u->standby != NULL);
+        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+}
+
+Test(engine, environment_done_ends_the_episode)
+{
+        ready();
+        act();
+        unit_note_done(u);
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING, "after this dispatch round");
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        observer_passes("first", "{}");
+        observer_passes("second", "{}");
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:environment"), "history: %s", h);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+Test(engine, harness_failure_is_recorded_not_sealed)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "harness"), 7);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING, "the episode goes on");
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+}
