@@ -709,3 +709,73 @@ Test(engine, harness_failure_is_recorded_not_sealed)
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
 }
+
+/* --- custody: the copies are real child jobs over plain directories --------------------- */
+
+static const char custody_yaml[] =
+        "app: server.app:app\n"
+        "port: 8000\n"
+        "openenvd:\n"
+        "  zones:\n"
+        "    agent:\n"
+        "      containers:\n"
+        "        env: {}\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        runner: {argv: [/bin/true], reads: [workspace], phases: [grading], output: "
+        "/out/report.json}\n"
+        "        judge: {argv: [/bin/true], reads: [runner.output], phases: [grading], "
+        "after: runner}\n";
+
+static char *episode_path(const char *rel)
+{
+        return xasprintf("%s/episodes/%s/%s", state_dir, episode_id(u->live), rel);
+}
+
+static void custody_ready(void)
+{
+        boot(custody_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        act();
+}
+
+Test(engine, custody_copies_workspace_and_output)
+{
+        char refusal[128];
+
+        custody_ready();
+        cleanup_free char *ws = episode_path("workspace/merged");
+        put(ws, "answer.txt", "42\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "runner") != NULL);
+        /* The runner starts only once its custody copy is made. */
+        cleanup_free char *copy = episode_path("workspace-copy/ws/answer.txt");
+        cr_expect_eq(access(copy, F_OK), 0, "%s", copy);
+        cleanup_free char *out = episode_path("observers/runner/out");
+        put(out, "report.json", "{\"passed\": 3}");
+        observer_passes("runner", "{\"score\": 1}");
+        RUN_UNTIL(fake_find(&fb, "judge") != NULL);
+        cleanup_free char *in = episode_path("observers/judge/inputs/runner/report.json");
+        cr_expect_eq(access(in, F_OK), 0, "%s", in);
+        observer_passes("judge", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+Test(engine, custody_refuses_a_fifo_in_the_workspace)
+{
+        char refusal[128];
+
+        custody_ready();
+        cleanup_free char *fifo = episode_path("workspace/merged/pipe");
+        cr_assert_eq(mkfifo(fifo, 0644), 0);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(fake_starts(&fb, "runner"), 0, "never given refused data");
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect(strstr(verdict_field("reason"), "workspace refused by custody"), "%s",
+                  verdict_field("reason"));
+}
