@@ -12,7 +12,7 @@
 #include "base/fd-util.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "unit/episode-fs.h"
+#include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
 
 /* Teardown waits this long for the kernel to empty the episode's cgroups. */
@@ -56,7 +56,7 @@ static void release_storage(struct episode *e)
 {
         if (!e->storage)
                 return;
-        int r = episode_fs_teardown(&e->plan);
+        int r = episode_backend_of(e->cfg)->storage_teardown(&e->plan);
         if (r < 0)
                 log_full_fields_errno(LOG_WARNING, r, LOG_FIELDS({ "episode_id", e->id }),
                                       "episode %s: storage teardown: %m", e->id);
@@ -78,8 +78,8 @@ void episode_release(struct episode *e)
  * wait out. The child shares our mount namespace. */
 static size_t storage_job_run(void *arg, char *out, size_t size)
 {
-        const struct unit_plan_context *ctx = arg;
-        int r = episode_fs_teardown(ctx);
+        struct episode *e = arg; /* the child's copy of it */
+        int r = episode_backend_of(e->cfg)->storage_teardown(&e->plan);
         int n = snprintf(out, size, "%d", r);
         return n < 0 ? 0 : MIN((size_t) n, size - 1);
 }
@@ -109,7 +109,7 @@ static void torn_down(struct episode *e, int result)
                                    (double) TEARDOWN_TIMEOUT / USEC_PER_SEC);
         release_processes(e);
         if (e->storage &&
-            episode_job(e, storage_job_run, &e->plan, STORAGE_TIMEOUT, storage_released) >= 0)
+            episode_job(e, storage_job_run, e, STORAGE_TIMEOUT, storage_released) >= 0)
                 return;
         release_storage(e);
         gone(e);

@@ -20,7 +20,7 @@
 #include "relay/listen-socket.h"
 #include "relay/service-relay.h"
 #include "sandbox/netns-keep.h"
-#include "unit/episode-fs.h"
+#include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
 #include "unit/unit-stats.h"
 
@@ -268,12 +268,12 @@ static void member_on_ready(struct member *m, void *userdata);
 static struct kept_netns *member_netns_new(const struct episode *e, const struct ep_member *mb)
 {
         const struct manifest *m = e->cfg->manifest;
-        struct kept_netns *k;
+        struct kept_netns *k = NULL;
 
         if (!e->cfg->daemon_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
                 return NULL;
         static bool warned = false;
-        int r = kept_netns_new(&k);
+        int r = episode_backend_of(e->cfg)->netns_new(&k);
         if (r < 0) {
                 /* Said once: a host that refuses it refuses it every time. */
                 log_full(warned ? LOG_DEBUG : LOG_WARNING,
@@ -329,6 +329,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                 e->cfg->loop, mb->mc->name,
                 &(struct member_start){
                         .spec = &spec,
+                        .launcher = episode_backend_of(e->cfg)->launcher,
                         .runtime = z->oci,
                         .cgroups = e->cfg->cgroups,
                         .cgroup = mb->cgroup,
@@ -616,7 +617,7 @@ static int prepare(struct episode *e)
                 return r;
         }
         e->storage = true;
-        r = episode_fs_setup(&e->plan);
+        r = episode_backend_of(e->cfg)->storage_setup(&e->plan);
         if (r < 0) {
                 fail_provisioning(e, r, "daemon", "storage: %s", strerror(-r));
                 return r;

@@ -49,6 +49,7 @@ struct host_view; /* sandbox/host-view.h */
 struct syscall_filter;
 struct kept_netns;
 struct unit_container_stats;
+struct episode_backend; /* unit/episode-backend.h */
 
 enum episode_state {
         EPISODE_PROVISIONING,
@@ -97,6 +98,9 @@ struct episode_config {
         /* Containers' output in /logs only (--container-output none): not
          * also their first lines in the daemon's log (member.h). */
         bool quiet_containers;
+        /* What needs root (episode-backend.h); NULL: the real one. Tests
+         * only. */
+        const struct episode_backend *backend;
 };
 
 struct episode;

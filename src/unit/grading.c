@@ -32,7 +32,7 @@
 #include "base/util.h"
 #include "unit/custody.h"
 #include "unit/disk-blame.h"
-#include "unit/episode-fs.h"
+#include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
 
 /* An observer's leaf must be empty this long after its kill. */
@@ -71,6 +71,7 @@ struct custody_job_args {
          * the child (freeing an earlier copy's pages takes the unmounting
          * task hundreds of milliseconds), and dst_path opened after. */
         const struct unit_plan_context *fresh_copy;
+        int (*reset_copy)(const struct unit_plan_context *ctx); /* the backend's */
         const char *dst_path;
 };
 
@@ -82,7 +83,7 @@ static size_t custody_job_run(void *arg, char *out, size_t size)
         int r = 0;
 
         if (a->fresh_copy) {
-                r = episode_fs_reset_workspace_copy(a->fresh_copy);
+                r = a->reset_copy(a->fresh_copy);
                 if (r >= 0) {
                         a->dst_fd =
                                 open(a->dst_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -135,6 +136,7 @@ static int start_custody(struct episode *e, const char *src, const char *dst_par
                 .dst_name = dst_name,
                 .opts = { .limits = { .max_bytes = max_bytes } },
                 .fresh_copy = fresh_copy ? &e->plan : NULL,
+                .reset_copy = episode_backend_of(e->cfg)->storage_reset_workspace_copy,
                 .dst_path = dst_parent,
         };
         int r = a.src_fd < 0 || (!fresh_copy && a.dst_fd < 0) ? -errno : 0;
@@ -610,7 +612,7 @@ static void after_agent_empty(struct episode *e, int result)
 
         /* A full workspace is the fault of whoever owns the bytes (or the
          * entries): each container writes as its own host uid range. */
-        e->disk_full = episode_fs_workspace_full(&e->plan);
+        e->disk_full = episode_backend_of(e->cfg)->storage_workspace_full(&e->plan);
         if (e->disk_full > 0) {
                 cleanup_free char *upper = xasprintf("%s/workspace/upper", e->dir);
                 struct disk_blame_args a = {

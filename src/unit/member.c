@@ -23,8 +23,10 @@ struct member {
         const struct member_ops *ops;
         void *userdata;
 
-        struct container *proc;       /* owned (native launcher) */
-        struct oci_container *oci;    /* owned (OCI runtime) */
+        struct container *proc;                 /* owned (native launcher) */
+        struct oci_container *oci;              /* owned (OCI runtime) */
+        const struct member_launcher *launcher; /* borrowed; NULL: proc or oci */
+        void *handle;                           /* owned through launcher->free */
         struct loop_source *exit_src; /* EPOLLIN on the pidfd (the fd is the launcher's) */
         bool exited;
         int status;
@@ -50,11 +52,15 @@ static const char *oci_runtime_name(enum manifest_oci o)
 
 static int member_pidfd(const struct member *m)
 {
+        if (m->launcher)
+                return m->launcher->exit_fd(m->handle);
         return m->proc ? container_pidfd(m->proc) : oci_container_pidfd(m->oci);
 }
 
 pid_t member_pid(const struct member *m)
 {
+        if (m->launcher)
+                return m->launcher->pid(m->handle);
         return m->proc ? container_pid(m->proc) : m->oci ? oci_container_pid(m->oci) : 0;
 }
 
@@ -79,6 +85,8 @@ int member_init_signal(const struct member *m)
 {
         if (!m->exited)
                 return 0;
+        if (m->launcher)
+                return m->launcher->init_signal(m->handle);
         return m->proc ? container_init_signal(m->proc) : oci_container_init_signal(m->oci);
 }
 
@@ -86,6 +94,8 @@ int member_kill(struct member *m, int sig)
 {
         if (m->exited)
                 return -ESRCH;
+        if (m->launcher)
+                return m->launcher->kill(m->handle, sig);
         return m->proc ? container_kill(m->proc, sig) : oci_container_kill(m->oci, sig);
 }
 
@@ -95,8 +105,9 @@ bool member_poll_exit(struct member *m)
 
         if (m->exited)
                 return true;
-        if ((m->proc ? container_try_wait(m->proc, &status)
-                     : oci_container_try_wait(m->oci, &status)) < 0)
+        if ((m->launcher ? m->launcher->try_wait(m->handle, &status)
+             : m->proc   ? container_try_wait(m->proc, &status)
+                         : oci_container_try_wait(m->oci, &status)) < 0)
                 return false;
         m->exited = true;
         m->status = status;
@@ -284,6 +295,10 @@ static int spawn(struct member *m, const struct member_start *a, struct containe
 {
         int r;
 
+        if (a->launcher) {
+                m->launcher = a->launcher;
+                return a->launcher->spawn(a->launcher->data, m->name, spec, &m->handle, ret_error);
+        }
         if (a->runtime != MANIFEST_OCI_NATIVE) {
                 struct cgroup_view view = {};
                 struct oci_error err = {};
@@ -414,6 +429,8 @@ struct member *member_free(struct member *m)
         /* SIGKILL of the shim takes its pid namespace with it; reaped here. */
         m->proc = container_free(m->proc);
         m->oci = oci_container_free(m->oci);
+        if (m->launcher && m->handle)
+                m->launcher->free(m->handle);
         safe_close(m->log_fd);
         safe_close(m->notify_fd);
         member_log_free(m->log);

@@ -41,8 +41,32 @@ struct member_ops {
         void (*ready)(struct member *m, void *userdata);
 };
 
+/*
+ * What starts, signals and reaps the container: NULL is the real thing (the
+ * native launcher or an OCI runtime, per runtime); tests pass a fake that
+ * starts no process (tests/unit/fake-backend.h), so the member's own work
+ * (exit through an fd, output pipe, readiness pipe) runs unchanged.
+ */
+struct member_launcher {
+        /* Starts it as spec says; spec's fds (stdio, pass_fds, the notify
+         * pipe last) are the caller's and valid during the call only. */
+        int (*spawn)(void *data, const char *name, const struct container_spec *spec,
+                     void **ret_handle, char **ret_error);
+        /* An fd that turns readable once it exited (a pidfd's contract). */
+        int (*exit_fd)(void *handle);
+        pid_t (*pid)(void *handle);
+        int (*kill)(void *handle, int sig);
+        /* 0 and its status once it exited, -errno before. */
+        int (*try_wait)(void *handle, int *ret_status);
+        int (*init_signal)(void *handle);
+        /* SIGKILLs what still runs, reaps, frees. */
+        void (*free)(void *handle);
+        void *data;
+};
+
 struct member_start {
-        const struct container_spec *spec; /* stdio and the notify pipe are added here */
+        const struct container_spec *spec;      /* stdio and the notify pipe are added here */
+        const struct member_launcher *launcher; /* NULL: the real one */
         enum manifest_oci runtime;
         struct cgroup_tree *cgroups; /* borrowed */
         const char *cgroup;          /* leaf, relative to the tree */

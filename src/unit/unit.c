@@ -700,6 +700,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .model = cfg->model,
                 .daemon_netns = true,
                 .quiet_containers = cfg->quiet_containers,
+                .backend = cfg->backend,
         };
         u->recent = json_array();
         phase_machine_init(&u->phase);

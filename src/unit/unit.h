@@ -49,6 +49,7 @@
 struct host_view; /* sandbox/host-view.h */
 
 struct model_upstream;
+struct episode_backend;
 
 struct unit_config {
         const struct manifest *manifest;     /* borrowed */
@@ -68,6 +69,9 @@ struct unit_config {
         bool quiet_containers;               /* their output in /logs only, not the log */
         uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
         uint32_t uid_slot_size;              /* ... split in two slots of this size */
+        /* Tests only: the episodes' backend (episode-backend.h); NULL: the
+         * real one, root's. */
+        const struct episode_backend *backend;
 };
 
 /* Completion of a pending operation: 0, or -errno (-ECANCELED: superseded

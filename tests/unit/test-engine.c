@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The episode engine in-process, without root: a real unit (unit.h) over
+ * real episodes, members, relays, grading and teardown on a real event loop,
+ * with the fake backend (fake-backend.h: no process, storage as plain
+ * directories) and a fake cgroup tree in a temp dir (as test-cgroup-fake.c).
+ * Each test drives the unit as the daemon does and checks its phase, the
+ * history /info shows, the episode's state and the verdict.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fd-util.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "cgroup/cgroup.h"
+#include "fake-backend.h"
+#include "manifest/manifest.h"
+#include "test-helpers.h"
+#include "unit/unit-internal.h"
+#include "unit/unit-plan.h"
+#include "unit/unit.h"
+
+/* Declared out of order on purpose: `after` puts first before second. */
+static const char unit_yaml[] =
+        "app: server.app:app\n"
+        "port: 8000\n"
+        "openenvd:\n"
+        "  kill_deadline_s: 1\n"
+        "  zones:\n"
+        "    agent:\n"
+        "      containers:\n"
+        "        env: {}\n"
+        "        harness: {argv: [/bin/true]}\n"
+        "    services:\n"
+        "      containers:\n"
+        "        sim: {argv: [/bin/true], port: 8080}\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        second: {argv: [/bin/true], phases: [grading], after: first}\n"
+        "        first: {argv: [/bin/true], phases: [grading]}\n"
+        "        peek: {argv: [/bin/true], phases: [frozen]}\n";
+
+static char tmp[64];
+static struct loop *loop;
+static struct fake_backend fb;
+static struct cgroup_tree *cg;
+static struct manifest *man;
+static struct unit *u;
+static char *state_dir;
+/* The last completion each kind of call got (unit_done_fn); 1: none yet. */
+static int reset_result = 1, end_result = 1, inspect_result = 1;
+
+static void put(const char *dir, const char *file, const char *content)
+{
+        cleanup_free char *p = xasprintf("%s/%s", dir, file);
+        cleanup_close int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        cr_assert_geq(fd, 0, "%s: %m", p);
+        cr_assert_eq(write_all(fd, content, strlen(content)), 0);
+}
+
+/* What mkdir on cgroup2 makes (what the engine reads and writes of it);
+ * "frozen 1" so that an inspection's freeze is seen at once. */
+static void mk_cgroup(const char *rel)
+{
+        cleanup_free char *d = xasprintf("%s/cg/own/%s", tmp, rel);
+        cr_assert_eq(mkdir_p_at(AT_FDCWD, d, 0755), 0);
+        put(d, "cgroup.controllers", "cpu memory pids");
+        put(d, "cgroup.subtree_control", "");
+        put(d, "cgroup.procs", "");
+        put(d, "cgroup.events", "populated 0\nfrozen 1\n");
+        put(d, "cgroup.freeze", "0");
+        put(d, "cgroup.kill", "");
+        put(d, "cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+        put(d, "cpu.max", "max 100000");
+        put(d, "memory.max", "max");
+        put(d, "memory.swap.max", "max");
+        put(d, "memory.current", "0");
+        put(d, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+        put(d, "pids.max", "max");
+        put(d, "pids.current", "0");
+        put(d, "pids.events", "max 0\n");
+}
+
+static void fake_cgroups(void)
+{
+        mk_cgroup("");
+        mk_cgroup("sub");
+        mk_cgroup("sub/zones");
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                cleanup_free char *zone = xasprintf("sub/%s", unit_zone_cgroup(z));
+                mk_cgroup(zone);
+                for (unsigned s = 0; s < 2; s++) {
+                        cleanup_free char *slot = xasprintf("%s/s%u", zone, s);
+                        mk_cgroup(slot);
+                        for (size_t k = 0; k < man->zones[z].n_containers; k++) {
+                                cleanup_free char *leaf =
+                                        xasprintf("%s/%s", slot, man->zones[z].containers[k].name);
+                                mk_cgroup(leaf);
+                        }
+                }
+        }
+}
+
+static void boot(const char *yaml, bool standby)
+{
+        struct manifest_errors errs;
+        cleanup_free char *mount = xasprintf("%s/cg", tmp);
+        struct cgroup_layout l = { .v2_mount = mount,
+                                   .self_cgroup = "0::/own\n",
+                                   .subtree_name = "sub" };
+
+        manifest_errors_init(&errs, "test.yaml");
+        cr_assert_eq(manifest_parse(yaml, strlen(yaml), "/srv/unit", 0, &errs, &man), 0);
+        manifest_errors_done(&errs);
+        fake_cgroups();
+        cr_assert_eq(cgroup_tree_open(&l, &cg), 0);
+        state_dir = xasprintf("%s/state", tmp);
+        cr_assert_eq(mkdir(state_dir, 0755), 0);
+        /* What the daemon makes in its state dir before any unit runs. */
+        static const char *const sub[] = { "private", "episodes", "assets" };
+        for (size_t i = 0; i < ELEMENTSOF(sub); i++) {
+                cleanup_free char *d = xasprintf("%s/%s", state_dir, sub[i]);
+                cr_assert_eq(mkdir(d, 0755), 0);
+        }
+        struct unit_config cfg = {
+                .manifest = man,
+                .state_dir = state_dir,
+                .cgroups = cg,
+                .loop = loop,
+                .shim_path = "/nonexistent/openenvd-shim",
+                .rootfs = "/",
+                .start_timeout = 2 * USEC_PER_SEC,
+                .observer_timeout = 2 * USEC_PER_SEC,
+                .standby = standby,
+                .uid_base = 1u << 24,
+                .uid_slot_size = 1u << 20,
+                .backend = &fb.backend,
+        };
+        static const struct unit_ops no_ops = {};
+        cr_assert_eq(unit_new(&cfg, &no_ops, NULL, &u), 0);
+}
+
+static void setup(void)
+{
+        /* tmpfs when there is one: the fake cgroup tree is hundreds of
+         * files, which ext4 creates ten times slower. */
+        snprintf(tmp, sizeof(tmp), "/dev/shm/engine-XXXXXX");
+        if (!mkdtemp(tmp)) {
+                snprintf(tmp, sizeof(tmp), "/tmp/engine-XXXXXX");
+                cr_assert_not_null(mkdtemp(tmp));
+        }
+        log_set_level(LOG_CRIT); /* the engine's warnings are expected here */
+        cr_assert_eq(loop_new(&loop), 0);
+        fake_backend_init(&fb, loop);
+}
+
+static void teardown(void)
+{
+        u = unit_free(u);
+        fake_backend_done(&fb);
+        cg = cgroup_tree_free(cg);
+        manifest_free(man);
+        loop = loop_free(loop);
+        free(state_dir);
+        (void) rm_rf_at(AT_FDCWD, tmp);
+}
+
+TestSuite(engine, .init = setup, .fini = teardown, .timeout = 20);
+
+/* --- driving ----------------------------------------------------------------------- */
+
+/* Runs the loop until cond holds; fails after 3 s (each case needs a few ms). */
+#define RUN_UNTIL(cond)                                                       \
+        do {                                                                  \
+                usec_t end_ = now_usec(CLOCK_MONOTONIC) + 3 * USEC_PER_SEC;   \
+                while (!(cond)) {                                             \
+                        cr_assert_lt(now_usec(CLOCK_MONOTONIC), end_,         \
+                                     "waiting for: %s (phase "                \
+                                     "%s: %s)",                               \
+                                     #cond, phase_to_string(unit_phase(u)),   \
+                                     u->live ? verdict_field("reason") : ""); \
+                        (void) loop_run_once(loop, 10 * USEC_PER_MSEC);       \
+                }                                                             \
+        } while (0)
+
+/* A few rounds of the loop with nothing expected: deferred work settles. */
+static void settle(void)
+{
+        for (int i = 0; i < 20; i++)
+                (void) loop_run_once(loop, USEC_PER_MSEC);
+}
+
+static void on_reset(void *userdata, int result)
+{
+        (void) userdata;
+        reset_result = result;
+}
+
+static void on_end(void *userdata, int result)
+{
+        (void) userdata;
+        end_result = result;
+}
+
+static void on_inspect(void *userdata, int result)
+{
+        (void) userdata;
+        inspect_result = result;
+}
+
+static enum episode_state live_state(void)
+{
+        cr_assert_not_null(u->live);
+        return episode_state(u->live);
+}
+
+/* Closed or failed, the unit tears the episode down at once. */
+static bool torn_down(void)
+{
+        return live_state() == EPISODE_TEARDOWN || live_state() == EPISODE_GONE;
+}
+
+static const char *verdict_field(const char *key)
+{
+        json_t *v = unit_verdict(u, NULL);
+        static char buf[512];
+        json_t *f = json_object_get(v, key);
+        if (json_is_object(f))
+                f = json_object_get(f, "subtree");
+        snprintf(buf, sizeof(buf), "%s", json_is_string(f) ? json_string_value(f) : "");
+        json_decref(v);
+        return buf;
+}
+
+/* The unit's phase history (/info's), as "from>to:actor" words. */
+static char *history(void)
+{
+        json_t *info = unit_info(u), *rec;
+        struct strbuf sb = STRBUF_INIT;
+        size_t i;
+
+        json_array_foreach(json_object_get(info, "history"), i, rec) strbuf_addf(
+                &sb, "%s%s>%s:%s", i ? " " : "", json_string_value(json_object_get(rec, "from")),
+                json_string_value(json_object_get(rec, "to")),
+                json_string_value(json_object_get(rec, "actor")));
+        json_decref(info);
+        return strbuf_detach(&sb, NULL);
+}
+
+static void act(void)
+{
+        unit_note_actions(
+                u, &(struct openenv_action){ .n = 1, .via = "step", .data = "{}", .len = 2 });
+}
+
+/* Boots with the first episode and waits until it is ready. */
+static void ready(void)
+{
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+/* An observer's run: its verdict.json, then it exits 0. */
+static void observer_passes(const char *name, const char *verdict)
+{
+        struct fake_member *fm;
+        RUN_UNTIL((fm = fake_find(&fb, name)) != NULL);
+        cleanup_free char *out =
+                xasprintf("%s/episodes/%s/observers/%s/out", state_dir, episode_id(u->live), name);
+        put(out, "verdict.json", verdict);
+        fake_exit(fm, 0);
+}
+
+static void end_and_grade(void)
+{
+        char refusal[128];
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        /* The graders run in the grading state, and the unit says so. */
+        cr_expect_eq(live_state(), EPISODE_GRADING);
+        cr_expect_eq(unit_phase(u), PHASE_GRADING);
+        observer_passes("first", "{\"score\": 1}");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(end_result, 0);
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+}
+
+/* --- provisioning ------------------------------------------------------------------- */
+
+Test(engine, provisioning_succeeds_to_ready)
+{
+        ready();
+        cr_expect_eq(live_state(), EPISODE_READY);
+        /* Services and the env while provisioning, then the harness once live. */
+        cr_expect_lt(fake_last(&fb, "env")->seq, fake_last(&fb, "sim")->seq);
+        cr_expect_lt(fake_last(&fb, "sim")->seq, fake_last(&fb, "harness")->seq);
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "no grading observer before grading");
+        cr_expect(unit_ready(u, NULL));
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "provisioning>ready:system"), "history: %s", h);
+}
+
+Test(engine, member_exit_while_provisioning_fails)
+{
+        struct fake_member *env;
+
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL((env = fake_find(&fb, "env")) != NULL);
+        fake_output(env, "Traceback (most recent call last):\nModuleNotFoundError: No module\n");
+        settle();
+        fake_exit(env, 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect(torn_down(), "a failed episode is torn down at once");
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect(strstr(verdict_field("reason"), "env exited with status 1 while starting: "
+                                                  "ModuleNotFoundError: No module"),
+                  "reason: %s", verdict_field("reason"));
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect_eq(fake_starts(&fb, "harness"), 0, "never live");
+        cr_expect(!unit_ready(u, NULL));
+}
+
+Test(engine, member_not_ready_in_time_fails)
+{
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        u->ecfg.start_timeout = 300 * USEC_PER_MSEC;
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        fake_ready(fake_find(&fb, "env")); /* sim never says it listens */
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect_str_eq(verdict_field("blame"), "zones/services/sim");
+        cr_expect(strstr(verdict_field("reason"), "sim did not listen"), "%s",
+                  verdict_field("reason"));
+}
+
+/* --- an episode's life ------------------------------------------------------------------ */
+
+Test(engine, action_done_sealed_graded_closed)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        cr_expect_eq(live_state(), EPISODE_RUNNING);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        /* The agent zone goes first: killed before any grader starts. */
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        cr_expect(fake_last(&fb, "harness")->exited && fake_last(&fb, "env")->exited);
+        cr_expect_eq(live_state(), EPISODE_GRADING);
+        cr_expect_eq(unit_phase(u), PHASE_GRADING);
+        observer_passes("first", "{\"score\": 1}");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(end_result, 0);
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+        cr_expect(torn_down(), "closed, then torn down");
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        json_t *v = unit_verdict(u, NULL);
+        cr_expect_eq(json_integer_value(json_object_get(
+                             json_object_get(json_object_get(v, "observers"), "second"), "score")),
+                     2);
+        cr_expect_eq(json_integer_value(json_object_get(v, "actions")), 1);
+        json_decref(v);
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "ready>running:system running>sealed:orchestrator "
+                            "sealed>grading:system grading>closed:system"),
+                  "history: %s", h);
+}
+
+/* --- member deaths ------------------------------------------------------------------ */
+
+/* The env exits on its own: the agent's fault, and the system seals. */
+static void env_dies(void)
+{
+        fake_exit(fake_find(&fb, "env"), 3);
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect(strstr(verdict_field("reason"), "env exited with status 3"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "a broken episode is not graded");
+        cr_expect(fake_last(&fb, "sim")->exited, "torn down: its services too");
+}
+
+Test(engine, env_death_in_ready)
+{
+        ready();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "ready>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+Test(engine, env_death_in_running)
+{
+        ready();
+        act();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+static void inspect_done(void)
+{
+        char refusal[128];
+        cr_assert_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s", refusal);
+        observer_passes("peek", "{\"seen\": true}");
+        RUN_UNTIL(inspect_result != 1);
+        cr_assert_eq(inspect_result, 0);
+        cr_assert_eq(live_state(), EPISODE_FROZEN);
+        cr_assert_eq(unit_phase(u), PHASE_FROZEN);
+}
+
+Test(engine, env_death_in_frozen)
+{
+        ready();
+        act();
+        inspect_done();
+        env_dies();
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "frozen>sealed:system sealed>closed:system"), "history: %s", h);
+}
+
+Test(engine, service_death_is_infrastructure_error)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "sim"), 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/services/sim");
+}
+
+Test(engine, harness_exit_zero_is_no_failure)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "harness"), 0);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+/* --- observers ---------------------------------------------------------------------- */
+
+Test(engine, observers_run_in_after_order_one_at_a_time)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        settle();
+        cr_expect_eq(fake_starts(&fb, "second"), 0, "second starts only after first");
+        observer_passes("first", "{\"score\": 1}");
+        RUN_UNTIL(fake_find(&fb, "second") != NULL);
+        cr_expect(fake_last(&fb, "first")->freed, "first reaped before second starts");
+        observer_passes("second", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        json_t *v = unit_verdict(u, NULL);
+        json_t *obs = json_object_get(v, "observers");
+        cr_expect_not_null(json_object_get(obs, "first"));
+        cr_expect_not_null(json_object_get(obs, "second"));
+        cr_expect(json_is_true(json_object_get(v, "graders_ran")));
+        json_decref(v);
+}
+
+Test(engine, observer_timeout_is_blamed_on_it)
+{
+        char refusal[128];
+
+        ready();
+        u->ecfg.observer_timeout = 50 * USEC_PER_MSEC;
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1); /* first never exits */
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/first");
+        cr_expect(strstr(verdict_field("reason"), "observer first timed out"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_last(&fb, "first")->last_signal, SIGKILL);
+        cr_expect_eq(fake_starts(&fb, "second"), 0, "the first failure ends grading");
+}
+
+Test(engine, observer_failure_is_blamed_on_it)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        fake_exit(fake_find(&fb, "first"), 2);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/first");
+        cr_expect(strstr(verdict_field("reason"), "observer first exited with status 2"), "%s",
+                  verdict_field("reason"));
+}
+
+/* --- standby ------------------------------------------------------------------------ */
+
+static void standby_ready(void)
+{
+        RUN_UNTIL(u->standby && episode_state(u->standby) == EPISODE_STANDBY);
+}
+
+Test(engine, standby_goes_live_and_the_next_is_built_after)
+{
+        char refusal[128];
+
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
+        struct episode *sb = u->standby;
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
+                     "a standby goes live at once");
+        cr_expect_eq(u->live, sb);
+        cr_expect_eq(unit_phase(u), PHASE_READY);
+        cr_expect_eq(fake_starts(&fb, "harness"), 1);
+        /* The next standby: after the live one, in the other slot. */
+        standby_ready();
+        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+        cr_expect_eq(fake_starts(&fb, "env"), 2);
+        cr_expect_eq(fake_starts(&fb, "harness"), 1);
+}
+
+Test(engine, standby_member_exit_discards_it)
+{
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        struct episode *sb = u->standby;
+        struct fake_member *env = fake_find(&fb, "env");
+        fake_exit(fake_find(&fb, "sim"), 1);
+        RUN_UNTIL(u->standby != sb); /* sb may be freed from here on */
+        RUN_UNTIL(env->freed);
+        cr_expect_eq(env->last_signal, SIGKILL, "the rest of it killed");
+        json_t *info = unit_info(u);
+        const char *why = json_string_value(
+                json_object_get(json_object_get(info, "standby"), "last_failure"));
+        cr_expect(why && strstr(why, "sim exited (status 1) before use: discarded"), "%s", why);
+        json_decref(info);
+}
+
+/* --- reset, end, inspect ---------------------------------------------------------------- */
+
+/* A reset from where the unit is: a new episode, ready; the old one gone. */
+static void reset_to_ready(void)
+{
+        char refusal[128];
+        struct episode *old = u->live;
+        const char *old_id = old ? episode_id(old) : NULL;
+        cleanup_free char *id = old_id ? xstrdup(old_id) : NULL;
+
+        reset_result = 1;
+        int r = unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal));
+        cr_assert_geq(r, 0, "%s", refusal);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY && (r == 0 || reset_result != 1));
+        cr_expect_eq(live_state(), EPISODE_READY);
+        cr_expect(!id || !streq(episode_id(u->live), id), "a new episode");
+}
+
+Test(engine, reset_from_every_phase)
+{
+        char refusal[128];
+
+        ready();
+        reset_to_ready(); /* from ready */
+        act();
+        reset_to_ready(); /* from running */
+        act();
+        inspect_done();
+        reset_to_ready(); /* from frozen */
+        act();
+        end_and_grade();
+        cr_assert_eq(unit_phase(u), PHASE_CLOSED);
+        reset_to_ready(); /* from closed */
+        fb.fail_start = "sim";
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
+        cr_expect(strstr(verdict_field("reason"), "sim did not start: execve"), "%s",
+                  verdict_field("reason"));
+        fb.fail_start = NULL;
+        reset_to_ready(); /* from failed */
+        settle();
+        /* Every earlier episode's members are gone; only the live one's run. */
+        size_t running = 0;
+        for (size_t i = 0; i < fb.n_members; i++)
+                running += !fb.members[i]->freed;
+        cr_expect_eq(running, 3, "env, sim and harness of the live episode only");
+        cr_expect_eq(u->n_retiring, 0, "retired episodes freed");
+}
+
+Test(engine, reset_during_sealing_and_grading)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        reset_to_ready();
+        cr_expect_eq(end_result, -ECANCELED, "the grading was superseded");
+        cr_expect(fake_last(&fb, "first")->freed);
+}
+
+Test(engine, end_during_provisioning_is_refused)
+{
+        char refusal[128] = "";
+
+        fb.manual_ready = true;
+        boot(unit_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        cr_expect_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                -EPERM);
+        cr_expect(strstr(refusal, "provisioning"), "%s", refusal);
+        cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+Test(engine, inspect_then_resume)
+{
+        char refusal[128];
+
+        ready();
+        cr_expect_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), -EPERM,
+                     "no inspection before an action");
+        act();
+        inspect_done();
+        json_t *ins = unit_inspection(u);
+        cr_expect(json_is_true(json_object_get(json_object_get(ins, "peek"), "seen")));
+        json_decref(ins);
+        cr_expect(fake_last(&fb, "peek")->freed, "the frozen observer is reaped");
+        cr_assert_eq(unit_resume(u, refusal, sizeof(refusal)), 0, "%s", refusal);
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        cr_expect_eq(live_state(), EPISODE_RUNNING);
+        cr_expect_eq(unit_resume(u, refusal, sizeof(refusal)), -EPERM);
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>frozen:orchestrator frozen>running:orchestrator "
+                            "running>sealed:orchestrator"),
+                  "history: %s", h);
+}
+
+Test(engine, standby_built_only_after_the_live_one_is_ready)
+{
+        fb.manual_ready = true;
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        settle();
+        cr_expect_null(u->standby, "the live episode first");
+        cr_expect_eq(fake_starts(&fb, "env"), 1);
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        RUN_UNTIL(u->standby != NULL);
+        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+}
+
+Test(engine, environment_done_ends_the_episode)
+{
+        ready();
+        act();
+        unit_note_done(u);
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING, "after this dispatch round");
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        observer_passes("first", "{}");
+        observer_passes("second", "{}");
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:environment"), "history: %s", h);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+Test(engine, harness_failure_is_recorded_not_sealed)
+{
+        ready();
+        act();
+        fake_exit(fake_find(&fb, "harness"), 7);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING, "the episode goes on");
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+}
+
+/* --- custody: the copies are real child jobs over plain directories --------------------- */
+
+static const char custody_yaml[] =
+        "app: server.app:app\n"
+        "port: 8000\n"
+        "openenvd:\n"
+        "  zones:\n"
+        "    agent:\n"
+        "      containers:\n"
+        "        env: {}\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        runner: {argv: [/bin/true], reads: [workspace], phases: [grading], output: "
+        "/out/report.json}\n"
+        "        judge: {argv: [/bin/true], reads: [runner.output], phases: [grading], "
+        "after: runner}\n";
+
+static char *episode_path(const char *rel)
+{
+        return xasprintf("%s/episodes/%s/%s", state_dir, episode_id(u->live), rel);
+}
+
+static void custody_ready(void)
+{
+        boot(custody_yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        act();
+}
+
+Test(engine, custody_copies_workspace_and_output)
+{
+        char refusal[128];
+
+        custody_ready();
+        cleanup_free char *ws = episode_path("workspace/merged");
+        put(ws, "answer.txt", "42\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "runner") != NULL);
+        /* The runner starts only once its custody copy is made. */
+        cleanup_free char *copy = episode_path("workspace-copy/ws/answer.txt");
+        cr_expect_eq(access(copy, F_OK), 0, "%s", copy);
+        cleanup_free char *out = episode_path("observers/runner/out");
+        put(out, "report.json", "{\"passed\": 3}");
+        observer_passes("runner", "{\"score\": 1}");
+        RUN_UNTIL(fake_find(&fb, "judge") != NULL);
+        cleanup_free char *in = episode_path("observers/judge/inputs/runner/report.json");
+        cr_expect_eq(access(in, F_OK), 0, "%s", in);
+        observer_passes("judge", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+Test(engine, custody_refuses_a_fifo_in_the_workspace)
+{
+        char refusal[128];
+
+        custody_ready();
+        cleanup_free char *fifo = episode_path("workspace/merged/pipe");
+        cr_assert_eq(mkfifo(fifo, 0644), 0);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(fake_starts(&fb, "runner"), 0, "never given refused data");
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect(strstr(verdict_field("reason"), "workspace refused by custody"), "%s",
+                  verdict_field("reason"));
+}
