@@ -33,7 +33,7 @@ struct daemon_options {
         const char *listen_address;          /* default 0.0.0.0 */
         bool require_isolation;
         const char *token_file;
-        const char *agent_token_file; /* the agent principal's token (credentials.h) */
+        const char *agent_token_file;   /* the agent principal's token (credentials.h) */
         const char *metrics_token_file; /* the scraper principal's token */
         /* Loaded by main() from the two above before the preflight (a bad
          * file is bad usage, said first); the daemon takes them over and

@@ -18,10 +18,10 @@ struct frontend;
 struct frontend_config;
 struct service_relay;
 
-#define TOKEN       "orchestrator-secret-token"
-#define AGENT_TOKEN "agent-secret-token"
-#define AUTH        "Authorization: Bearer " TOKEN "\r\n"
-#define AGENT_AUTH  "Authorization: Bearer " AGENT_TOKEN "\r\n"
+#define TOKEN         "orchestrator-secret-token"
+#define AGENT_TOKEN   "agent-secret-token"
+#define AUTH          "Authorization: Bearer " TOKEN "\r\n"
+#define AGENT_AUTH    "Authorization: Bearer " AGENT_TOKEN "\r\n"
 #define METRICS_TOKEN "metrics-secret-token"
 #define METRICS_AUTH  "Authorization: Bearer " METRICS_TOKEN "\r\n"
 
