@@ -22,58 +22,12 @@
 #include "sandbox/netns-keep.h"
 #include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
-#include "unit/unit-stats.h"
-
-const char *episode_id(const struct episode *e)
-{
-        return e->id;
-}
-
-unsigned episode_slot(const struct episode *e)
-{
-        return e->slot;
-}
-
-enum episode_state episode_state(const struct episode *e)
-{
-        return e->state;
-}
-
-const char *episode_env_socket(const struct episode *e)
-{
-        return e->env_socket;
-}
-
-int episode_env_tcp_socket(const struct episode *e, int family, uint16_t *ret_port)
-{
-        for (size_t i = 0; i < e->n_members; i++) {
-                const struct ep_member *mb = &e->members[i];
-                if (!unit_container_is_env(mb->mc))
-                        continue;
-                if (!mb->netns || !mb->m)
-                        return -ENETUNREACH;
-                if (ret_port)
-                        *ret_port = mb->mc->port ?: e->cfg->manifest->port;
-                return family < 0 ? 0 : kept_netns_socket(mb->netns, family);
-        }
-        return -ENETUNREACH;
-}
-
-struct verdict *episode_verdict(struct episode *e)
-{
-        return &e->verdict;
-}
 
 void episode_record_actions(struct episode *e, const struct openenv_action *a)
 {
         action_record_add(&e->actions, a->n, a->via, a->data, a->len, now_usec(CLOCK_REALTIME));
         if (e->state == EPISODE_READY && a->n > 0)
                 (void) episode_set_state(e, EPISODE_RUNNING, "first action");
-}
-
-uint64_t episode_actions(const struct episode *e)
-{
-        return e->actions.actions;
 }
 
 /* For an observer that reads them: the record as it stands, as its
@@ -195,6 +149,85 @@ static char *member_exit_text(struct episode *e, const struct ep_member *mb, int
 static void fail_provisioning(struct episode *e, int error, const char *blame, const char *fmt, ...)
         printf_fmt(4, 5);
 
+/* --- what each loop event does in each state -------------------------------- */
+
+/* A member exited while its episode was still starting: the start failed. */
+static void provisioning_member_exited(struct episode *e, struct ep_member *mb, int status)
+{
+        cleanup_free char *how = member_status_text(status);
+        cleanup_free char *tail = member_output_tail(mb->m, LOG_TAIL_LINES);
+        cleanup_free char *last = member_output_tail(mb->m, 1);
+        /* "env| ModuleNotFoundError: ...\n": the last line says why,
+         * most of the time; the verdict's event has the tail. */
+        const char *why = startswith(last, mb->mc->name) ?: last;
+
+        record_exit(e, mb, NULL);
+        if (*tail)
+                log_info_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                "episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
+        why = startswith(why, "| ") ?: why;
+        last[strcspn(last, "\n")] = '\0';
+        fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name, how,
+                          *why ? ": " : "", why);
+}
+
+/* A member exited while the episode stood by or was live: the unit decides
+ * (unit.c: discard a standby, seal a live one). */
+static void live_member_exited(struct episode *e, struct ep_member *mb, int status)
+{
+        enum member_end end;
+        cleanup_free char *how = NULL;
+
+        /* The inspection's observer goes on; an early observer is
+         * collected at sealing. */
+        if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
+                grading_observer_exited(e, mb);
+                return;
+        }
+        how = member_exit_text(e, mb, status, &end);
+        record_exit(e, mb, member_end_to_string(end));
+        if (e->ev->member_exited)
+                e->ev->member_exited(e, mb->mc, status, end, how, e->userdata);
+}
+
+/* A member exited while the episode was sealed or graded: an observer's
+ * turn ends; a service the daemon did not kill failed the grading. */
+static void grading_member_exited(struct episode *e, struct ep_member *mb, int status)
+{
+        if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
+                grading_observer_exited(e, mb);
+                return;
+        }
+        if (mb->mc->zone == MANIFEST_ZONE_SERVICES && !mb->killed) {
+                cleanup_free char *how = member_status_text(status);
+                record_exit(e, mb, NULL);
+                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
+                             "service %s %s during grading", mb->mc->name, how);
+        }
+}
+
+static void provisioning_deadline(struct episode *e);
+
+/* The engine's rows: what a member's exit and the episode's deadline mean
+ * in each state (as s6's supervisor action table). NULL: nothing there.
+ * The cgroup watch and the child job end in the continuation their
+ * starter named (episode_watch(), episode_job()). */
+static const struct {
+        void (*member_exited)(struct episode *e, struct ep_member *mb, int status);
+        void (*deadline)(struct episode *e);
+} episode_events_table[_EPISODE_STATE_MAX] = {
+        [EPISODE_PROVISIONING] = { provisioning_member_exited, provisioning_deadline },
+        [EPISODE_STANDBY] = { live_member_exited, NULL },
+        [EPISODE_READY] = { live_member_exited, NULL },
+        [EPISODE_RUNNING] = { live_member_exited, NULL },
+        [EPISODE_INSPECTING] = { live_member_exited, grading_deadline },
+        [EPISODE_FROZEN] = { live_member_exited, NULL },
+        [EPISODE_SEALING] = { grading_member_exited, NULL },
+        [EPISODE_SEALED] = { grading_member_exited, grading_deadline },
+        [EPISODE_GRADING] = { grading_member_exited, grading_deadline },
+        /* closed, failed, teardown, gone: nothing reports back any more */
+};
+
 static void member_on_exited(struct member *m, int status, void *userdata)
 {
         struct ep_member *mb = userdata;
@@ -203,61 +236,8 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         (void) m;
         mb->exited = true;
         mb->status = status;
-        switch (e->state) {
-        case EPISODE_PROVISIONING: {
-                cleanup_free char *how = member_status_text(status);
-                cleanup_free char *tail = member_output_tail(mb->m, LOG_TAIL_LINES);
-                cleanup_free char *last = member_output_tail(mb->m, 1);
-                /* "env| ModuleNotFoundError: ...\n": the last line says why,
-                 * most of the time; the verdict's event has the tail. */
-                const char *why = startswith(last, mb->mc->name) ?: last;
-                record_exit(e, mb, NULL);
-                if (*tail)
-                        log_info_fields(
-                                LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                                "episode %s: last output of %s:\n%s", e->id, mb->mc->name, tail);
-                why = startswith(why, "| ") ?: why;
-                last[strcspn(last, "\n")] = '\0';
-                fail_provisioning(e, -ECHILD, mb->subtree, "%s %s while starting%s%s", mb->mc->name,
-                                  how, *why ? ": " : "", why);
-                return;
-        }
-        case EPISODE_STANDBY:
-        case EPISODE_READY:
-        case EPISODE_RUNNING:
-        case EPISODE_INSPECTING:
-        case EPISODE_FROZEN: {
-                enum member_end end;
-                cleanup_free char *how = NULL;
-                /* The inspection's observer goes on; an early observer is
-                 * collected at sealing. */
-                if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
-                        grading_observer_exited(e, mb);
-                        return;
-                }
-                how = member_exit_text(e, mb, status, &end);
-                record_exit(e, mb, member_end_to_string(end));
-                if (e->ev->member_exited)
-                        e->ev->member_exited(e, mb->mc, status, end, how, e->userdata);
-                return;
-        }
-        case EPISODE_SEALING:
-        case EPISODE_SEALED:
-        case EPISODE_GRADING:
-                if (mb->mc->zone == MANIFEST_ZONE_OBSERVERS) {
-                        grading_observer_exited(e, mb);
-                        return;
-                }
-                if (mb->mc->zone == MANIFEST_ZONE_SERVICES && !mb->killed) {
-                        cleanup_free char *how = member_status_text(status);
-                        record_exit(e, mb, NULL);
-                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                                     "service %s %s during grading", mb->mc->name, how);
-                }
-                return;
-        default:
-                return;
-        }
+        if (episode_events_table[e->state].member_exited)
+                episode_events_table[e->state].member_exited(e, mb, status);
 }
 
 static void member_on_ready(struct member *m, void *userdata);
@@ -387,53 +367,6 @@ void episode_stop_member(struct ep_member *mb)
         }
 }
 
-json_t *episode_members_json(const struct episode *e)
-{
-        json_t *j = json_object();
-
-        for (size_t i = 0; i < e->n_members; i++) {
-                const struct ep_member *mb = &e->members[i];
-                if (!mb->started)
-                        continue;
-                json_object_set_new(
-                        j, mb->mc->name,
-                        json_pack("{s:b,s:o,s:b,s:s}", "running", !mb->exited, "exit_status",
-                                  mb->exited ? json_integer(mb->status) : json_null(), "ready",
-                                  mb->m ? member_is_ready(mb->m) : false, "cgroup", mb->cgroup));
-        }
-        return j;
-}
-
-void episode_add_limit_events(const struct episode *e, struct unit_container_stats *acc)
-{
-        for (size_t i = 0; i < e->n_members; i++) {
-                const struct ep_member *mb = &e->members[i];
-                struct cgroup_stats st;
-                if (mb->limits_final) {
-                        acc[i].oom_kills += mb->oom_kills;
-                        acc[i].pids_limit_events += mb->pids_limit_events;
-                } else if (e->cgroups && cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0) {
-                        acc[i].oom_kills += st.oom_kills;
-                        acc[i].pids_limit_events += st.pids_max_events;
-                }
-        }
-}
-
-bool episode_owns_pid(struct episode *e, pid_t pid)
-{
-        for (size_t i = 0; i < e->n_members; i++)
-                if (e->members[i].m && member_pid(e->members[i].m) == pid) {
-                        /* Reap now, through the pidfd (the status stays ours). */
-                        (void) member_poll_exit(e->members[i].m);
-                        return true;
-                }
-        if (e->job && child_job_pid(e->job) == pid) {
-                child_job_poll(e->job);
-                return true;
-        }
-        return false;
-}
-
 /* --- provisioning ----------------------------------------------------------- */
 
 static void fail_provisioning(struct episode *e, int error, const char *blame, const char *fmt, ...)
@@ -535,25 +468,28 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
         return 0;
 }
 
+/* The start timeout: the first member that is not listening is late. */
+static void provisioning_deadline(struct episode *e)
+{
+        struct ep_member *late = NULL;
+
+        for (size_t i = 0; i < e->n_members && !late; i++)
+                if (unit_container_activated(e->members[i].mc) &&
+                    (!e->members[i].m || !member_is_ready(e->members[i].m)))
+                        late = &e->members[i];
+        fail_provisioning(e, -ETIMEDOUT, late ? late->subtree : "zones/agent/env",
+                          "%s did not listen on its port within %gs", late ? late->mc->name : "env",
+                          (double) e->cfg->start_timeout / USEC_PER_SEC);
+}
+
 static int on_deadline(struct loop_source *s, usec_t now, void *userdata)
 {
         struct episode *e = userdata;
 
         (void) s;
         (void) now;
-        if (e->state == EPISODE_PROVISIONING) {
-                struct ep_member *late = NULL;
-                for (size_t i = 0; i < e->n_members && !late; i++)
-                        if (unit_container_activated(e->members[i].mc) &&
-                            (!e->members[i].m || !member_is_ready(e->members[i].m)))
-                                late = &e->members[i];
-                fail_provisioning(e, -ETIMEDOUT, late ? late->subtree : "zones/agent/env",
-                                  "%s did not listen on its port within %gs",
-                                  late ? late->mc->name : "env",
-                                  (double) e->cfg->start_timeout / USEC_PER_SEC);
-                return 0;
-        }
-        grading_deadline(e);
+        if (episode_events_table[e->state].deadline)
+                episode_events_table[e->state].deadline(e);
         return 0;
 }
 
