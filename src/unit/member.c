@@ -23,9 +23,7 @@ struct member {
         const struct member_ops *ops;
         void *userdata;
 
-        struct container *proc;                 /* owned (native launcher) */
-        struct oci_container *oci;              /* owned (OCI runtime) */
-        const struct member_launcher *launcher; /* borrowed; NULL: proc or oci */
+        const struct member_launcher *launcher; /* borrowed: native, OCI or a test's */
         void *handle;                           /* owned through launcher->free */
         struct loop_source *exit_src; /* EPOLLIN on the pidfd (the fd is the launcher's) */
         bool exited;
@@ -52,16 +50,12 @@ static const char *oci_runtime_name(enum manifest_oci o)
 
 static int member_pidfd(const struct member *m)
 {
-        if (m->launcher)
-                return m->launcher->exit_fd(m->handle);
-        return m->proc ? container_pidfd(m->proc) : oci_container_pidfd(m->oci);
+        return m->launcher->exit_fd(m->handle);
 }
 
 pid_t member_pid(const struct member *m)
 {
-        if (m->launcher)
-                return m->launcher->pid(m->handle);
-        return m->proc ? container_pid(m->proc) : m->oci ? oci_container_pid(m->oci) : 0;
+        return m->handle ? m->launcher->pid(m->handle) : 0;
 }
 
 const char *member_name(const struct member *m)
@@ -83,20 +77,12 @@ bool member_exited(const struct member *m, int *ret_status)
 
 int member_init_signal(const struct member *m)
 {
-        if (!m->exited)
-                return 0;
-        if (m->launcher)
-                return m->launcher->init_signal(m->handle);
-        return m->proc ? container_init_signal(m->proc) : oci_container_init_signal(m->oci);
+        return m->exited ? m->launcher->init_signal(m->handle) : 0;
 }
 
 int member_kill(struct member *m, int sig)
 {
-        if (m->exited)
-                return -ESRCH;
-        if (m->launcher)
-                return m->launcher->kill(m->handle, sig);
-        return m->proc ? container_kill(m->proc, sig) : oci_container_kill(m->oci, sig);
+        return m->exited ? -ESRCH : m->launcher->kill(m->handle, sig);
 }
 
 bool member_poll_exit(struct member *m)
@@ -105,9 +91,7 @@ bool member_poll_exit(struct member *m)
 
         if (m->exited)
                 return true;
-        if ((m->launcher ? m->launcher->try_wait(m->handle, &status)
-             : m->proc   ? container_try_wait(m->proc, &status)
-                         : oci_container_try_wait(m->oci, &status)) < 0)
+        if (m->launcher->try_wait(m->handle, &status) < 0)
                 return false;
         m->exited = true;
         m->status = status;
@@ -290,59 +274,65 @@ static int pipe_nonblocking_read(int ret[2])
         return 0;
 }
 
-static int spawn(struct member *m, const struct member_start *a, struct container_spec *spec,
-                 char **ret_error)
+/* --- the two real launchers -------------------------------------------------- */
+
+static int oci_spawn(void *data, const char *name, const struct member_start *a,
+                     const struct container_spec *spec, void **ret_handle, char **ret_error)
 {
-        int r;
+        struct cgroup_view view = {};
+        struct oci_error err = {};
+        struct oci_container *c = NULL;
+        cleanup_free char *cg = NULL;
+        /* The runtime joins the leaf made for it. On a hybrid host it sees
+         * only the leaf's parent in each hierarchy, where "/<leaf>" is the
+         * leaf; on a pure cgroup2 host the path is relative to its own
+         * cgroup, the daemon's (control/). */
+        const char *leaf = strrchr(a->cgroup, '/');
+        int r = cgroup_view_open(a->cgroups, a->cgroup, &view);
 
-        if (a->launcher) {
-                m->launcher = a->launcher;
-                return a->launcher->spawn(a->launcher->data, m->name, spec, &m->handle, ret_error);
-        }
-        if (a->runtime != MANIFEST_OCI_NATIVE) {
-                struct cgroup_view view = {};
-                struct oci_error err = {};
-                cleanup_free char *cg = NULL;
-
-                /* The runtime joins the leaf made for it. On a hybrid host it
-                 * sees only the leaf's parent in each hierarchy, where
-                 * "/<leaf>" is the leaf; on a pure cgroup2 host the path is
-                 * relative to its own cgroup, the daemon's (control/). */
-                const char *leaf = strrchr(a->cgroup, '/');
-                r = cgroup_view_open(a->cgroups, a->cgroup, &view);
-                if (r == -EOPNOTSUPP)
-                        cg = xasprintf("../%s", a->cgroup);
-                else if (r >= 0)
-                        cg = xasprintf("/%s", leaf ? leaf + 1 : a->cgroup);
-                else {
-                        if (ret_error)
-                                *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
-                        return r;
-                }
-                r = oci_container_spawn(
-                        &(struct oci_options){ .runtime = oci_runtime_name(a->runtime),
-                                               .state_dir = a->oci_state_dir,
-                                               .cgroups_path = cg,
-                                               .cgroup_view = view.n > 0 ? &view : NULL },
-                        spec, &m->oci, &err);
-                cgroup_view_done(&view);
-                if (r < 0 && ret_error)
-                        *ret_error = xstrdup(err.message ?: strerror(-r));
-                oci_error_done(&err);
+        (void) data;
+        (void) name;
+        if (r == -EOPNOTSUPP)
+                cg = xasprintf("../%s", a->cgroup);
+        else if (r >= 0)
+                cg = xasprintf("/%s", leaf ? leaf + 1 : a->cgroup);
+        else {
+                if (ret_error)
+                        *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
                 return r;
         }
+        r = oci_container_spawn(&(struct oci_options){ .runtime = oci_runtime_name(a->runtime),
+                                                       .state_dir = a->oci_state_dir,
+                                                       .cgroups_path = cg,
+                                                       .cgroup_view = view.n > 0 ? &view : NULL },
+                                spec, &c, &err);
+        cgroup_view_done(&view);
+        if (r < 0 && ret_error)
+                *ret_error = xstrdup(err.message ?: strerror(-r));
+        oci_error_done(&err);
+        *ret_handle = c;
+        return r;
+}
 
+static int native_spawn(void *data, const char *name, const struct member_start *a,
+                        const struct container_spec *spec, void **ret_handle, char **ret_error)
+{
         struct cgroup_placement place = { .v2_fd = -EBADF };
         struct container_error err = {};
+        struct container *c = NULL;
+        struct container_spec placed = *spec;
+        int r;
+
+        (void) data;
+        (void) name;
         r = cgroup_placement_open(a->cgroups, a->cgroup, &place);
         if (r < 0) {
                 if (ret_error)
                         *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
                 return r;
         }
-        spec->placement = &place;
-        r = container_spawn(spec, &m->proc, &err);
-        spec->placement = NULL;
+        placed.placement = &place;
+        r = container_spawn(&placed, &c, &err);
         cgroup_placement_done(&place);
         if (r < 0 && ret_error)
                 *ret_error =
@@ -351,7 +341,89 @@ static int spawn(struct member *m, const struct member_start *a, struct containe
                                             err.index, strerror(-r))
                                 : xasprintf("%s: %s", container_step_to_string(err.step),
                                             strerror(-r));
+        *ret_handle = c;
         return r;
+}
+
+/* The launchers' own functions, behind the one interface (void * is their
+ * container). */
+static int native_exit_fd(void *h)
+{
+        return container_pidfd(h);
+}
+static pid_t native_pid(void *h)
+{
+        return container_pid(h);
+}
+static int native_kill(void *h, int sig)
+{
+        return container_kill(h, sig);
+}
+static int native_try_wait(void *h, int *ret_status)
+{
+        return container_try_wait(h, ret_status);
+}
+static int native_init_signal(void *h)
+{
+        return container_init_signal(h);
+}
+static void native_free(void *h)
+{
+        (void) container_free(h);
+}
+
+static const struct member_launcher native_launcher = {
+        .spawn = native_spawn,
+        .exit_fd = native_exit_fd,
+        .pid = native_pid,
+        .kill = native_kill,
+        .try_wait = native_try_wait,
+        .init_signal = native_init_signal,
+        .free = native_free,
+};
+
+static int oci_exit_fd(void *h)
+{
+        return oci_container_pidfd(h);
+}
+static pid_t oci_pid(void *h)
+{
+        return oci_container_pid(h);
+}
+static int oci_kill(void *h, int sig)
+{
+        return oci_container_kill(h, sig);
+}
+static int oci_try_wait(void *h, int *ret_status)
+{
+        return oci_container_try_wait(h, ret_status);
+}
+static int oci_init_signal(void *h)
+{
+        return oci_container_init_signal(h);
+}
+static void oci_free(void *h)
+{
+        (void) oci_container_free(h);
+}
+
+static const struct member_launcher oci_launcher = {
+        .spawn = oci_spawn,
+        .exit_fd = oci_exit_fd,
+        .pid = oci_pid,
+        .kill = oci_kill,
+        .try_wait = oci_try_wait,
+        .init_signal = oci_init_signal,
+        .free = oci_free,
+};
+
+static int spawn(struct member *m, const struct member_start *a, struct container_spec *spec,
+                 char **ret_error)
+{
+        m->launcher = a->launcher
+                              ?: a->runtime == MANIFEST_OCI_NATIVE ? &native_launcher
+                                                                   : &oci_launcher;
+        return m->launcher->spawn(m->launcher->data, m->name, a, spec, &m->handle, ret_error);
 }
 
 int member_start(struct loop *l, const char *name, const struct member_start *a,
@@ -427,9 +499,7 @@ struct member *member_free(struct member *m)
         m->log_timer = loop_source_free(m->log_timer);
         m->notify_src = loop_source_free(m->notify_src);
         /* SIGKILL of the shim takes its pid namespace with it; reaped here. */
-        m->proc = container_free(m->proc);
-        m->oci = oci_container_free(m->oci);
-        if (m->launcher && m->handle)
+        if (m->handle)
                 m->launcher->free(m->handle);
         safe_close(m->log_fd);
         safe_close(m->notify_fd);

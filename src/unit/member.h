@@ -41,17 +41,21 @@ struct member_ops {
         void (*ready)(struct member *m, void *userdata);
 };
 
+struct member_start;
+
 /*
- * What starts, signals and reaps the container: NULL is the real thing (the
- * native launcher or an OCI runtime, per runtime); tests pass a fake that
- * starts no process (tests/unit/fake-backend.h), so the member's own work
- * (exit through an fd, output pipe, readiness pipe) runs unchanged.
+ * What starts, signals and reaps the container. member.c has two, the native
+ * launcher and an OCI runtime (picked by member_start.runtime when its
+ * launcher is NULL); tests pass a fake that starts no process
+ * (tests/unit/fake-backend.h). Whichever it is, the member's own work (exit
+ * through an fd, output pipe, readiness pipe) is the same code.
  */
 struct member_launcher {
-        /* Starts it as spec says; spec's fds (stdio, pass_fds, the notify
-         * pipe last) are the caller's and valid during the call only. */
-        int (*spawn)(void *data, const char *name, const struct container_spec *spec,
-                     void **ret_handle, char **ret_error);
+        /* Starts it as spec says (a: where, its cgroup leaf, its runtime);
+         * spec's fds (stdio, pass_fds, the notify pipe last) are the
+         * caller's and valid during the call only. */
+        int (*spawn)(void *data, const char *name, const struct member_start *a,
+                     const struct container_spec *spec, void **ret_handle, char **ret_error);
         /* An fd that turns readable once it exited (a pidfd's contract). */
         int (*exit_fd)(void *handle);
         pid_t (*pid)(void *handle);

@@ -79,10 +79,12 @@ static int on_listen(struct loop_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-static int fake_spawn(void *data, const char *name, const struct container_spec *spec,
-                      void **ret_handle, char **ret_error)
+static int fake_spawn(void *data, const char *name, const struct member_start *a,
+                      const struct container_spec *spec, void **ret_handle, char **ret_error)
 {
         struct fake_backend *fb = data;
+
+        (void) a;
         struct fake_member *fm;
 
         if (fb->fail_start && streq(fb->fail_start, name)) {
