@@ -115,6 +115,7 @@
 #define CONTAINER_SCAFFOLD_ENTRIES 1024 /* entries re-bound into one scaffold */
 #define SHIM_MAX_CONNECTIONS       1024 /* forwarded connections open at once */
 #define SHIM_BUFFER_BYTES          ((size_t) 64 * 1024) /* per direction per connection */
+#define SHIM_GATE_MAX_BYTES        4096 /* the release message of a gated container (--gate-fd) */
 /* The host view (paths come from the manifest's argv and the daemon's environment). */
 #define HOST_VIEW_FILE_MAX        ((size_t) 4 * 1024 * 1024) /* one /etc file copied */
 #define HOST_VIEW_DIR_ENTRIES     8192 /* entries of one /etc directory copied */

@@ -140,13 +140,17 @@ int container_spec_validate(const struct container_spec *spec)
                         return -EINVAL;
         if (spec->notify && spec->notify_pass_index >= spec->n_pass_fds)
                 return -EINVAL;
+        if (spec->gate && (spec->gate_pass_index >= spec->n_pass_fds ||
+                           (spec->notify && spec->gate_pass_index == spec->notify_pass_index)))
+                return -EINVAL;
         for (size_t i = 0; i < spec->n_forwards; i++) {
                 const struct forward *f = &spec->forwards[i];
                 if (!f->host || f->port == 0 || strchr(f->host, '=') || strchr(f->host, ':'))
                         return -EINVAL;
                 if (f->kind == FORWARD_FD_TO_TCP) {
                         if (f->pass_index >= spec->n_pass_fds ||
-                            (spec->notify && f->pass_index == spec->notify_pass_index))
+                            (spec->notify && f->pass_index == spec->notify_pass_index) ||
+                            (spec->gate && f->pass_index == spec->gate_pass_index))
                                 return -EINVAL;
                         continue;
                 }
@@ -211,6 +215,10 @@ void container_policy_init(struct container_policy *ret, const struct container_
         if (spec->notify) {
                 strv_push(&p.shim_argv, xstrdup("--notify-fd"));
                 strv_push(&p.shim_argv, xasprintf("%u", 3 + spec->notify_pass_index));
+        }
+        if (spec->gate) {
+                strv_push(&p.shim_argv, xstrdup("--gate-fd"));
+                strv_push(&p.shim_argv, xasprintf("%u", 3 + spec->gate_pass_index));
         }
         strv_push(&p.shim_argv, xstrdup("--"));
         for (char **a = spec->argv; a && *a; a++)

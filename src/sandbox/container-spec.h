@@ -107,6 +107,11 @@ struct container_spec {
          * on which the shim reports readiness (--notify-fd). */
         bool notify;
         unsigned notify_pass_index;
+        /* With gate, pass_fds[gate_pass_index] is the read end of a pipe the
+         * shim waits on before it starts the principal (--gate-fd): a
+         * container made ahead of its turn, released by the daemon. */
+        bool gate;
+        unsigned gate_pass_index;
 
         unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
 
@@ -181,8 +186,8 @@ void container_spec_add_bind(struct container_spec *spec, const char *source, co
  * mapped range and not root (unless WEAKEN_KEEP_CAPS), a range that does
  * not map host root and fits in uid_t; a normal absolute workdir; a /tmp
  * size; mounts, masks and forwards well formed (normal absolute targets and
- * paths, the parts each kind needs); passed fds not negative, the notify and
- * forward indexes among them; counts within limits.h. Each launcher adds
+ * paths, the parts each kind needs); passed fds not negative, the notify,
+ * gate and forward indexes among them and apart; counts within limits.h. Each launcher adds
  * only what it alone needs (docs/SANDBOX.md, "One check of a spec").
  * Returns 0 or -EINVAL (-E2BIG for counts over a limit, -EBADF for a
  * negative passed fd).

@@ -6,12 +6,16 @@
 #include "base/child-job.h"
 #include "cgroup/cgroup-watch.h"
 #include "unit/action-record.h"
+#include "unit/custody.h"
 #include "unit/episode.h"
 #include "unit/health-probe.h"
 #include "unit/member.h"
 #include "unit/unit-plan.h"
 
 struct episode;
+
+/* A custody copy or disk walk (both bounded) must finish within this. */
+#define EPISODE_JOB_TIMEOUT (120 * USEC_PER_SEC)
 
 /* A member's last output lines quoted in a failure (the verdict's events). */
 #define LOG_TAIL_LINES 20
@@ -75,6 +79,8 @@ struct episode {
         struct verdict verdict;
         struct action_record actions; /* its .actions: the daemon's count */
         bool workspace_copied;        /* for the current run of observers */
+        unsigned workspace_copies;    /* made in this episode: the first needs no fresh tmpfs */
+        size_t gate_next;             /* the next member observer-gate.c looks at */
         int disk_full;                /* at sealing: EPISODE_FS_FULL_* or 0 */
 
         /* Waits of the operation in progress (at most one of each). */
@@ -93,6 +99,12 @@ struct episode {
 /* episode.c */
 struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c);
 int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase);
+/* Observers made ahead of their turn (observer-gate.c): started with the
+ * principal held at the shim's gate, not counted as started until
+ * released with the turn's values (unit_plan_turn_env()). */
+int episode_prepare_member(struct episode *e, struct ep_member *mb, enum phase phase);
+int episode_release_member(struct episode *e, struct ep_member *mb, enum phase phase);
+bool episode_member_gated(const struct ep_member *mb);
 void episode_stop_member(struct ep_member *mb);
 int episode_watch(struct episode *e, const char *const *rels, size_t n, enum cgroup_watch_goal goal,
                   usec_t timeout, void (*then)(struct episode *e, int result));
@@ -106,6 +118,23 @@ void episode_cancel_waits(struct episode *e);
 void episode_release(struct episode *e);
 void episode_kill_all(struct episode *e, char *rels[MANIFEST_ZONE_MAX]);
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z);
+
+/* observer-gate.c: observers made ahead of their turn. One per call
+ * (a loop round each): 1 when it looked at one, 0 when none is left. */
+int observer_gate_prepare_next(struct episode *e);
+bool observer_gate_pending(const struct episode *e);
+/* A member made ahead and not released (gated, or died at its gate) is
+ * stopped: it starts at its turn as any other. */
+void observer_gate_discard(struct episode *e, struct ep_member *mb, const char *why);
+void observer_gate_discard_workspace_readers(struct episode *e);
+
+/* custody-job.c: a custody copy of src to dst_parent/dst_name in a child
+ * job, then then(); fresh_copy: the workspace copy's tmpfs is made anew
+ * first. The copier's outcome from the job's result: */
+int start_custody(struct episode *e, const char *src, const char *dst_parent, const char *dst_name,
+                  uint64_t max_bytes, bool fresh_copy,
+                  void (*then)(struct episode *e, int result, const char *out, size_t len));
+struct custody_report custody_outcome(int result, const char *out, size_t len);
 
 /* grading.c */
 void grading_start_early_observers(struct episode *e);

@@ -236,6 +236,14 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         (void) m;
         mb->exited = true;
         mb->status = status;
+        /* Made ahead and never released: nothing of the episode ran in it;
+         * it is started anew at its turn (observer-gate.c). */
+        if (episode_member_gated(mb)) {
+                log_info_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                "episode %s: observer %s exited before its turn", e->id,
+                                mb->mc->name);
+                return;
+        }
         if (episode_events_table[e->state].member_exited)
                 episode_events_table[e->state].member_exited(e, mb, status);
 }
@@ -271,7 +279,9 @@ static const struct member_ops member_ops = {
         .ready = member_on_ready,
 };
 
-int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase)
+/* Starts mb's container, planned for phase; gated: made ahead of its turn,
+ * the principal held at the shim's gate until episode_release_member(). */
+static int start_member(struct episode *e, struct ep_member *mb, enum phase phase, bool gated)
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
@@ -285,7 +295,8 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
 
         e->plan.phase = phase;
         e->plan.actions = episode_actions(e);
-        if (manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) && (r = write_actions(e)) < 0) {
+        if (!gated && manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) &&
+            (r = write_actions(e)) < 0) {
                 free(mb->start_error);
                 mb->start_error = xasprintf("the record of actions: %s", strerror(-r));
                 return r;
@@ -315,6 +326,7 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                         .cgroup = mb->cgroup,
                         .oci_state_dir = oci_dir,
                         .notify = unit_container_activated(mb->mc),
+                        .gated = gated,
                         .forward_episode_id = e->cfg->quiet_containers ? NULL : episode_id(e),
                 },
                 &member_ops, mb, &mb->m, &error);
@@ -334,13 +346,54 @@ int episode_start_member(struct episode *e, struct ep_member *mb, enum phase pha
                                             mb->mc->name, "error", text_to_json(mb->start_error)));
                 return r;
         }
-        mb->started = true;
+        /* A gated one is not started yet: nothing counts or shows it. */
+        mb->started = !gated;
         mb->exited = false;
         mb->killed = false;
         mb->status = -1;
         log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                         "episode %s: container %s started as pid %d", e->id, mb->mc->name,
-                         (int) member_pid(mb->m));
+                         "episode %s: container %s %s as pid %d", e->id, mb->mc->name,
+                         gated ? "made ahead of its turn" : "started", (int) member_pid(mb->m));
+        return 0;
+}
+
+int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase)
+{
+        return start_member(e, mb, phase, false);
+}
+
+int episode_prepare_member(struct episode *e, struct ep_member *mb, enum phase phase)
+{
+        return start_member(e, mb, phase, true);
+}
+
+bool episode_member_gated(const struct ep_member *mb)
+{
+        return mb->m && member_is_gated(mb->m);
+}
+
+int episode_release_member(struct episode *e, struct ep_member *mb, enum phase phase)
+{
+        char **env = NULL;
+        int r = 0;
+
+        e->plan.phase = phase;
+        e->plan.actions = episode_actions(e);
+        if (manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS))
+                r = write_actions(e);
+        if (r >= 0) {
+                unit_plan_turn_env(&e->plan, mb->mc, &env);
+                r = member_release(mb->m, env);
+                strv_free(env);
+        }
+        if (r < 0) {
+                free(mb->start_error);
+                mb->start_error = xasprintf("release: %s", strerror(-r));
+                return r;
+        }
+        mb->started = true;
+        log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                         "episode %s: container %s released", e->id, mb->mc->name);
         return 0;
 }
 
@@ -422,7 +475,7 @@ static void member_on_ready(struct member *m, void *userdata)
 
         (void) m;
         if (e->state != EPISODE_PROVISIONING || e->health || !all_ready(e) ||
-            e->spawn_next < e->n_members)
+            e->spawn_next < e->n_members || observer_gate_pending(e))
                 return;
         /* Every forwarded port listens: one HTTP exchange to be sure the
          * env server serves, within what is left of start_timeout. */
@@ -444,6 +497,8 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
         (void) now;
         if (e->state != EPISODE_PROVISIONING)
                 return 0;
+        if (e->ev->may_provision && !e->ev->may_provision(e, e->userdata))
+                return 0; /* episode_provision_resume() */
         if (!e->prepared) {
                 if (prepare(e) >= 0)
                         loop_timer_set(e->step, loop_now(e->cfg->loop));
@@ -462,10 +517,22 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
                 loop_timer_set(e->step, loop_now(e->cfg->loop));
                 return 0;
         }
+        /* Then the observers that run only once the agent zone stops, made
+         * ahead of their turn while the env starts. */
+        if (observer_gate_prepare_next(e) > 0) {
+                loop_timer_set(e->step, loop_now(e->cfg->loop));
+                return 0;
+        }
         /* All spawned: readiness may already be complete. */
         if (e->n_members > 0)
                 member_on_ready(NULL, &e->members[0]);
         return 0;
+}
+
+void episode_provision_resume(struct episode *e)
+{
+        if (e->state == EPISODE_PROVISIONING)
+                loop_timer_set(e->step, loop_now(e->cfg->loop));
 }
 
 /* The start timeout: the first member that is not listening is late. */

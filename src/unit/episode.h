@@ -130,6 +130,9 @@ struct episode_events {
          * result reported done: the agent's actions, as on the unit's port. */
         void (*harness_acted)(struct episode *e, const struct openenv_action *a, void *userdata);
         void (*harness_done)(struct episode *e, void *userdata);
+        /* Whether provisioning may start its next container now (NULL:
+         * always); held, it waits for episode_provision_resume(). */
+        bool (*may_provision)(struct episode *e, void *userdata);
 };
 
 int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,
@@ -141,6 +144,8 @@ DEFINE_CLEANUP_FUNC(struct episode, episode_free);
 /* Starts provisioning (from the next loop round on); provisioned() reports
  * the end, success or failure. */
 void episode_provision(struct episode *e);
+/* Provisioning held by may_provision() goes on (nothing if not held). */
+void episode_provision_resume(struct episode *e);
 /* standby → ready (live): the harness and the early observers start;
  * reason: why, for the unit's phase ("healthy", "standby"). */
 int episode_activate(struct episode *e, const char *reason);

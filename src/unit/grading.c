@@ -37,8 +37,6 @@
 
 /* An observer's leaf must be empty this long after its kill. */
 #define OBSERVER_REAP_TIMEOUT (5 * USEC_PER_SEC)
-/* A custody copy or disk walk (both bounded) must finish within this. */
-#define JOB_TIMEOUT (120 * USEC_PER_SEC)
 /* Freezing for inspection. */
 #define FREEZE_TIMEOUT (5 * USEC_PER_SEC)
 
@@ -59,94 +57,6 @@ static bool early(const struct manifest_container *c)
 static bool reads(const struct manifest_container *c, enum manifest_read_kind k)
 {
         return manifest_container_reads(c, k);
-}
-
-/* --- custody copies, in a child ------------------------------------------------ */
-
-struct custody_job_args {
-        int src_fd, dst_fd; /* the parent closes its copies once the child runs */
-        const char *dst_name;
-        struct custody_options opts;
-        /* The workspace copy: its tmpfs is replaced by a fresh one first, in
-         * the child (freeing an earlier copy's pages takes the unmounting
-         * task hundreds of milliseconds), and dst_path opened after. */
-        const struct unit_plan_context *fresh_copy;
-        int (*reset_copy)(const struct unit_plan_context *ctx); /* the backend's */
-        const char *dst_path;
-};
-
-/* In the child. Result: custody_report_format()'s. */
-static size_t custody_job_run(void *arg, char *out, size_t size)
-{
-        struct custody_job_args *a = arg;
-        struct custody_error err = { .owner = -1 };
-        int r = 0;
-
-        if (a->fresh_copy) {
-                r = a->reset_copy(a->fresh_copy);
-                if (r >= 0) {
-                        a->dst_fd =
-                                open(a->dst_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        r = a->dst_fd < 0 ? -errno : 0;
-                }
-                if (r < 0) {
-                        err.reason = CUSTODY_ERR_IO;
-                        err.message = xasprintf(".: the copy's storage: %s", strerror(-r));
-                        size_t n = custody_report_format(r, &err, out, size);
-                        custody_error_done(&err);
-                        return n;
-                }
-        }
-        r = custody_copy(a->src_fd, NULL, a->dst_fd, a->dst_name, &a->opts, NULL, &err);
-        size_t n = custody_report_format(r, &err, out, size);
-        custody_error_done(&err);
-        return n;
-}
-
-/* The copier's outcome: its report, or the daemon's failure to get one (a
- * dead or timed-out copier, a report that does not parse). Whatever the
- * agent named or nested, the report fits (CUSTODY_REPORT_MAX_REL is far
- * below CHILD_JOB_MAX_RESULT): a garbled one is the daemon's own bug. */
-static struct custody_report custody_outcome(int result, const char *out, size_t len)
-{
-        struct custody_report o;
-
-        if (result >= 0 && custody_report_parse(out, len, &o) >= 0)
-                return o;
-        o = (struct custody_report){ .r = result < 0 ? result : -EBADMSG,
-                                     .reason = CUSTODY_ERR_IO,
-                                     .owner = -1 };
-        o.message = xstrdup(result == -ETIMEDOUT ? "the copier timed out"
-                            : result < 0         ? "the copier failed"
-                                                 : "the copier's result is garbled");
-        return o;
-}
-
-/* Opens the two dirs (the destination in the child, for a fresh
- * workspace copy), forks the copier, closes our copies of the fds. */
-static int start_custody(struct episode *e, const char *src, const char *dst_parent,
-                         const char *dst_name, uint64_t max_bytes, bool fresh_copy,
-                         void (*then)(struct episode *e, int result, const char *out, size_t len))
-{
-        struct custody_job_args a = {
-                .src_fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-                .dst_fd = fresh_copy ? -EBADF
-                                     : open(dst_parent,
-                                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-                .dst_name = dst_name,
-                .opts = { .limits = { .max_bytes = max_bytes } },
-                .fresh_copy = fresh_copy ? &e->plan : NULL,
-                .reset_copy = episode_backend_of(e->cfg)->storage_reset_workspace_copy,
-                .dst_path = dst_parent,
-        };
-        int r = a.src_fd < 0 || (!fresh_copy && a.dst_fd < 0) ? -errno : 0;
-
-        /* The child gets a copy of a (fork): it need not outlive this call. */
-        if (r >= 0)
-                r = episode_job(e, custody_job_run, &a, JOB_TIMEOUT, then);
-        safe_close(a.src_fd);
-        safe_close(a.dst_fd);
-        return r;
 }
 
 /* --- observers ----------------------------------------------------------------- */
@@ -364,7 +274,8 @@ static bool stage_inputs(struct episode *e)
                 /* A copy from an earlier run of the same phase list goes first:
                  * it is ours (custody-made, bounded). */
                 cleanup_close int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (dfd >= 0)
+                /* (Made ahead, its view is bound to the empty one there.) */
+                if (dfd >= 0 && !episode_member_gated(mb))
                         (void) rm_rf_at(dfd, rd->target);
                 uint64_t max = (c->effective.disk_mb ?: 256) * 1024 * 1024;
                 if (start_custody(e, src, dst, rd->target, max, false, after_input) < 0) {
@@ -375,7 +286,13 @@ static bool stage_inputs(struct episode *e)
                 }
                 return false; /* after_input() goes on */
         }
-        if (episode_start_member(e, mb, e->run.phase) < 0) {
+        bool released = false;
+        if (episode_member_gated(mb)) {
+                released = episode_release_member(e, mb, e->run.phase) >= 0;
+                if (!released)
+                        observer_gate_discard(e, mb, mb->start_error);
+        }
+        if (!released && episode_start_member(e, mb, e->run.phase) < 0) {
                 verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
                              "observer %s did not start", c->name);
                 e->run.stage = RUN_NEXT;
@@ -408,8 +325,14 @@ static bool run_advance(struct episode *e)
                 uint64_t mb =
                         manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT)->resources.disk_mb
                                 ?: 256;
-                if (start_custody(e, src, dst, "ws", mb * 1024 * 1024, true, after_workspace_copy) <
-                    0) {
+                /* The episode's first copy goes to the tmpfs made with it;
+                 * a later one to a fresh tmpfs, which no view made ahead
+                 * shows. */
+                bool fresh = e->workspace_copies++ > 0;
+                if (fresh)
+                        observer_gate_discard_workspace_readers(e);
+                if (start_custody(e, src, dst, "ws", mb * 1024 * 1024, fresh,
+                                  after_workspace_copy) < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "workspace custody copy could not start");
                         e->run.stage = RUN_NEXT;
@@ -444,7 +367,10 @@ static bool run_advance(struct episode *e)
                 if (verdict_failed(&e->verdict) && e->run.phase != PHASE_FROZEN)
                         break;
                 e->run.current = mb;
-                if (mb->m) {
+                /* Made ahead but dead at its gate: started anew. */
+                if (mb->m && !mb->started && mb->exited)
+                        observer_gate_discard(e, mb, "exited before its turn");
+                if (mb->m && mb->started) {
                         /* Started early: never twice. Inspection leaves it
                          * running; at sealing or grading its turn is to
                          * finish and be collected, in `after` order. */
@@ -623,9 +549,9 @@ static void after_agent_empty(struct episode *e, int result)
                                 a.bases[a.n++] =
                                         unit_container_host_uid(&e->plan, e->members[i].mc) -
                                         UNIT_PRINCIPAL_UID;
-                int r = a.root_fd >= 0
-                                ? episode_job(e, disk_blame_walk, &a, JOB_TIMEOUT, after_disk_walk)
-                                : -errno;
+                int r = a.root_fd >= 0 ? episode_job(e, disk_blame_walk, &a, EPISODE_JOB_TIMEOUT,
+                                                     after_disk_walk)
+                                       : -errno;
                 safe_close(a.root_fd);
                 if (r >= 0)
                         return;

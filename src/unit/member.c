@@ -41,6 +41,8 @@ struct member {
         int notify_fd; /* owned: read end of the shim's readiness pipe */
         struct loop_source *notify_src;
         bool ready;
+
+        int gate_fd; /* owned: write end of the shim's gate pipe, until the release */
 };
 
 static const char *oci_runtime_name(enum manifest_oci o)
@@ -433,7 +435,7 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         cleanup(member_freep) struct member *m = xcalloc(1, sizeof(*m));
         struct container_spec spec = *a->spec;
         int pass[CONTAINER_MAX_PASS_FDS];
-        int logp[2], notp[2] = { -EBADF, -EBADF };
+        int logp[2], notp[2] = { -EBADF, -EBADF }, gatep[2] = { -EBADF, -EBADF };
         int r;
 
         m->loop = l;
@@ -442,11 +444,11 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         m->ops = ops;
         m->userdata = userdata;
         m->log = member_log_new();
-        m->log_fd = m->notify_fd = -EBADF;
+        m->log_fd = m->notify_fd = m->gate_fd = -EBADF;
         m->tokens = MEMBER_LOG_RATE_BYTES;
         m->tokens_at = loop_now(l);
 
-        if (spec.n_pass_fds + (a->notify ? 1 : 0) > CONTAINER_MAX_PASS_FDS)
+        if (spec.n_pass_fds + (a->notify ? 1 : 0) + (a->gated ? 1 : 0) > CONTAINER_MAX_PASS_FDS)
                 return -E2BIG;
         r = pipe_nonblocking_read(logp);
         if (r < 0)
@@ -460,6 +462,14 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
                 m->notify_fd = notp[0];
         }
         cleanup_close int notify_w = notp[1];
+        /* The release is at most SHIM_GATE_MAX_BYTES into an empty pipe:
+         * a write that would block is a failed release, never a wait. */
+        if (a->gated && pipe2(gatep, O_CLOEXEC) < 0)
+                return -errno;
+        cleanup_close int gate_r = gatep[0];
+        m->gate_fd = gatep[1];
+        if (m->gate_fd >= 0 && fcntl(m->gate_fd, F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
 
         /* The container's side: stdout+stderr and, last, the notify pipe. */
         memcpy(pass, spec.pass_fds ? spec.pass_fds : pass, spec.n_pass_fds * sizeof(int));
@@ -467,6 +477,11 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
                 spec.notify = true;
                 spec.notify_pass_index = (unsigned) spec.n_pass_fds;
                 pass[spec.n_pass_fds++] = notify_w;
+        }
+        if (a->gated) {
+                spec.gate = true;
+                spec.gate_pass_index = (unsigned) spec.n_pass_fds;
+                pass[spec.n_pass_fds++] = gate_r;
         }
         spec.pass_fds = pass;
         spec.stdio_fd = log_w;
@@ -477,6 +492,7 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         /* Ours now; the write ends live only in the container. */
         safe_close(TAKE_FD(log_w));
         safe_close(TAKE_FD(notify_w));
+        safe_close(TAKE_FD(gate_r));
 
         if ((r = loop_add_io(l, member_pidfd(m), EPOLLIN, on_pidfd, m, &m->exit_src)) < 0 ||
             (r = log_watch(m)) < 0 ||
@@ -488,6 +504,27 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         }
         *ret = TAKE_PTR(m);
         return 0;
+}
+
+int member_release(struct member *m, char *const *env)
+{
+        struct strbuf sb = STRBUF_INIT;
+        int r;
+
+        if (m->gate_fd < 0)
+                return -EALREADY;
+        for (char *const *e = env; e && *e; e++)
+                strbuf_addf(&sb, "%s\n", *e);
+        strbuf_addch(&sb, '\n');
+        r = sb.len <= SHIM_GATE_MAX_BYTES ? write_all(m->gate_fd, sb.buf, sb.len) : -E2BIG;
+        strbuf_release(&sb);
+        m->gate_fd = safe_close(m->gate_fd);
+        return r;
+}
+
+bool member_is_gated(const struct member *m)
+{
+        return m->gate_fd >= 0;
 }
 
 struct member *member_free(struct member *m)
@@ -503,6 +540,7 @@ struct member *member_free(struct member *m)
                 m->launcher->free(m->handle);
         safe_close(m->log_fd);
         safe_close(m->notify_fd);
+        safe_close(m->gate_fd);
         member_log_free(m->log);
         free(m->forward_episode_id);
         free(m->name);

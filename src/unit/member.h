@@ -76,6 +76,9 @@ struct member_start {
         const char *cgroup;          /* leaf, relative to the tree */
         const char *oci_state_dir;   /* OCI runtimes only: bundles and runtime root */
         bool notify;                 /* ask the shim for READY (appended to pass_fds) */
+        /* Made ahead of its turn: the shim holds the principal at its gate
+         * (appended to pass_fds) until member_release(). */
+        bool gated;
         /* Its output's first MEMBER_LOG_FORWARD_BYTES also go to the
          * daemon's log, a line an entry "NAME| line" with the episode and
          * container as fields; NULL: not forwarded (--container-output none). */
@@ -90,6 +93,13 @@ struct member_start {
 int member_start(struct loop *l, const char *name, const struct member_start *a,
                  const struct member_ops *ops, void *userdata, struct member **ret,
                  char **ret_error);
+/* Lets a gated member's principal start, with env ("NAME=VALUE", NULL-
+ * terminated, may be NULL) added to its environment: 0, -EALREADY (not
+ * gated, or released before), -EPIPE (the shim is gone), -errno. The gate
+ * closes either way. */
+int member_release(struct member *m, char *const *env);
+/* Gated and not yet released. */
+bool member_is_gated(const struct member *m);
 /* SIGKILLs a member that still runs, reaps it, closes everything. */
 struct member *member_free(struct member *m);
 DEFINE_CLEANUP_FUNC(struct member, member_free);

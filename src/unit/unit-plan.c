@@ -264,18 +264,30 @@ static void plan_env(const struct unit_plan_context *ctx, const struct manifest_
                                                   (unsigned) x->expose.port));
                 }
         }
-        if (c->zone == MANIFEST_ZONE_OBSERVERS) {
-                strv_env_set(v, xasprintf("OPENENVD_PHASE=%s", phase_to_string(ctx->phase)));
-                /* The daemon's own count (steps, /ws steps, MCP tool calls on
-                 * the unit's port): the one step count no agent code can
-                 * write, unlike anything in the workspace or a service the
-                 * env reaches. Final from sealing on. */
-                strv_env_set(v,
-                             xasprintf("OPENENVD_ACTIONS=%llu", (unsigned long long) ctx->actions));
-        }
+        if (c->zone == MANIFEST_ZONE_OBSERVERS)
+                unit_plan_turn_env(ctx, c, v);
         /* The container's own environment comes last and wins. */
         for (char **e = c->env; e && *e; e++)
                 strv_env_set(v, xstrdup(*e));
+}
+
+void unit_plan_turn_env(const struct unit_plan_context *ctx, const struct manifest_container *c,
+                        char ***v)
+{
+        static const char *const keys[] = { "OPENENVD_PHASE=", "OPENENVD_ACTIONS=" };
+
+        strv_env_set(v, xasprintf("%s%s", keys[0], phase_to_string(ctx->phase)));
+        /* The daemon's own count (steps, /ws steps, MCP tool calls on the
+         * unit's port): the one step count no agent code can write, unlike
+         * anything in the workspace or a service the env reaches. Final
+         * from sealing on. */
+        strv_env_set(v, xasprintf("%s%llu", keys[1], (unsigned long long) ctx->actions));
+        /* Also here, for a release that adds to an environment set before:
+         * the container's own value still wins. */
+        for (char **e = c->env; e && *e; e++)
+                for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                        if (startswith(*e, keys[i]))
+                                strv_env_set(v, xstrdup(*e));
 }
 
 /* The manifest's, else (the env only) the daemon's start-up directory when

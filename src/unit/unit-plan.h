@@ -118,3 +118,9 @@ char **unit_masks(const struct unit_plan_context *ctx);
 uint64_t unit_container_nofile(void);
 int unit_plan_container(const struct unit_plan_context *ctx, const struct manifest_container *c,
                         struct container_spec *ret);
+/* What an observer learns only at its turn (OPENENVD_PHASE from ctx->phase,
+ * OPENENVD_ACTIONS from ctx->actions), set in *v; the container's own
+ * environment still wins. Part of every observer's planned environment, and
+ * the release of one made ahead of its turn. */
+void unit_plan_turn_env(const struct unit_plan_context *ctx, const struct manifest_container *c,
+                        char ***v);

@@ -175,6 +175,8 @@ static void retire(struct unit *u, struct episode *e)
                 u->live = NULL;
         if (e == u->standby)
                 u->standby = NULL;
+        else if (u->standby)
+                episode_provision_resume(u->standby); /* no live one grading now */
         remember(u, e);
         if (u->n_retiring >= ELEMENTSOF(u->retiring)) {
                 /* Too many at once: the oldest goes synchronously. */
@@ -368,6 +370,12 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
 /* The live episode's state changed: the unit's phase follows it, by the
  * episode's table (episode_state_phase()); a move the orchestrator or the
  * environment already made is not made twice. */
+static bool live_grading(const struct unit *u)
+{
+        enum episode_state s = u->live ? episode_state(u->live) : EPISODE_GONE;
+        return s == EPISODE_SEALING || s == EPISODE_SEALED || s == EPISODE_GRADING;
+}
+
 static void on_state_changed(struct episode *e, enum episode_state from, const char *reason,
                              void *userdata)
 {
@@ -375,9 +383,23 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
         enum phase p = episode_state_phase(episode_state(e));
 
         (void) from;
-        if (u->freeing || e != u->live || p == PHASE_MAX || p == u->phase.current)
+        if (u->freeing || e != u->live)
+                return;
+        if (u->standby && !live_grading(u))
+                episode_provision_resume(u->standby);
+        if (p == PHASE_MAX || p == u->phase.current)
                 return;
         (void) move(u, ACTOR_SYSTEM, p, reason, NULL, 0);
+}
+
+/* The live episode's verdict goes first: its custody copies and observers
+ * are the critical path of done -> verdict, and a reset after done waits
+ * for that verdict anyway. A standby's container starts (milliseconds of
+ * the loop each) wait until it is out (on_state_changed()). */
+static bool on_may_provision(struct episode *e, void *userdata)
+{
+        struct unit *u = userdata;
+        return e != u->standby || !live_grading(u);
 }
 
 static void on_member_exited(struct episode *e, const struct manifest_container *c, int status,
@@ -503,6 +525,7 @@ static void on_harness_done(struct episode *e, void *userdata)
 
 static const struct episode_events episode_events = {
         .state_changed = on_state_changed,
+        .may_provision = on_may_provision,
         .provisioned = on_provisioned,
         .member_exited = on_member_exited,
         .inspected = on_inspected,

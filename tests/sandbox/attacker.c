@@ -515,6 +515,12 @@ int main(int argc, char **argv)
                 return do_tcp_client(num(x), num(y));
         if (!strcmp(a, "tcp-echo"))
                 return do_tcp_echo(num(x));
+        if (!strcmp(a, "env")) {
+                /* One variable of the principal's environment. */
+                const char *v = getenv(x);
+                result("env %s=%s", x, v ? v : "(unset)");
+                return 0;
+        }
         if (!strcmp(a, "fds")) {
                 /* Every fd the principal holds, as numbers. */
                 char line[512] = "";

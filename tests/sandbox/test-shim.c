@@ -383,6 +383,76 @@ Test(shim, no_ready_while_nothing_listens_and_principal_inherits_no_fd)
         (void) rmdir(dir);
 }
 
+/* A container made ahead of its turn: the shim holds its principal at the
+ * gate until the daemon releases it, with what the release says in the
+ * environment; the principal inherits neither the gate nor anything else. */
+static void gated_box(int gate[2], const char *attack, const char *x)
+{
+        box_init();
+        cr_assert(pipe2(gate, O_CLOEXEC) == 0);
+        B.spec.pass_fds = &gate[0];
+        B.spec.n_pass_fds = 1;
+        B.spec.gate = true;
+        B.spec.gate_pass_index = 0;
+        B.argv[1] = (char *) attack;
+        B.argv[2] = (char *) x;
+        box_start();
+        gate[0] = safe_close(gate[0]);
+}
+
+Test(shim, gated_principal_starts_only_when_released)
+{
+        int gate[2];
+        struct pollfd p = { .events = POLLIN };
+
+        gated_box(gate, "env", "OPENENVD_ACTIONS");
+        /* Held: nothing printed, the shim alive. */
+        p.fd = B.out_r;
+        cr_assert_eq(poll(&p, 1, 300), 0, "the principal ran before its release: %s", B.out);
+        cr_assert_eq(container_kill(B.c, 0), 0);
+        static const char release[] = "OPENENVD_ACTIONS=7\nOPENENVD_PHASE=grading\n\n";
+        cr_assert(write_all(gate[1], release, strlen(release)) == 0);
+        safe_close(gate[1]);
+        cr_assert_eq(box_wait(), 0, "%s", B.out);
+        cr_assert(strstr(B.out, "result: env OPENENVD_ACTIONS=7"), "%s", B.out);
+}
+
+Test(shim, gated_principal_inherits_no_gate)
+{
+        int gate[2];
+
+        gated_box(gate, "fds", NULL);
+        cr_assert(write_all(gate[1], "\n", 1) == 0);
+        safe_close(gate[1]);
+        cr_assert_eq(box_wait(), 0, "%s", B.out);
+        cr_assert_str_eq(box_result(), "fds 0 1 2");
+}
+
+Test(shim, gate_closed_without_release_starts_nothing)
+{
+        int gate[2];
+
+        gated_box(gate, "env", "HOME");
+        /* Half a release, then the daemon gives the container up. */
+        cr_assert(write_all(gate[1], "OPENENVD_ACTIONS=7\n", 19) == 0);
+        safe_close(gate[1]);
+        cr_assert_eq(box_wait(), 126, "%s", B.out);
+        cr_assert(strstr(B.out, "openenvd-shim: not released"), "%s", B.out);
+        cr_assert(!strstr(B.out, "result:"), "%s", B.out);
+}
+
+Test(shim, gate_refuses_a_malformed_release)
+{
+        int gate[2];
+
+        gated_box(gate, "env", "HOME");
+        cr_assert(write_all(gate[1], "1BAD=x\n\n", 9) == 0);
+        safe_close(gate[1]);
+        cr_assert_eq(box_wait(), 126, "%s", B.out);
+        cr_assert(strstr(B.out, "openenvd-shim: bad release message"), "%s", B.out);
+        cr_assert(!strstr(B.out, "result:"), "%s", B.out);
+}
+
 Test(shim, inherited_fd_must_be_a_listening_socket)
 {
         int pass[1], p[2];

@@ -458,6 +458,22 @@ static void notify_past_fds(struct container_spec *s)
         s->notify_pass_index = ELEMENTSOF(fds_ok);
 }
 
+static void gate_past_fds(struct container_spec *s)
+{
+        s->pass_fds = fds_ok;
+        s->n_pass_fds = ELEMENTSOF(fds_ok);
+        s->gate = true;
+        s->gate_pass_index = ELEMENTSOF(fds_ok);
+}
+
+static void gate_is_notify(struct container_spec *s)
+{
+        s->pass_fds = fds_ok;
+        s->n_pass_fds = ELEMENTSOF(fds_ok);
+        s->notify = s->gate = true;
+        s->notify_pass_index = s->gate_pass_index = 0;
+}
+
 static void forward_host_null(struct container_spec *s)
 {
         with_forward(s, (struct forward){ .kind = FORWARD_TCP_TO_UNIX,
@@ -522,6 +538,16 @@ static void forward_fd_is_notify(struct container_spec *s)
         s->notify_pass_index = 1;
 }
 
+static void forward_fd_is_gate(struct container_spec *s)
+{
+        with_forward(s, (struct forward){ .kind = FORWARD_FD_TO_TCP,
+                                          .host = (char *) "127.0.0.1",
+                                          .port = 8000,
+                                          .pass_index = 1 });
+        s->gate = true;
+        s->gate_pass_index = 1;
+}
+
 static void forward_unknown_kind(struct container_spec *s)
 {
         with_forward(s, (struct forward){ .kind = (enum forward_kind) 99,
@@ -583,6 +609,8 @@ static const struct row rows[] = {
         { "passed fds counted but missing", pass_fds_missing, -EBADF },
         { "passed fds past their limit", pass_fds_too_many, -E2BIG },
         { "a notify fd past the passed fds", notify_past_fds, -EINVAL },
+        { "a gate fd past the passed fds", gate_past_fds, -EINVAL },
+        { "one fd as gate and notify pipe", gate_is_notify, -EINVAL },
         { "a forward without host", forward_host_null, -EINVAL },
         { "a forward to port 0", forward_port_zero, -EINVAL },
         { "a forward host with =", forward_host_equals, -EINVAL },
@@ -591,6 +619,7 @@ static const struct row rows[] = {
         { "a forward without socket", forward_path_null, -EINVAL },
         { "a forward of an fd past the passed fds", forward_fd_past_fds, -EINVAL },
         { "a forward of the notify fd", forward_fd_is_notify, -EINVAL },
+        { "a forward of the gate fd", forward_fd_is_gate, -EINVAL },
         { "a forward of no known kind", forward_unknown_kind, -EINVAL },
         { "forwards past their limit", forwards_too_many, -E2BIG },
 };

@@ -100,12 +100,17 @@ static int fake_spawn(void *data, const char *name, const struct member_start *a
         fm->seq = (unsigned) fb->n_members;
         fm->exit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         fm->log_fd = fcntl(spec->stdio_fd, F_DUPFD_CLOEXEC, 3);
-        fm->notify_fd = fm->listen_fd = -EBADF;
+        fm->notify_fd = fm->listen_fd = fm->gate_fd = -EBADF;
         fm->status = -1;
         if (spec->notify)
                 fm->notify_fd = fcntl(spec->pass_fds[spec->notify_pass_index], F_DUPFD_CLOEXEC, 3);
+        if (spec->gate) {
+                fm->gated = true;
+                fm->gate_fd = fcntl(spec->pass_fds[spec->gate_pass_index], F_DUPFD_CLOEXEC, 3);
+                (void) fcntl(fm->gate_fd, F_SETFL, O_NONBLOCK);
+        }
         /* The first passed fd of an activated container: its listening socket. */
-        if (spec->n_pass_fds > (spec->notify ? 1u : 0u)) {
+        if (spec->n_pass_fds > (spec->notify ? 1u : 0u) + (spec->gate ? 1u : 0u)) {
                 fm->listen_fd = fcntl(spec->pass_fds[0], F_DUPFD_CLOEXEC, 3);
                 if (fm->listen_fd >= 0)
                         (void) loop_add_io(fb->loop, fm->listen_fd, EPOLLIN, on_listen, fm,
@@ -270,6 +275,7 @@ void fake_backend_done(struct fake_backend *fb)
                 safe_close(fm->listen_fd);
                 safe_close(fm->log_fd);
                 safe_close(fm->notify_fd);
+                safe_close(fm->gate_fd);
                 safe_close(fm->exit_fd);
                 free(fm->name);
                 free(fm);
@@ -285,19 +291,45 @@ struct fake_member *fake_last(struct fake_backend *fb, const char *name)
         return NULL;
 }
 
+bool fake_principal_started(struct fake_member *fm)
+{
+        size_t len = strlen(fm->release);
+        ssize_t n;
+
+        if (!fm->gated || fm->released)
+                return !fm->gated || fm->released;
+        /* As the shim reads it (gate_wait()): lines, then an empty one. */
+        while (fm->gate_fd >= 0 && len < sizeof(fm->release) - 1 &&
+               (n = read(fm->gate_fd, fm->release + len, sizeof(fm->release) - 1 - len)) > 0)
+                len += (size_t) n;
+        fm->release[len] = '\0';
+        fm->released = streq(fm->release, "\n") ||
+                       (len >= 2 && fm->release[len - 1] == '\n' && fm->release[len - 2] == '\n');
+        if (fm->released)
+                fm->gate_fd = safe_close(fm->gate_fd);
+        return fm->released;
+}
+
+void fake_close_gate(struct fake_member *fm)
+{
+        fm->gate_fd = safe_close(fm->gate_fd);
+}
+
 struct fake_member *fake_find(struct fake_backend *fb, const char *name)
 {
-        for (size_t i = fb->n_members; i > 0; i--)
-                if (streq(fb->members[i - 1]->name, name) && !fb->members[i - 1]->freed)
-                        return fb->members[i - 1];
+        for (size_t i = fb->n_members; i > 0; i--) {
+                struct fake_member *fm = fb->members[i - 1];
+                if (streq(fm->name, name) && !fm->freed && fake_principal_started(fm))
+                        return fm;
+        }
         return NULL;
 }
 
-unsigned fake_starts(const struct fake_backend *fb, const char *name)
+unsigned fake_starts(struct fake_backend *fb, const char *name)
 {
         unsigned n = 0;
         for (size_t i = 0; i < fb->n_members; i++)
-                n += streq(fb->members[i]->name, name);
+                n += streq(fb->members[i]->name, name) && fake_principal_started(fb->members[i]);
         return n;
 }
 

@@ -35,6 +35,11 @@ struct fake_member {
         int notify_fd; /* the shim's readiness pipe (write end), -EBADF: none */
         int listen_fd; /* its activation socket (a dup), -EBADF: none */
         struct loop_source *listen_src;
+        /* Made ahead of its turn (the shim's gate): the read end of the
+         * gate, until the release is read; the release's text. */
+        int gate_fd;
+        char release[512];
+        bool gated, released;
         bool exited, freed;
         int status, init_signal;
         unsigned kills; /* signals the daemon sent */
@@ -59,12 +64,19 @@ struct fake_backend {
 void fake_backend_init(struct fake_backend *fb, struct loop *l);
 void fake_backend_done(struct fake_backend *fb);
 
-/* The newest container named name that was started and not freed, else NULL. */
+/* The newest container named name whose principal runs (started, or made
+ * ahead and released) and that was not freed, else NULL. */
 struct fake_member *fake_find(struct fake_backend *fb, const char *name);
-/* The newest container named name ever started, else NULL. */
+/* The newest container named name ever made (gated or not), else NULL. */
 struct fake_member *fake_last(struct fake_backend *fb, const char *name);
-/* How many times a container named name was started. */
-unsigned fake_starts(const struct fake_backend *fb, const char *name);
+/* How many times a principal named name started (a gated container's once
+ * released). */
+unsigned fake_starts(struct fake_backend *fb, const char *name);
+/* Whether its principal runs: not gated, or released (the daemon's whole
+ * release message read from the gate). */
+bool fake_principal_started(struct fake_member *fm);
+/* The shim's side of the gate goes (it died): the release fails. */
+void fake_close_gate(struct fake_member *fm);
 /* The shim's READY=1 (every port listens). */
 void fake_ready(struct fake_member *fm);
 /* Its output (stdout+stderr). */

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,6 +148,8 @@ static void boot(const char *yaml, bool standby)
 
 static void setup(void)
 {
+        /* As the daemon (a release to a shim that is gone is EPIPE). */
+        (void) signal(SIGPIPE, SIG_IGN);
         /* tmpfs when there is one: the fake cgroup tree is hundreds of
          * files, which ext4 creates ten times slower. */
         snprintf(tmp, sizeof(tmp), "/dev/shm/engine-XXXXXX");
@@ -603,11 +606,15 @@ Test(engine, reset_from_every_phase)
         fb.fail_start = NULL;
         reset_to_ready(); /* from failed */
         settle();
-        /* Every earlier episode's members are gone; only the live one's run. */
-        size_t running = 0;
-        for (size_t i = 0; i < fb.n_members; i++)
-                running += !fb.members[i]->freed;
+        /* Every earlier episode's members are gone; only the live one's run,
+         * and its observers made ahead wait at their gates. */
+        size_t running = 0, gated = 0;
+        for (size_t i = 0; i < fb.n_members; i++) {
+                running += !fb.members[i]->freed && fake_principal_started(fb.members[i]);
+                gated += !fb.members[i]->freed && !fake_principal_started(fb.members[i]);
+        }
         cr_expect_eq(running, 3, "env, sim and harness of the live episode only");
+        cr_expect_eq(gated, 3, "first, second and peek of the live episode only");
         cr_expect_eq(u->n_retiring, 0, "retired episodes freed");
 }
 
@@ -619,10 +626,11 @@ Test(engine, reset_during_sealing_and_grading)
         act();
         cr_assert_eq(
                 unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
-        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        struct fake_member *first;
+        RUN_UNTIL((first = fake_find(&fb, "first")) != NULL);
         reset_to_ready();
         cr_expect_eq(end_result, -ECANCELED, "the grading was superseded");
-        cr_expect(fake_last(&fb, "first")->freed);
+        cr_expect(first->freed);
 }
 
 Test(engine, end_during_provisioning_is_refused)
@@ -778,4 +786,165 @@ Test(engine, custody_refuses_a_fifo_in_the_workspace)
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect(strstr(verdict_field("reason"), "workspace refused by custody"), "%s",
                   verdict_field("reason"));
+}
+
+/* --- observers made ahead of their turn (observer-gate.c) ----------------------------- */
+
+static unsigned made(const char *name)
+{
+        unsigned n = 0;
+        for (size_t i = 0; i < fb.n_members; i++)
+                n += streq(fb.members[i]->name, name);
+        return n;
+}
+
+Test(engine, observers_are_made_ahead_and_released_at_their_turn)
+{
+        char refusal[128];
+
+        custody_ready();
+        /* Made while the episode provisioned, held at their gates. */
+        struct fake_member *runner = fake_last(&fb, "runner"), *judge = fake_last(&fb, "judge");
+        cr_assert(runner && runner->gated && !fake_principal_started(runner));
+        cr_assert(judge && judge->gated && !fake_principal_started(judge));
+        cr_expect_null(fake_find(&fb, "runner"), "no principal runs beside the agent");
+        cleanup_free char *ws = episode_path("workspace/merged");
+        put(ws, "answer.txt", "42\n");
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "runner") != NULL);
+        cr_expect_eq(fake_find(&fb, "runner"), runner, "the one made ahead, released");
+        cr_expect_eq(made("runner"), 1);
+        /* The turn's values, final at sealing: two actions. */
+        cr_expect(strstr(runner->release, "OPENENVD_PHASE=grading\n"), "%s", runner->release);
+        cr_expect(strstr(runner->release, "OPENENVD_ACTIONS=2\n"), "%s", runner->release);
+        /* Its copy is in the directory its view was bound to. */
+        cleanup_free char *copy = episode_path("workspace-copy/ws/answer.txt");
+        cr_expect_eq(access(copy, F_OK), 0, "%s", copy);
+        cr_expect(!fake_principal_started(judge), "judge waits for the runner");
+        cleanup_free char *out = episode_path("observers/runner/out");
+        put(out, "report.json", "{\"passed\": 3}");
+        observer_passes("runner", "{\"score\": 1}");
+        RUN_UNTIL(fake_find(&fb, "judge") != NULL);
+        cr_expect_eq(made("judge"), 1);
+        cleanup_free char *in = episode_path("observers/judge/inputs/runner/report.json");
+        cr_expect_eq(access(in, F_OK), 0, "%s", in);
+        observer_passes("judge", "{\"score\": 2}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+/* Dead at its gate, or its release failed: nothing of the episode ran in
+ * it, so it is no failure; it is started anew at its turn. */
+static void observer_lost_before_its_turn(void (*lose)(struct fake_member *fm))
+{
+        char refusal[128];
+
+        custody_ready();
+        struct fake_member *runner = fake_last(&fb, "runner");
+        lose(runner);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_RUNNING);
+        cr_expect_str_eq(verdict_field("verdict"), "");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "runner") != NULL);
+        cr_expect_neq(fake_find(&fb, "runner"), runner);
+        cr_expect(runner->freed && !runner->released);
+        cr_expect_eq(made("runner"), 2);
+        observer_passes("runner", "{}");
+        observer_passes("judge", "{}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+static void exit_at_gate(struct fake_member *fm)
+{
+        fake_exit(fm, 126);
+}
+
+Test(engine, observer_dead_at_its_gate_starts_anew)
+{
+        observer_lost_before_its_turn(exit_at_gate);
+}
+
+Test(engine, observer_whose_release_fails_starts_anew)
+{
+        observer_lost_before_its_turn(fake_close_gate);
+}
+
+/* An inspection's copy is the episode's first; sealing's goes to a fresh
+ * tmpfs, which the runner made ahead does not show: it is started anew. */
+Test(engine, second_workspace_copy_discards_the_gated_readers)
+{
+        static const char yaml[] =
+                "app: server.app:app\n"
+                "port: 8000\n"
+                "openenvd:\n"
+                "  zones:\n"
+                "    agent:\n"
+                "      containers:\n"
+                "        env: {}\n"
+                "    observers:\n"
+                "      containers:\n"
+                "        peek: {argv: [/bin/true], reads: [workspace], phases: [frozen]}\n"
+                "        runner: {argv: [/bin/true], reads: [workspace], phases: [grading]}\n";
+        char refusal[128];
+
+        boot(yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        act();
+        struct fake_member *runner = fake_last(&fb, "runner");
+        cr_assert(runner && runner->gated);
+        cr_assert_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s", refusal);
+        observer_passes("peek", "{}");
+        RUN_UNTIL(inspect_result != 1);
+        cr_expect_eq(made("peek"), 1, "the inspection used the one made ahead");
+        cr_expect(!runner->freed, "one copy so far: the runner's view still holds");
+        cr_assert_eq(unit_resume(u, refusal, sizeof(refusal)), 0, "%s", refusal);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "runner") != NULL);
+        cr_expect(runner->freed && !runner->released);
+        cr_expect_eq(made("runner"), 2);
+        observer_passes("runner", "{}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+}
+
+/* The live episode's grading goes first: a standby being built starts no
+ * container while it runs, and goes on once the verdict is final. (The
+ * first standby fails to start its service, so the next one is built
+ * after the backoff, while the live episode is graded.) */
+Test(engine, standby_waits_while_the_live_episode_is_graded)
+{
+        char refusal[128];
+
+        fb.manual_ready = true;
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") != NULL);
+        fb.fail_start = "sim";
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        RUN_UNTIL(u->standby_failures == 1);
+        fb.fail_start = NULL;
+        fb.manual_ready = false;
+        unsigned envs = made("env"), sims = made("sim");
+        act();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        RUN_UNTIL(u->standby != NULL); /* after the backoff */
+        settle();
+        cr_expect_eq(made("env"), envs, "no standby container starts during grading");
+        cr_expect_eq(made("sim"), sims);
+        observer_passes("first", "{}");
+        observer_passes("second", "{}");
+        RUN_UNTIL(end_result != 1);
+        standby_ready();
+        cr_expect_eq(made("env"), envs + 1);
+        cr_expect_eq(made("sim"), sims + 1);
 }

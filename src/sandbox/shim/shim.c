@@ -3,7 +3,7 @@
  * openenvd-shim: PID 1 of every container started by openenvd.
  *
  *   openenvd-shim [--tcp-to-unix HOST:PORT=PATH]... [--unix-to-tcp PATH=HOST:PORT]...
- *                 [--fd-to-tcp FD=HOST:PORT]... [--notify-fd FD]
+ *                 [--fd-to-tcp FD=HOST:PORT]... [--notify-fd FD] [--gate-fd FD]
  *                 -- PRINCIPAL [ARGS...]
  *
  * It runs as the (unprivileged) principal uid, with no capability, under the
@@ -19,6 +19,8 @@
  *    once every TCP port it forwards to has a listener (read from
  *    /proc/net/tcp{,6}: no connection is made to the principal), then
  *    closes it; the daemon takes that as "the server is up",
+ *  - with --gate-fd, waits until the daemon releases it (a container made
+ *    ahead of its turn, gate_wait()),
  *  - starts the principal (clone + execvp) in its own session with exactly our
  *    environment and none of our fds,
  *  - forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the principal's
@@ -443,6 +445,66 @@ static int on_ready_timer(struct loop_source *src, usec_t now, void *userdata)
         return 0;
 }
 
+/* --- the gate ------------------------------------------------------------ */
+
+static bool env_name_ok(const char *s, size_t n)
+{
+        if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+                      (s[i] >= '0' && s[i] <= '9')))
+                        return false;
+        return true;
+}
+
+/*
+ * A container made ahead of its turn (an observer, while the episode is
+ * still live) starts its principal only once the daemon releases it: the
+ * daemon writes zero or more "NAME=VALUE\n" lines, values only it knows at
+ * the turn (the final count of actions, the phase), then an empty line,
+ * and closes the pipe; the lines join our environment, which the principal
+ * gets. End of file before the empty line: the daemon gave the container
+ * up, and nothing starts. The wait blocks: nothing else has to run before
+ * the principal exists (signals stay queued in the signalfd). 0, or
+ * -ECANCELED (given up), -EBADMSG (not that format), -errno.
+ */
+static int gate_wait(int fd)
+{
+        char buf[SHIM_GATE_MAX_BYTES + 1];
+        size_t len = 0;
+        char *line, *end;
+
+        for (;;) {
+                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len == sizeof(buf) - 1)
+                        return -EBADMSG;
+        }
+        (void) close(fd);
+        buf[len] = '\0';
+        if (len == 0)
+                return -ECANCELED;
+        for (line = buf; (end = strchr(line, '\n')); line = end + 1) {
+                char *eq = memchr(line, '=', (size_t) (end - line));
+                if (end == line)
+                        return end + 1 == buf + len ? 0 : -EBADMSG; /* released */
+                if (!eq || !env_name_ok(line, (size_t) (eq - line)))
+                        return -EBADMSG;
+                *eq = *end = '\0';
+                if (setenv(line, eq + 1, 1) < 0)
+                        return -errno;
+        }
+        return -ECANCELED; /* no empty line: cut short */
+}
+
 /* --- the principal ------------------------------------------------------- */
 
 /* What the principal's child needs until it execs; err is its answer. */
@@ -556,6 +618,7 @@ int main(int argc, char **argv)
 {
         struct shim s = { .notify_fd = -EBADF, .code = EXIT_SETUP_FAILED };
         char **principal_argv = NULL;
+        int gate_fd = -EBADF;
         int r;
 
         /* Alone: the daemon always passes "--" before a principal. */
@@ -593,6 +656,13 @@ int main(int argc, char **argv)
                                 r = -errno;
                         if (r >= 0)
                                 s.notify_fd = (int) v;
+                } else if (streq(argv[i], "--gate-fd")) {
+                        unsigned v;
+                        r = parse_uint(argv[i + 1], 3, 1024, &v);
+                        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
+                                r = -errno;
+                        if (r >= 0)
+                                gate_fd = (int) v;
                 } else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
                            streq(argv[i], "--fd-to-tcp"))
                         r = forward_add(&s, argv[i], argv[i + 1]);
@@ -600,7 +670,7 @@ int main(int argc, char **argv)
                         errno = -r;
                         say("bad option %s %s: %m; usage: openenvd-shim [--tcp-to-unix "
                             "HOST:PORT=PATH] [--unix-to-tcp PATH=HOST:PORT] [--fd-to-tcp "
-                            "FD=HOST:PORT] [--notify-fd FD] -- PRINCIPAL [ARGS...]",
+                            "FD=HOST:PORT] [--notify-fd FD] [--gate-fd FD] -- PRINCIPAL [ARGS...]",
                             argv[i], i + 1 < argc ? argv[i + 1] : "");
                         return EXIT_SETUP_FAILED;
                 }
@@ -610,6 +680,15 @@ int main(int argc, char **argv)
                 return EXIT_SETUP_FAILED;
         }
 
+        if (gate_fd >= 0) {
+                r = gate_wait(gate_fd);
+                if (r < 0) {
+                        errno = -r;
+                        say(r == -ECANCELED ? "not released: the principal never started"
+                                            : "bad release message: %m");
+                        return EXIT_SETUP_FAILED;
+                }
+        }
         /* Listeners exist before the principal starts, so it can connect
          * to them (and they to it) from its first instruction. */
         r = principal_spawn(&s, principal_argv, &s.principal);
