@@ -12,10 +12,11 @@ standby episode has built it by then; without, the wait changes nothing).
 Per iteration and daemon, client-side, CLOCK_MONOTONIC (time.perf_counter):
   reset   POST /reset_unit sent -> its 200 received (the unit is ready)
   verdict the POST /step response that carried "done": true received ->
-          the first GET /verdict that shows a verdict received. The daemon
-          ends the episode in the same loop right after relaying that
-          response, so the first GET /verdict is answered only once grading
-          and teardown are over; polling continues only if it is not.
+          the answer to GET /verdict?wait=1 received, which the daemon
+          gives once the verdict is final (a client polling /verdict
+          instead would take the daemon's loop and a core from the
+          grading it waits for). It asks again only if that answer has
+          no verdict (max_verdict_polls says how often: 1 when none).
 """
 import http.client
 import json
@@ -71,7 +72,7 @@ class Daemon:
         polls = 0
         while True:
             polls += 1
-            v = self.call(self.ctl, "GET", "/verdict")
+            v = self.call(self.ctl, "GET", "/verdict?wait=1")
             if v.get("verdict"):
                 break
             if time.perf_counter() - t2 > 60:

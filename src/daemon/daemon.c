@@ -52,6 +52,7 @@ enum op_kind {
         OP_RESET,
         OP_INSPECT,
         OP_END,
+        OP_VERDICT, /* GET /verdict?wait=1 */
 };
 
 /* A control request waiting for the unit. */
@@ -127,7 +128,7 @@ static void op_done(void *userdata, int result)
 
         if (result < 0)
                 reply_error(d, &reply, result, op->refusal);
-        else if (op->kind == OP_END)
+        else if (op->kind == OP_END || op->kind == OP_VERDICT)
                 reply_json(&reply, 200, unit_verdict(d->unit, NULL));
         else if (op->kind == OP_INSPECT) {
                 json_t *j = unit_info(d->unit);
@@ -208,14 +209,30 @@ static void control_episodes(struct daemon *d, const struct frontend_request *re
 static void control_verdict(struct daemon *d, const struct frontend_request *req,
                             struct frontend_reply *reply)
 {
-        char id[64];
-        struct query_param q = { "episode_id", id, sizeof(id),
-                                 "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
+        char id[64], wait[2];
+        struct query_param q[] = {
+                { "episode_id", id, sizeof(id), "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
+                { "wait", wait, sizeof(wait), "wait: 0 or 1", NULL },
+        };
         json_t *v;
 
-        if (query_refused(query_parse(req->query, &q, 1), reply))
+        if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply) ||
+            query_refused(q[1].value && !streq(q[1].value, "0") && !streq(q[1].value, "1")
+                                  ? q[1].why
+                                  : NULL,
+                          reply))
                 return;
-        v = unit_verdict(d->unit, q.value);
+        /* wait=1: the live episode's verdict once it is final, instead of
+         * a client polling through its grading. */
+        if (!q[0].value && q[1].value && streq(q[1].value, "1") && unit_verdict_pending(d->unit)) {
+                struct pending_op *op = op_new(d, OP_VERDICT, req);
+                int r = unit_wait_verdict(d->unit, op_done, op);
+                reply->later = true;
+                if (r != 1)
+                        op_done(op, r < 0 ? r : 0);
+                return;
+        }
+        v = unit_verdict(d->unit, q[0].value);
         if (!v) {
                 reply->status = 404;
                 reply->error_code = "not_found";

@@ -494,11 +494,14 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
         struct episode *e = userdata;
 
         (void) s;
-        (void) now;
         if (e->state != EPISODE_PROVISIONING)
                 return 0;
-        if (e->ev->may_provision && !e->ev->may_provision(e, e->userdata))
-                return 0; /* episode_provision_resume() */
+        usec_t not_before =
+                e->ev->provision_not_before ? e->ev->provision_not_before(e, e->userdata) : 0;
+        if (not_before > now) {
+                loop_timer_set(e->step, not_before); /* or episode_provision_resume() */
+                return 0;
+        }
         if (!e->prepared) {
                 if (prepare(e) >= 0)
                         loop_timer_set(e->step, loop_now(e->cfg->loop));

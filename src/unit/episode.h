@@ -130,9 +130,10 @@ struct episode_events {
          * result reported done: the agent's actions, as on the unit's port. */
         void (*harness_acted)(struct episode *e, const struct openenv_action *a, void *userdata);
         void (*harness_done)(struct episode *e, void *userdata);
-        /* Whether provisioning may start its next container now (NULL:
-         * always); held, it waits for episode_provision_resume(). */
-        bool (*may_provision)(struct episode *e, void *userdata);
+        /* When provisioning may start its next container: 0 now (NULL:
+         * always now), else a time (loop clock); held, it goes on then, or
+         * at episode_provision_resume(). */
+        usec_t (*provision_not_before)(struct episode *e, void *userdata);
 };
 
 int episode_new(const struct episode_config *cfg, unsigned slot, uid_t uid_base,

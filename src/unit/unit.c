@@ -385,6 +385,8 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
         (void) from;
         if (u->freeing || e != u->live)
                 return;
+        if (episode_state(e) == EPISODE_SEALING)
+                u->live_sealed_at = loop_now(u->cfg.loop);
         if (u->standby && !live_grading(u))
                 episode_provision_resume(u->standby);
         if (p == PHASE_MAX || p == u->phase.current)
@@ -392,14 +394,17 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
         (void) move(u, ACTOR_SYSTEM, p, reason, NULL, 0);
 }
 
-/* The live episode's verdict goes first: its custody copies and observers
- * are the critical path of done -> verdict, and a reset after done waits
- * for that verdict anyway. A standby's container starts (milliseconds of
- * the loop each) wait until it is out (on_state_changed()). */
-static bool on_may_provision(struct episode *e, void *userdata)
+/* The live episode's verdict goes first: its custody copies and observer
+ * releases are the critical path of done -> verdict, and a standby's
+ * container start holds the loop for milliseconds. So a standby starts no
+ * container while the live episode is sealed and graded, for at most
+ * UNIT_STANDBY_YIELD: past that, slow graders leave the loop idle, and
+ * the next episode's env, whose start takes longest, must not wait for
+ * them (on_state_changed() lets it go as soon as the verdict is final). */
+static usec_t on_provision_not_before(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
-        return e != u->standby || !live_grading(u);
+        return e == u->standby && live_grading(u) ? u->live_sealed_at + u->standby_yield : 0;
 }
 
 static void on_member_exited(struct episode *e, const struct manifest_container *c, int status,
@@ -525,7 +530,7 @@ static void on_harness_done(struct episode *e, void *userdata)
 
 static const struct episode_events episode_events = {
         .state_changed = on_state_changed,
-        .may_provision = on_may_provision,
+        .provision_not_before = on_provision_not_before,
         .provisioned = on_provisioned,
         .member_exited = on_member_exited,
         .inspected = on_inspected,
@@ -589,7 +594,8 @@ int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_do
         r = episode_seal(u->live, reason);
         if (r < 0)
                 return r;
-        /* The next episode is built while this one is graded. */
+        /* The next episode is built while this one is graded (its
+         * containers after the quick graders: on_provision_not_before()). */
         maybe_start_standby(u);
         return wait_add(u, WAIT_GRADED, done, userdata);
 }
@@ -610,6 +616,21 @@ static void end_done(void *userdata)
         u->done_pending = false;
         if (unit_end(u, ACTOR_ENVIRONMENT, "done", NULL, NULL, refusal, sizeof(refusal)) == -EPERM)
                 log_info("environment reported done: %s", refusal);
+        /* Waiters for a verdict that is not coming (unit_wait_verdict()). */
+        if (!live_grading(u))
+                wait_complete(u, WAIT_GRADED, -ECANCELED);
+}
+
+bool unit_verdict_pending(const struct unit *u)
+{
+        /* A done seen but not acted on yet (unit_note_done()) counts: the
+         * client that got the step answer asks at once. */
+        return live_grading(u) || u->done_pending;
+}
+
+int unit_wait_verdict(struct unit *u, unit_done_fn done, void *userdata)
+{
+        return unit_verdict_pending(u) ? wait_add(u, WAIT_GRADED, done, userdata) : 0;
 }
 
 void unit_note_done(struct unit *u)
@@ -706,6 +727,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u->ops = ops;
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);
+        u->standby_yield = UNIT_STANDBY_YIELD;
         u->ecfg = (struct episode_config){
                 .manifest = cfg->manifest,
                 .loop = cfg->loop,

@@ -121,6 +121,12 @@ int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size);
 int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_done_fn done,
              void *userdata, char *ret_refusal, size_t refusal_size);
 int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata);
+/* Whether the live episode's verdict is still to come: it is being sealed
+ * or graded, or an env's done is about to end it. */
+bool unit_verdict_pending(const struct unit *u);
+/* done() once that verdict is final: 1. 0: nothing pending. -EBUSY past
+ * UNIT_MAX_WAITERS; done() gets -ECANCELED when a reset supersedes it. */
+int unit_wait_verdict(struct unit *u, unit_done_fn done, void *userdata);
 /* A message's actions: counted and recorded for the live episode. */
 void unit_note_actions(struct unit *u, const struct openenv_action *a);
 void unit_note_done(struct unit *u);

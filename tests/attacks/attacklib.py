@@ -355,7 +355,7 @@ class Daemon:
 
     def wait_verdict(self, timeout=120):
         """The live episode's verdict, once it is final."""
-        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict")),
+        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict?wait=1")),
                     "a verdict", timeout)
 
     def healthz(self, timeout=5):

@@ -156,7 +156,7 @@ class Daemon:
         return self.ok("GET", "/info")["phase"]
 
     def wait_verdict(self, timeout=120):
-        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict")),
+        return poll(lambda: (lambda v: v if v["verdict"] else None)(self.ok("GET", "/verdict?wait=1")),
                     "a verdict", timeout)
 
     def ws_file(self, eid, name):

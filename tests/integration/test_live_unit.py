@@ -126,7 +126,10 @@ def full_episode():
         check(d.ok("POST", "/step", {"action": {"message": "hello"}})["done"] is False, "step")
         check(d.phase() == "running", "first step -> running")
         d.ok("POST", "/step", {"action": {"message": "done"}})
-        v = d.wait_verdict()
+        # One request: /verdict?wait=1 answers once the verdict is final.
+        v = d.ok("GET", "/verdict?wait=1")
+        check(v["verdict"] == "graded", "GET /verdict?wait=1 right after done: %s" % v)
+        check(d.request("GET", "/verdict?wait=2")[0] == 400, "wait: 0 or 1")
         FULL["verdict"] = v
         FULL["info"] = d.ok("GET", "/info")
         FULL["key"] = key

@@ -914,16 +914,16 @@ Test(engine, second_workspace_copy_discards_the_gated_readers)
         cr_expect_str_eq(verdict_field("verdict"), "graded");
 }
 
-/* The live episode's grading goes first: a standby being built starts no
- * container while it runs, and goes on once the verdict is final. (The
- * first standby fails to start its service, so the next one is built
- * after the backoff, while the live episode is graded.) */
-Test(engine, standby_waits_while_the_live_episode_is_graded)
+/* The first standby fails to start its service, so that the next one is
+ * built after the backoff, while the live episode is graded (its first
+ * observer released and running). */
+static void standby_built_during_grading(usec_t yield, unsigned *ret_envs, unsigned *ret_sims)
 {
         char refusal[128];
 
         fb.manual_ready = true;
         boot(unit_yaml, true);
+        u->standby_yield = yield;
         cr_assert_eq(unit_start(u, true), 0);
         RUN_UNTIL(fake_find(&fb, "sim") != NULL);
         fb.fail_start = "sim";
@@ -932,12 +932,22 @@ Test(engine, standby_waits_while_the_live_episode_is_graded)
         RUN_UNTIL(u->standby_failures == 1);
         fb.fail_start = NULL;
         fb.manual_ready = false;
-        unsigned envs = made("env"), sims = made("sim");
+        *ret_envs = made("env");
+        *ret_sims = made("sim");
         act();
         cr_assert_eq(
                 unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         RUN_UNTIL(u->standby != NULL); /* after the backoff */
+}
+
+/* The live episode's grading goes first: a standby being built starts no
+ * container while it runs, and goes on once the verdict is final. */
+Test(engine, standby_waits_while_the_live_episode_is_graded)
+{
+        unsigned envs, sims;
+
+        standby_built_during_grading(60 * USEC_PER_SEC, &envs, &sims);
         settle();
         cr_expect_eq(made("env"), envs, "no standby container starts during grading");
         cr_expect_eq(made("sim"), sims);
@@ -947,4 +957,15 @@ Test(engine, standby_waits_while_the_live_episode_is_graded)
         standby_ready();
         cr_expect_eq(made("env"), envs + 1);
         cr_expect_eq(made("sim"), sims + 1);
+}
+
+/* ... for a while only: a slow grader does not hold the next env back. */
+Test(engine, standby_goes_on_past_the_yield_during_a_slow_grading)
+{
+        unsigned envs, sims;
+
+        standby_built_during_grading(100 * USEC_PER_MSEC, &envs, &sims);
+        RUN_UNTIL(made("sim") == sims + 1);
+        cr_expect_eq(made("env"), envs + 1);
+        cr_expect_eq(live_state(), EPISODE_GRADING, "first still runs");
 }
