@@ -133,7 +133,8 @@ line("reset -> ready, min (ms)", "reset_ms", "min")
 line("done -> verdict, median (ms)", "done_to_verdict_ms", "median")
 line("done -> verdict, p90 (ms)", "done_to_verdict_ms", "p90")
 line("  minus observers' run time, median", "done_to_verdict_ms", "median", n_obs * obs_ms,
-     target=lambda a, c, b: f"<= 10 ms: {ok(a <= 10)}; >= 5x faster than OCI: {ok(b / a >= 5)}")
+     target=lambda a, c, b: f"<= 5 ms with and without a standby building: {ok(a <= 5 and c <= 5)}; "
+                            f">= 5x faster than OCI: {ok(b / a >= 5)}")
 line("  minus observers' run time, p90", "done_to_verdict_ms", "p90", n_obs * obs_ms)
 print(f"(max GET /verdict polls per iteration: native {nat['max_verdict_polls']}, "
       f"cold {cold['max_verdict_polls']}, runc {oci['max_verdict_polls']})")

@@ -96,7 +96,10 @@ struct episode {
         void (*after_job)(struct episode *e, int result, const char *out, size_t len);
 };
 
-/* episode.c */
+/* episode.c: what a member's exit and readiness mean (its table) */
+extern const struct member_ops episode_member_ops;
+
+/* episode-members.c */
 struct ep_member *episode_find_member(struct episode *e, const struct manifest_container *c);
 int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase);
 /* Observers made ahead of their turn (observer-gate.c): started with the

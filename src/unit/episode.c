@@ -4,12 +4,9 @@
  * deaths, teardown. Sealing, grading and inspection are in grading.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fd-util.h"
@@ -19,7 +16,6 @@
 #include "base/util.h"
 #include "relay/listen-socket.h"
 #include "relay/service-relay.h"
-#include "sandbox/netns-keep.h"
 #include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
 
@@ -28,18 +24,6 @@ void episode_record_actions(struct episode *e, const struct openenv_action *a)
         action_record_add(&e->actions, a->n, a->via, a->data, a->len, now_usec(CLOCK_REALTIME));
         if (e->state == EPISODE_READY && a->n > 0)
                 (void) episode_set_state(e, EPISODE_RUNNING, "first action");
-}
-
-/* For an observer that reads them: the record as it stands, as its
- * OPENENVD_ACTIONS does. */
-static int write_actions(struct episode *e)
-{
-        cleanup_free char *dir = unit_actions_dir(&e->plan);
-        cleanup_close int fd = open(dir, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        return action_record_write(&e->actions, fd, UNIT_ACTIONS_FILE);
 }
 
 char *episode_zone_cgroup(const struct episode *e, enum manifest_zone_kind z)
@@ -250,175 +234,10 @@ static void member_on_exited(struct member *m, int status, void *userdata)
 
 static void member_on_ready(struct member *m, void *userdata);
 
-/* A new network namespace made by the daemon for a native member (never
- * one an earlier container used: sandbox/netns-keep.h), or NULL: the
- * container makes its own. */
-static struct kept_netns *member_netns_new(const struct episode *e, const struct ep_member *mb)
-{
-        const struct manifest *m = e->cfg->manifest;
-        struct kept_netns *k = NULL;
-
-        if (!e->cfg->daemon_netns || manifest_zone(m, mb->mc->zone)->oci != MANIFEST_OCI_NATIVE)
-                return NULL;
-        static bool warned = false;
-        int r = episode_backend_of(e->cfg)->netns_new(&k);
-        if (r < 0) {
-                /* Said once: a host that refuses it refuses it every time. */
-                log_full(warned ? LOG_DEBUG : LOG_WARNING,
-                         "episode %s: container %s: cannot make a network namespace for it (%s), "
-                         "it makes its own",
-                         e->id, mb->mc->name, strerror(-r));
-                warned = true;
-                return NULL;
-        }
-        return k;
-}
-
-static const struct member_ops member_ops = {
+const struct member_ops episode_member_ops = {
         .exited = member_on_exited,
         .ready = member_on_ready,
 };
-
-/* Starts mb's container, planned for phase; gated: made ahead of its turn,
- * the principal held at the shim's gate until episode_release_member(). */
-static int start_member(struct episode *e, struct ep_member *mb, enum phase phase, bool gated)
-{
-        const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
-        struct container_spec spec = { .stdio_fd = -EBADF };
-        /* The episode's dir (0711), not its private one (0700): an OCI
-         * runtime's container root, mapped into a user namespace, must
-         * traverse to its bundle (launcher-oci keeps its runtime root 0700
-         * inside). */
-        cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
-        cleanup_free char *error = NULL;
-        int r;
-
-        e->plan.phase = phase;
-        e->plan.actions = episode_actions(e);
-        if (!gated && manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) &&
-            (r = write_actions(e)) < 0) {
-                free(mb->start_error);
-                mb->start_error = xasprintf("the record of actions: %s", strerror(-r));
-                return r;
-        }
-        r = unit_plan_container(&e->plan, mb->mc, &spec);
-        if (r < 0) {
-                free(mb->start_error);
-                mb->start_error = xasprintf("plan: %s", strerror(-r));
-                return r;
-        }
-        spec.shim_path = xstrdup(e->cfg->shim_path);
-        spec.weaken = e->cfg->weaken;
-        spec.filter = e->cfg->filter;
-        cleanup(kept_netns_freep) struct kept_netns *netns = member_netns_new(e, mb);
-        spec.netns = netns;
-        if (unit_container_activated(mb->mc))
-                spec.pass_fds = &mb->activation_fd;
-        if (z->oci != MANIFEST_OCI_NATIVE)
-                (void) mkdir(oci_dir, 0711);
-        r = member_start(
-                e->cfg->loop, mb->mc->name,
-                &(struct member_start){
-                        .spec = &spec,
-                        .launcher = episode_backend_of(e->cfg)->launcher,
-                        .runtime = z->oci,
-                        .cgroups = e->cfg->cgroups,
-                        .cgroup = mb->cgroup,
-                        .oci_state_dir = oci_dir,
-                        .notify = unit_container_activated(mb->mc),
-                        .gated = gated,
-                        .forward_episode_id = e->cfg->quiet_containers ? NULL : episode_id(e),
-                },
-                &member_ops, mb, &mb->m, &error);
-        if (r >= 0) {
-                kept_netns_free(mb->netns);
-                mb->netns = TAKE_PTR(netns);
-        }
-        container_spec_done(&spec);
-        if (r < 0) {
-                log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                                 "episode %s: container %s: %s", e->id, mb->mc->name,
-                                 error ?: "failed");
-                free(mb->start_error);
-                mb->start_error = xstrdup(error ?: strerror(-r));
-                verdict_add_event(&e->verdict,
-                                  json_pack("{s:s,s:s,s:o}", "what", "start_failed", "container",
-                                            mb->mc->name, "error", text_to_json(mb->start_error)));
-                return r;
-        }
-        /* A gated one is not started yet: nothing counts or shows it. */
-        mb->started = !gated;
-        mb->exited = false;
-        mb->killed = false;
-        mb->status = -1;
-        log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                         "episode %s: container %s %s as pid %d", e->id, mb->mc->name,
-                         gated ? "made ahead of its turn" : "started", (int) member_pid(mb->m));
-        return 0;
-}
-
-int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase)
-{
-        return start_member(e, mb, phase, false);
-}
-
-int episode_prepare_member(struct episode *e, struct ep_member *mb, enum phase phase)
-{
-        return start_member(e, mb, phase, true);
-}
-
-bool episode_member_gated(const struct ep_member *mb)
-{
-        return mb->m && member_is_gated(mb->m);
-}
-
-int episode_release_member(struct episode *e, struct ep_member *mb, enum phase phase)
-{
-        char **env = NULL;
-        int r = 0;
-
-        e->plan.phase = phase;
-        e->plan.actions = episode_actions(e);
-        if (manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS))
-                r = write_actions(e);
-        if (r >= 0) {
-                unit_plan_turn_env(&e->plan, mb->mc, &env);
-                r = member_release(mb->m, env);
-                strv_free(env);
-        }
-        if (r < 0) {
-                free(mb->start_error);
-                mb->start_error = xasprintf("release: %s", strerror(-r));
-                return r;
-        }
-        mb->started = true;
-        log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                         "episode %s: container %s released", e->id, mb->mc->name);
-        return 0;
-}
-
-/* Reaps a member (SIGKILL if it still runs) and keeps its output. */
-void episode_stop_member(struct ep_member *mb)
-{
-        if (!mb->m)
-                return;
-        /* Exited already (its cgroup is empty, say) but not seen yet: the
-         * status is still there to collect. */
-        if (!mb->exited && !member_poll_exit(mb->m)) {
-                mb->killed = true;
-                (void) member_kill(mb->m, SIGKILL);
-        }
-        member_log_free(mb->log);
-        mb->log = member_take_output(mb->m);
-        mb->m = member_free(mb->m); /* reaps it */
-        /* Reaped: only the daemon's own sockets keep the namespace alive now,
-         * until they close; no other container ever gets it. */
-        mb->netns = kept_netns_free(mb->netns);
-        if (!mb->exited) {
-                mb->exited = true;
-                mb->status = 128 + SIGKILL;
-        }
-}
 
 /* --- provisioning ----------------------------------------------------------- */
 
