@@ -720,14 +720,17 @@ Test(engine, harness_failure_is_recorded_not_sealed)
 
 /* --- custody: the copies are real child jobs over plain directories --------------------- */
 
-static const char custody_yaml[] =
-        "app: server.app:app\n"
-        "port: 8000\n"
-        "openenvd:\n"
-        "  zones:\n"
-        "    agent:\n"
-        "      containers:\n"
+/* A unit of an env alone, observers to follow. */
+#define ENV_ONLY_HEAD           \
+        "app: server.app:app\n" \
+        "port: 8000\n"          \
+        "openenvd:\n"           \
+        "  zones:\n"            \
+        "    agent:\n"          \
+        "      containers:\n"   \
         "        env: {}\n"
+
+static const char custody_yaml[] = ENV_ONLY_HEAD
         "    observers:\n"
         "      containers:\n"
         "        runner: {argv: [/bin/true], reads: [workspace], phases: [grading], output: "
@@ -878,14 +881,7 @@ Test(engine, observer_whose_release_fails_starts_anew)
  * tmpfs, which the runner made ahead does not show: it is started anew. */
 Test(engine, second_workspace_copy_discards_the_gated_readers)
 {
-        static const char yaml[] =
-                "app: server.app:app\n"
-                "port: 8000\n"
-                "openenvd:\n"
-                "  zones:\n"
-                "    agent:\n"
-                "      containers:\n"
-                "        env: {}\n"
+        static const char yaml[] = ENV_ONLY_HEAD
                 "    observers:\n"
                 "      containers:\n"
                 "        peek: {argv: [/bin/true], reads: [workspace], phases: [frozen]}\n"

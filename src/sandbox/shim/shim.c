@@ -471,25 +471,15 @@ static bool env_name_ok(const char *s, size_t n)
  */
 static int gate_wait(int fd)
 {
-        char buf[SHIM_GATE_MAX_BYTES + 1];
-        size_t len = 0;
+        cleanup_free char *buf = NULL;
         char *line, *end;
+        size_t len;
+        int r;
 
-        for (;;) {
-                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len == sizeof(buf) - 1)
-                        return -EBADMSG;
-        }
+        r = read_full_fd(fd, SHIM_GATE_MAX_BYTES, &buf, &len);
         (void) close(fd);
-        buf[len] = '\0';
+        if (r < 0)
+                return r == -EFBIG ? -EBADMSG : r;
         if (len == 0)
                 return -ECANCELED;
         for (line = buf; (end = strchr(line, '\n')); line = end + 1) {
