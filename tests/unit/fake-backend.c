@@ -80,18 +80,16 @@ static int on_listen(struct loop_source *s, int fd, uint32_t revents, void *user
 }
 
 static int fake_spawn(void *data, const char *name, const struct member_start *a,
-                      const struct container_spec *spec, void **ret_handle, char **ret_error)
+                      const struct container_spec *spec, void **ret_handle,
+                      struct error_detail *ret_err)
 {
         struct fake_backend *fb = data;
 
         (void) a;
         struct fake_member *fm;
 
-        if (fb->fail_start && streq(fb->fail_start, name)) {
-                if (ret_error)
-                        *ret_error = xstrdup("execve: No such file or directory");
-                return -ENOENT;
-        }
+        if (fb->fail_start && streq(fb->fail_start, name))
+                return error_detail_set(ret_err, -ENOENT, "execve: No such file or directory");
         if (fb->n_members >= FAKE_MAX_MEMBERS)
                 return -E2BIG;
         fm = xcalloc(1, sizeof(*fm));
