@@ -208,9 +208,8 @@ static void control_episodes(struct daemon *d, const struct frontend_request *re
 static void control_verdict(struct daemon *d, const struct frontend_request *req,
                             struct frontend_reply *reply)
 {
-        char id[64];
-        struct query_param q = { "episode_id", id, sizeof(id),
-                                 "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
+        char id[QUERY_EPISODE_ID_SIZE];
+        struct query_param q = query_episode_id(id);
         json_t *v;
 
         if (query_refused(query_parse(req->query, &q, 1), reply))
