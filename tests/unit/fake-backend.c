@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -178,7 +179,8 @@ static int mk(const char *path)
 static int fake_storage_setup(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
-        static const char *const dirs[] = { "sock", "services", "observers", "workspace/merged" };
+        static const char *const dirs[] = { "sock", "services", "observers", "workspace/upper",
+                                            "workspace/merged" };
         cleanup_free char *copy = unit_workspace_copy_dir(ctx);
         cleanup_free char *actions = unit_actions_dir(ctx);
         int r;
@@ -217,10 +219,29 @@ static int fake_storage_reset_copy(const struct unit_plan_context *ctx)
         return mk(copy);
 }
 
+/* The test's word (fake_workspace_fill()), kept beside the layers as the
+ * real tmpfs keeps its counts: storage functions get no backend to ask. */
 static int fake_storage_full(const struct unit_plan_context *ctx)
 {
-        (void) ctx;
-        return 0;
+        cleanup_free char *mark = xasprintf("%s/workspace/" FAKE_FULL_MARK, ctx->episode_dir);
+        cleanup_free char *how = NULL;
+        int r = read_full_file_at(AT_FDCWD, mark, 16, &how, NULL);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return streq(how, "inodes") ? EPISODE_FS_FULL_INODES : EPISODE_FS_FULL_BYTES;
+}
+
+void fake_workspace_fill(const char *episode_dir, int how)
+{
+        cleanup_free char *mark = xasprintf("%s/workspace/" FAKE_FULL_MARK, episode_dir);
+        cleanup_close int fd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        const char *word = how == EPISODE_FS_FULL_INODES ? "inodes" : "bytes";
+
+        if (fd < 0 || write_all(fd, word, strlen(word)) < 0)
+                abort();
 }
 
 static int fake_netns_new(struct kept_netns **ret)
