@@ -23,7 +23,7 @@
 #include "relay/http-head.h"
 
 int unit_client_init(struct unit_client *c, const char *url, const char *token_file,
-                     char **ret_error)
+                     struct error_detail *ret_err)
 {
         const char *rest = startswith(url, "http://"), *at, *slash, *hostport, *colon;
         cleanup_free char *authority = NULL;
@@ -32,15 +32,13 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
         int r;
 
         *c = (struct unit_client){ .cancel_fd = -EBADF };
-        if (!rest) {
-                *ret_error = xstrdup("the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
-                return -EINVAL;
-        }
+        if (!rest)
+                return error_detail_set(ret_err, -EINVAL,
+                                        "the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
         slash = strchr(rest, '/');
-        if (slash && slash[strspn(slash, "/")]) {
-                *ret_error = xstrdup("the URL takes no path: the unit's routes are its own");
-                return -EINVAL;
-        }
+        if (slash && slash[strspn(slash, "/")])
+                return error_detail_set(ret_err, -EINVAL,
+                                        "the URL takes no path: the unit's routes are its own");
         authority = slash ? xstrndup(rest, (size_t) (slash - rest)) : xstrdup(rest);
         at = strrchr(authority, '@');
         if (at) {
@@ -52,13 +50,15 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
         if (hostport[0] == '[') {
                 const char *close = strchr(hostport, ']');
                 if (!close) {
-                        *ret_error = xstrdup("an IPv6 address in the URL needs its ']'");
+                        (void) error_detail_set(ret_err, -EINVAL,
+                                                "an IPv6 address in the URL needs its ']'");
                         goto fail;
                 }
                 c->host = xstrndup(hostport + 1, (size_t) (close - hostport - 1));
                 colon = close[1] == ':' ? close + 1 : NULL;
                 if (close[1] && !colon) {
-                        *ret_error = xstrdup("after ']' only ':PORT' may follow");
+                        (void) error_detail_set(ret_err, -EINVAL,
+                                                "after ']' only ':PORT' may follow");
                         goto fail;
                 }
         } else {
@@ -67,20 +67,21 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
                         colon ? xstrndup(hostport, (size_t) (colon - hostport)) : xstrdup(hostport);
         }
         if (!*c->host) {
-                *ret_error = xstrdup("the URL names no host");
+                (void) error_detail_set(ret_err, -EINVAL, "the URL names no host");
                 goto fail;
         }
         if (colon && parse_uint(colon + 1, 1, 65535, &port) < 0) {
-                *ret_error = xasprintf("'%s' is not a port (1-65535)", colon + 1);
+                (void) error_detail_set(ret_err, -EINVAL, "'%s' is not a port (1-65535)",
+                                        colon + 1);
                 goto fail;
         }
         c->port = colon ? xstrdup(colon + 1) : xstrdup("8000");
         if (!c->token && token_file) {
                 r = read_secret_file(token_file, 4096, &c->token);
                 if (r < 0) {
-                        *ret_error = xasprintf("--token-file %s: %s", token_file,
-                                               r == -EINVAL ? "empty, or holds a NUL byte"
-                                                            : strerror(-r));
+                        (void) error_detail_set(ret_err, -EINVAL, "--token-file %s: %s", token_file,
+                                                r == -EINVAL ? "empty, or holds a NUL byte"
+                                                             : strerror(-r));
                         goto fail;
                 }
         }
