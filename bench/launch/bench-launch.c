@@ -106,8 +106,8 @@ static int spawn_once(struct container_spec *spec)
         int status = -1;
         int r = container_spawn(spec, &c, &e);
         if (r < 0) {
-                fprintf(stderr, "bench-launch: spawn failed at %s (index %d): %s\n",
-                        container_step_to_string(e.step), e.index, strerror(e.error));
+                fprintf(stderr, "bench-launch: spawn failed at %s\n", error_detail_text(&e.detail));
+                error_detail_done(&e.detail);
                 return r;
         }
         r = container_wait(c, &status);

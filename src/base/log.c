@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/jstring.h"
+#include "base/json-writer.h"
 #include "base/parse-util.h"
 #include "base/strbuf.h"
 #include "base/string-table.h"
@@ -90,43 +90,38 @@ static void write_all(int fd, const char *p, size_t n)
         }
 }
 
-static void add_timestamp(struct strbuf *sb)
-{
-        char ts[TIMESTAMP_RFC3339_MAX];
-
-        strbuf_addf(sb, "\"%s\"", format_timestamp_rfc3339(ts, now_usec(CLOCK_REALTIME)));
-}
-
 static void format_json(struct strbuf *sb, int level, int error, const char *file, int line,
                         const struct log_field *fields, const char *msg)
 {
-        strbuf_adds(sb, "{\"ts\":");
-        add_timestamp(sb);
-        strbuf_addf(sb, ",\"level\":\"%s\",\"program\":", log_level_to_string(level));
-        jstring_append(sb, log_program);
-        strbuf_addf(sb, ",\"pid\":%d,\"msg\":", (int) getpid());
-        jstring_append(sb, msg);
+        char ts[TIMESTAMP_RFC3339_MAX];
+        struct jwriter w;
+
+        jwriter_init(&w, sb);
+        jwriter_object_begin(&w);
+        jwriter_kv_string(&w, "ts", format_timestamp_rfc3339(ts, now_usec(CLOCK_REALTIME)));
+        jwriter_kv_string(&w, "level", log_level_to_string(level));
+        jwriter_kv_string(&w, "program", log_program);
+        jwriter_kv_int(&w, "pid", (int64_t) getpid());
+        jwriter_kv_string(&w, "msg", msg);
         if (error > 0) {
                 const char *name = strerrorname_np(error);
-                if (name)
-                        strbuf_addf(sb, ",\"errno\":\"%s\"", name);
-                else
-                        strbuf_addf(sb, ",\"errno\":\"E%d\"", error);
+                char unnamed[16];
+
+                if (!name) {
+                        (void) snprintf(unnamed, sizeof(unnamed), "E%d", error);
+                        name = unnamed;
+                }
+                jwriter_kv_string(&w, "errno", name);
         }
         if (log_max_level >= LOG_DEBUG) {
-                strbuf_adds(sb, ",\"code_file\":");
-                jstring_append(sb, file);
-                strbuf_addf(sb, ",\"code_line\":%d", line);
+                jwriter_kv_string(&w, "code_file", file);
+                jwriter_kv_int(&w, "code_line", line);
         }
-        for (const struct log_field *f = fields; f && f->key; f++) {
-                if (!f->value)
-                        continue;
-                strbuf_addch(sb, ',');
-                jstring_append(sb, f->key);
-                strbuf_addch(sb, ':');
-                jstring_append(sb, f->value);
-        }
-        strbuf_adds(sb, "}\n");
+        for (const struct log_field *f = fields; f && f->key; f++)
+                if (f->value)
+                        jwriter_kv_string(&w, f->key, f->value);
+        jwriter_object_end(&w);
+        strbuf_addch(sb, '\n');
 }
 
 /* One line whatever the message holds: the bytes a container made (a file

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "base/strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,11 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
         va_end(cp);
         if (n < 0)
                 return;
+        /* %m formats errno, which growing may change: the second pass must
+         * print what the first one measured. */
+        int saved_errno = errno;
         strbuf_grow(sb, (size_t) n);
+        errno = saved_errno;
         (void) vsnprintf(sb->buf + sb->len, (size_t) n + 1, fmt, ap);
         sb->len += (size_t) n;
 }

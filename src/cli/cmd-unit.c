@@ -267,7 +267,7 @@ int cli_unit(int argc, char **argv)
         };
         const char *url = getenv("OPENENVD_URL") ?: "http://127.0.0.1:8000", *token_file = NULL,
                    *episode = NULL, *container = NULL, *tail = NULL;
-        cleanup_free char *error = NULL;
+        cleanup_error_detail struct error_detail error = {};
         struct unit_client c;
         enum unit_cmd cmd = CMD_STATUS;
         bool json = false, follow = false, timestamps = false;
@@ -336,7 +336,7 @@ int cli_unit(int argc, char **argv)
                 return EXIT_CODE_INVALID;
         }
         if (unit_client_init(&c, url, token_file, &error) < 0) {
-                log_error("%s", error);
+                log_error("%s", error_detail_text(&error));
                 return EXIT_CODE_INVALID;
         }
         struct logs_follow logs = { .container = container,

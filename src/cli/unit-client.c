@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -20,9 +19,11 @@
 #include "base/strbuf.h"
 #include "base/text-escape.h"
 #include "base/util.h"
+#include "relay/http-chunked.h"
+#include "relay/http-head.h"
 
 int unit_client_init(struct unit_client *c, const char *url, const char *token_file,
-                     char **ret_error)
+                     struct error_detail *ret_err)
 {
         const char *rest = startswith(url, "http://"), *at, *slash, *hostport, *colon;
         cleanup_free char *authority = NULL;
@@ -31,15 +32,13 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
         int r;
 
         *c = (struct unit_client){ .cancel_fd = -EBADF };
-        if (!rest) {
-                *ret_error = xstrdup("the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
-                return -EINVAL;
-        }
+        if (!rest)
+                return error_detail_set(ret_err, -EINVAL,
+                                        "the URL must be http://[openenv:TOKEN@]HOST[:PORT]");
         slash = strchr(rest, '/');
-        if (slash && slash[strspn(slash, "/")]) {
-                *ret_error = xstrdup("the URL takes no path: the unit's routes are its own");
-                return -EINVAL;
-        }
+        if (slash && slash[strspn(slash, "/")])
+                return error_detail_set(ret_err, -EINVAL,
+                                        "the URL takes no path: the unit's routes are its own");
         authority = slash ? xstrndup(rest, (size_t) (slash - rest)) : xstrdup(rest);
         at = strrchr(authority, '@');
         if (at) {
@@ -51,13 +50,15 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
         if (hostport[0] == '[') {
                 const char *close = strchr(hostport, ']');
                 if (!close) {
-                        *ret_error = xstrdup("an IPv6 address in the URL needs its ']'");
+                        (void) error_detail_set(ret_err, -EINVAL,
+                                                "an IPv6 address in the URL needs its ']'");
                         goto fail;
                 }
                 c->host = xstrndup(hostport + 1, (size_t) (close - hostport - 1));
                 colon = close[1] == ':' ? close + 1 : NULL;
                 if (close[1] && !colon) {
-                        *ret_error = xstrdup("after ']' only ':PORT' may follow");
+                        (void) error_detail_set(ret_err, -EINVAL,
+                                                "after ']' only ':PORT' may follow");
                         goto fail;
                 }
         } else {
@@ -66,20 +67,21 @@ int unit_client_init(struct unit_client *c, const char *url, const char *token_f
                         colon ? xstrndup(hostport, (size_t) (colon - hostport)) : xstrdup(hostport);
         }
         if (!*c->host) {
-                *ret_error = xstrdup("the URL names no host");
+                (void) error_detail_set(ret_err, -EINVAL, "the URL names no host");
                 goto fail;
         }
         if (colon && parse_uint(colon + 1, 1, 65535, &port) < 0) {
-                *ret_error = xasprintf("'%s' is not a port (1-65535)", colon + 1);
+                (void) error_detail_set(ret_err, -EINVAL, "'%s' is not a port (1-65535)",
+                                        colon + 1);
                 goto fail;
         }
         c->port = colon ? xstrdup(colon + 1) : xstrdup("8000");
         if (!c->token && token_file) {
                 r = read_secret_file(token_file, 4096, &c->token);
                 if (r < 0) {
-                        *ret_error = xasprintf("--token-file %s: %s", token_file,
-                                               r == -EINVAL ? "empty, or holds a NUL byte"
-                                                            : strerror(-r));
+                        (void) error_detail_set(ret_err, -EINVAL, "--token-file %s: %s", token_file,
+                                                r == -EINVAL ? "empty, or holds a NUL byte"
+                                                             : strerror(-r));
                         goto fail;
                 }
         }
@@ -158,31 +160,40 @@ static int read_answer(int fd, int cancel_fd, struct strbuf *ret)
         }
 }
 
-/* Decodes a chunked body in place; -EBADMSG if it is not one. */
-static int dechunk(char *body, size_t len, size_t *ret_len)
+/* The answer's body as its head frames it, in place at *body (the relay's
+ * parsers: the head with http-parser, a chunked body with the one chunked
+ * decoder); -EBADMSG for an answer that is not HTTP/1.x or is cut short. */
+static int answer_body(struct strbuf *answer, unsigned *ret_status, char **ret_body,
+                       size_t *ret_len)
 {
-        size_t in = 0, out = 0;
+        struct http_head h;
+        size_t head_len, len;
+        char *body;
 
-        for (;;) {
-                char *end;
-                unsigned long n;
-
-                if (in >= len)
+        if (http_head_find_end(answer->buf, answer->len, &head_len) <= 0 ||
+            http_head_parse(answer->buf, head_len, true, false, &h) < 0)
+                return -EBADMSG;
+        body = answer->buf + head_len;
+        len = answer->len - head_len;
+        switch (h.body) {
+        case HTTP_BODY_NONE:
+                len = 0;
+                break;
+        case HTTP_BODY_LENGTH:
+                if (len < h.content_length)
                         return -EBADMSG;
-                n = strtoul(body + in, &end, 16);
-                if (end == body + in || !(end = strstr(end, "\r\n")))
+                len = (size_t) h.content_length;
+                break;
+        case HTTP_BODY_CHUNKED:
+                if (http_chunked_decode(body, len, &len) < 0)
                         return -EBADMSG;
-                in = (size_t) (end - body) + 2;
-                if (n == 0)
-                        break;
-                if (n > len - in || len - in - n < 2)
-                        return -EBADMSG;
-                memmove(body + out, body + in, n);
-                out += n;
-                in += n + 2;
+                break;
+        case HTTP_BODY_EOF:
+                break;
         }
-        body[out] = '\0';
-        *ret_len = out;
+        *ret_status = h.status;
+        *ret_body = body;
+        *ret_len = len;
         return 0;
 }
 
@@ -190,10 +201,9 @@ int unit_client_get(const struct unit_client *c, const char *target, struct unit
 {
         cleanup_close int fd = connect_to(c);
         cleanup_strbuf struct strbuf req = STRBUF_INIT, answer = STRBUF_INIT;
-        char *raw;
-        size_t len, head_len;
-        const char *hend;
+        unsigned status;
         char *body;
+        size_t len;
         int r;
 
         *ret = (struct unit_answer){};
@@ -211,18 +221,10 @@ int unit_client_get(const struct unit_client *c, const char *target, struct unit
         r = read_answer(fd, c->cancel_fd, &answer);
         if (r < 0)
                 return r;
-        raw = answer.buf;
-        len = answer.len;
-        if (!startswith(raw, "HTTP/1.1 ") || len < 12 || !(hend = strstr(raw, "\r\n\r\n")))
-                return -EBADMSG;
-        ret->status = (unsigned) strtoul(raw + 9, NULL, 10);
-        head_len = (size_t) (hend - raw) + 4;
-        body = raw + head_len;
-        len -= head_len;
-        /* Header names are case-insensitive; this is one the daemon may send. */
-        raw[head_len - 2] = '\0';
-        if (strcasestr(raw, "\r\ntransfer-encoding: chunked\r\n") && dechunk(body, len, &len) < 0)
-                return -EBADMSG;
+        r = answer_body(&answer, &status, &body, &len);
+        if (r < 0)
+                return r;
+        ret->status = status;
         ret->body = xmalloc(len + 1);
         memcpy(ret->body, body, len);
         ret->body[len] = '\0';

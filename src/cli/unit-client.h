@@ -11,6 +11,8 @@
  */
 #include <stddef.h>
 
+#include "base/error-detail.h"
+
 #define UNIT_CLIENT_MAX_BYTES (16u << 20)
 #define UNIT_CLIENT_TIMEOUT_S 30
 
@@ -24,10 +26,10 @@ struct unit_client {
 };
 
 /* Parses url; token_file (NULL: none) is read when the URL carries no
- * token, else $OPENENVD_TOKEN. -EINVAL with *ret_error for a URL that is
+ * token, else $OPENENVD_TOKEN. -EINVAL with ret_err for a URL that is
  * not http://HOST[:PORT][/], or an unreadable token file. */
 int unit_client_init(struct unit_client *c, const char *url, const char *token_file,
-                     char **ret_error);
+                     struct error_detail *ret_err);
 void unit_client_done(struct unit_client *c);
 
 struct unit_answer {

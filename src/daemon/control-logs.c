@@ -49,12 +49,11 @@ static const char *logs_query(const struct query_param *q, struct member_log_que
 void control_logs(const struct manifest *m, const struct unit *u,
                   const struct frontend_request *req, struct frontend_reply *reply)
 {
-        char name[128], id[64], tail[16], since[16], timestamps[2], format[8];
+        char name[128], id[QUERY_EPISODE_ID_SIZE], tail[16], since[16], timestamps[2], format[8];
         struct query_param q[_P_MAX] = {
                 [P_CONTAINER] = { "container", name, sizeof(name),
                                   "container: 1 to 127 of [A-Za-z0-9._-]", NULL },
-                [P_EPISODE] = { "episode_id", id, sizeof(id),
-                                "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
+                [P_EPISODE] = query_episode_id(id),
                 [P_TAIL] = { "tail", tail, sizeof(tail), "tail: a number of lines, 1 to 100000",
                              NULL },
                 [P_SINCE] = { "since", since, sizeof(since),

@@ -17,6 +17,12 @@ static bool query_value_ok(const char *v, size_t n, size_t size)
         return true;
 }
 
+struct query_param query_episode_id(char buf[static QUERY_EPISODE_ID_SIZE])
+{
+        return (struct query_param){ "episode_id", buf, QUERY_EPISODE_ID_SIZE,
+                                     "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
+}
+
 const char *query_parse(const char *query, struct query_param *params, size_t n)
 {
         for (const char *p = query; p && *p;) {

@@ -20,6 +20,12 @@ struct query_param {
         const char *value; /* buf once seen, else NULL */
 };
 
+/* An episode id as /verdict and /logs take it: 1 to 63 of [A-Za-z0-9._-]
+ * (the unit names its episodes within that), into buf. The one spelling of
+ * the rule and of its refusal. */
+#define QUERY_EPISODE_ID_SIZE 64
+struct query_param query_episode_id(char buf[static QUERY_EPISODE_ID_SIZE]);
+
 /* Parses query into params (n of them); NULL, or why it is refused. */
 const char *query_parse(const char *query, struct query_param *params, size_t n);
 /* why (NULL: nothing) as the reply: 400 bad_request saying why. True if so. */

@@ -209,9 +209,9 @@ static void control_episodes(struct daemon *d, const struct frontend_request *re
 static void control_verdict(struct daemon *d, const struct frontend_request *req,
                             struct frontend_reply *reply)
 {
-        char id[64], wait[2];
+        char id[QUERY_EPISODE_ID_SIZE], wait[2];
         struct query_param q[] = {
-                { "episode_id", id, sizeof(id), "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL },
+                query_episode_id(id),
                 { "wait", wait, sizeof(wait), "wait: 0 or 1", NULL },
         };
         json_t *v;

@@ -531,10 +531,10 @@ int main(int argc, char **argv)
         cleanup(manifest_freep) struct manifest *m = NULL;
         cleanup(preflight_report_freep) struct preflight_report *pre = NULL;
         cleanup(model_upstream_freep) struct model_upstream *upstream = NULL;
-        cleanup_free char *shim = NULL, *reasons = NULL, *url_error = NULL;
+        cleanup_free char *shim = NULL, *reasons = NULL;
+        cleanup_error_detail struct error_detail url_error = {}, token_error = {};
         cleanup(env_origin_done) struct env_origin origin = {};
         cleanup(credentials_done) struct credentials creds = {};
-        cleanup_free char *token_error = NULL;
         int r;
 
         const char *log_format = getenv("OPENENVD_LOG_FORMAT");
@@ -561,7 +561,7 @@ int main(int argc, char **argv)
         /* The URL (and CA file) are checked before anything else starts. */
         if (raw.model_url &&
             model_upstream_new(raw.model_url, raw.model_ca_file, &upstream, &url_error) < 0) {
-                log_error("--model-url: %s", url_error);
+                log_error("--model-url: %s", error_detail_text(&url_error));
                 return DAEMON_EXIT_INVALID;
         }
 
@@ -589,7 +589,7 @@ int main(int argc, char **argv)
                                                          .metrics = opts.metrics_token_file },
                              &opts.token_generated, &token_error);
         if (r < 0) {
-                log_error_errno(r, "%s", token_error);
+                log_error_errno(r, "%s", error_detail_text(&token_error));
                 return DAEMON_EXIT_INVALID;
         }
         opts.creds = &creds;
@@ -642,7 +642,7 @@ int main(int argc, char **argv)
          * the event loop. The addresses are kept for the daemon's life. */
         if (upstream) {
                 if (model_upstream_resolve(upstream, &url_error) < 0) {
-                        log_error("--model-url: %s", url_error);
+                        log_error("--model-url: %s", error_detail_text(&url_error));
                         return DAEMON_EXIT_FAILURE;
                 }
                 opts.model_upstream = upstream;

@@ -158,7 +158,8 @@ static void run_probe(struct enforce_world *R, const struct manifest_container *
         if (r < 0) {
                 ret->start_error =
                         xasprintf("step %s (index %d): %s", container_step_to_string(err.step),
-                                  err.index, strerror(err.error ?: -r));
+                                  err.index, strerror(err.detail.error ?: -r));
+                error_detail_done(&err.detail);
         } else {
                 ret->ex.started = true;
                 r = wait_bounded(ct, R->o->probe_timeout ?: DEFAULT_TIMEOUT, &status);

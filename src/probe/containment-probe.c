@@ -115,7 +115,7 @@ static void write_hex64(struct jwriter *w, const char *key, uint64_t v, bool has
                 return;
         }
         (void) snprintf(buf, sizeof(buf), "%016" PRIx64, v);
-        jwriter_string(w, buf);
+        jwriter_text(w, buf);
 }
 
 static void write_process(struct jwriter *w, pid_t pid, const struct proc_status *st,
@@ -130,7 +130,7 @@ static void write_process(struct jwriter *w, pid_t pid, const struct proc_status
                 jwriter_object_end(w);
                 return;
         }
-        jwriter_kv_string(w, "comm", st->has_name ? st->name : "");
+        jwriter_kv_text(w, "comm", st->has_name ? st->name : "");
         if (st->has_ppid)
                 jwriter_kv_int(w, "ppid", st->ppid);
         for (int i = 0; i < 2; i++) {
@@ -261,23 +261,23 @@ static void write_mount(struct jwriter *w, const struct mountinfo_entry *e)
         jwriter_object_begin(w);
         jwriter_kv_uint(w, "mount_id", e->mount_id);
         jwriter_kv_uint(w, "parent_id", e->parent_id);
-        jwriter_kv_string(w, "dev", dev);
-        jwriter_kv_string(w, "root", e->root);
-        jwriter_kv_string(w, "mount_point", e->mount_point);
-        jwriter_kv_string(w, "mount_options", e->mount_options);
-        jwriter_kv_string(w, "optional", e->optional);
-        jwriter_kv_string(w, "fstype", e->fstype);
-        jwriter_kv_string(w, "source", e->source);
-        jwriter_kv_string(w, "super_options", e->super_options);
+        jwriter_kv_text(w, "dev", dev);
+        jwriter_kv_text(w, "root", e->root);
+        jwriter_kv_text(w, "mount_point", e->mount_point);
+        jwriter_kv_text(w, "mount_options", e->mount_options);
+        jwriter_kv_text(w, "optional", e->optional);
+        jwriter_kv_text(w, "fstype", e->fstype);
+        jwriter_kv_text(w, "source", e->source);
+        jwriter_kv_text(w, "super_options", e->super_options);
         jwriter_object_end(w);
 }
 
 static void write_check_common(struct jwriter *w, const char *path, const char *kind,
                                enum write_result r, int err)
 {
-        jwriter_kv_string(w, "path", path);
-        jwriter_kv_string(w, "kind", kind);
-        jwriter_kv_string(w, "result", write_result_to_string(r));
+        jwriter_kv_text(w, "path", path);
+        jwriter_kv_text(w, "kind", kind);
+        jwriter_kv_text(w, "result", write_result_to_string(r));
         jwriter_kv_int(w, "errno", err);
 }
 
@@ -335,7 +335,7 @@ static void probe_mount(const struct containment_probe_options *o, int root_fd,
                         }
                 }
                 write_check_common(w, e->mount_point, "file", wr, err);
-                jwriter_kv_string(w, "type", t);
+                jwriter_kv_text(w, "type", t);
                 jwriter_object_end(w);
                 return;
         }
@@ -361,15 +361,15 @@ static void probe_mount(const struct containment_probe_options *o, int root_fd,
         jwriter_kv_uint(w, "nested_mounts", ww.nested_mounts);
         jwriter_kv_bool(w, "truncated", ww.truncated);
         if (ww.truncated)
-                jwriter_kv_string(w, "truncated_by", write_walk_bound_to_string(ww.truncated_by));
+                jwriter_kv_text(w, "truncated_by", write_walk_bound_to_string(ww.truncated_by));
         jwriter_key(w, "findings");
         jwriter_array_begin(w);
         for (unsigned i = 0; i < ww.n_findings; i++) {
                 char t[2] = { ww.findings[i].type, '\0' };
                 jwriter_object_begin(w);
-                jwriter_kv_string(w, "path", ww.findings[i].path);
-                jwriter_kv_string(w, "type", t);
-                jwriter_kv_string(w, "result", write_result_to_string(ww.findings[i].result));
+                jwriter_kv_text(w, "path", ww.findings[i].path);
+                jwriter_kv_text(w, "type", t);
+                jwriter_kv_text(w, "result", write_result_to_string(ww.findings[i].result));
                 jwriter_kv_int(w, "errno", ww.findings[i].err);
                 jwriter_object_end(w);
         }
@@ -398,8 +398,8 @@ static void probe_controls(const struct containment_probe_options *o, int root_f
                                 err = -q;
                 }
                 jwriter_object_begin(w);
-                jwriter_kv_string(w, "root", *p);
-                jwriter_kv_string(w, "result", write_result_to_string(r));
+                jwriter_kv_text(w, "root", *p);
+                jwriter_kv_text(w, "result", write_result_to_string(r));
                 jwriter_kv_int(w, "errno", err);
                 jwriter_object_end(w);
         }

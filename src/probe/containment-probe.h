@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "probe/json-writer.h"
+#include "base/json-writer.h"
 #include "probe/write-check.h"
 
 #define CONTAINMENT_PROBE_SCHEMA 2

@@ -39,7 +39,7 @@
 #include "base/version.h"
 #include "probe/attack.h"
 #include "probe/containment-probe.h"
-#include "probe/json-writer.h"
+#include "base/json-writer.h"
 
 static int write_line(int fd, struct jwriter *w, enum probe_fault fault)
 {
@@ -47,9 +47,9 @@ static int write_line(int fd, struct jwriter *w, enum probe_fault fault)
 
         if (w->failed || w->depth != 0)
                 return -EINVAL;
-        strbuf_addch(&w->out, '\n');
-        len = fault == PROBE_FAULT_GARBLE ? w->out.len / 2 : w->out.len;
-        return write_all(fd, w->out.buf, len);
+        strbuf_addch(w->out, '\n');
+        len = fault == PROBE_FAULT_GARBLE ? w->out->len / 2 : w->out->len;
+        return write_all(fd, w->out->buf, len);
 }
 
 static int attack_main(int argc, char **argv)
@@ -96,22 +96,22 @@ static int attack_main(int argc, char **argv)
         for (int k = 0; k < n_attempts; k++) {
                 char **a = argv + i + 1 + (ptrdiff_t) 4 * k;
                 struct attack_outcome o;
+                cleanup_strbuf struct strbuf line = STRBUF_INIT;
                 struct jwriter w;
 
                 if (fault == PROBE_FAULT_PARTIAL && k >= n_attempts / 2)
                         return 0;
                 (void) attack_run(a[2], a[3], &ctx, &o);
-                jwriter_init(&w);
+                jwriter_init(&w, &line);
                 jwriter_object_begin(&w);
-                jwriter_kv_string(&w, "name", a[0]);
-                jwriter_kv_string(&w, "guarantee", a[1]);
-                jwriter_kv_string(&w, "kind", a[2]);
-                jwriter_kv_string(&w, "expected", "denied");
-                jwriter_kv_string(&w, "result", attack_result_to_string(o.result));
-                jwriter_kv_string(&w, "detail", o.detail);
+                jwriter_kv_text(&w, "name", a[0]);
+                jwriter_kv_text(&w, "guarantee", a[1]);
+                jwriter_kv_text(&w, "kind", a[2]);
+                jwriter_kv_text(&w, "expected", "denied");
+                jwriter_kv_text(&w, "result", attack_result_to_string(o.result));
+                jwriter_kv_text(&w, "detail", o.detail);
                 jwriter_object_end(&w);
                 r = write_line(fd, &w, fault);
-                jwriter_release(&w);
                 if (r < 0) {
                         fprintf(stderr, "openenvd-probe: %s: %s\n", out, strerror(-r));
                         return 1;
@@ -120,14 +120,14 @@ static int attack_main(int argc, char **argv)
                         (void) raise(SIGSEGV);
         }
 
+        cleanup_strbuf struct strbuf end = STRBUF_INIT;
         struct jwriter w;
-        jwriter_init(&w);
+        jwriter_init(&w, &end);
         jwriter_object_begin(&w);
         jwriter_kv_bool(&w, "end", true);
         jwriter_kv_uint(&w, "attempts", (uint64_t) n_attempts);
         jwriter_object_end(&w);
         r = write_line(fd, &w, fault);
-        jwriter_release(&w);
         return r < 0 ? 1 : 0;
 }
 
@@ -154,6 +154,7 @@ int main(int argc, char **argv)
                 .dumpable_at_start = dumpable,
                 .progress_fd = STDERR_FILENO,
         };
+        cleanup_strbuf struct strbuf report = STRBUF_INIT;
         struct jwriter w;
         int r;
 
@@ -193,21 +194,18 @@ int main(int argc, char **argv)
         }
         o.allotted = allotted;
 
-        jwriter_init(&w);
+        jwriter_init(&w, &report);
         r = containment_probe_run(&o, &w);
         if (r < 0 || w.failed || w.depth != 0) {
                 fprintf(stderr, "openenvd-probe: cannot measure: %s\n",
                         r < 0 ? strerror(-r) : "writer state");
-                jwriter_release(&w);
                 return 1;
         }
-        strbuf_addch(&w.out, '\n');
-        if (w.out.len > PROBE_EVIDENCE_MAX_BYTES) {
+        strbuf_addch(&report, '\n');
+        if (report.len > PROBE_EVIDENCE_MAX_BYTES) {
                 fputs("openenvd-probe: evidence exceeds PROBE_EVIDENCE_MAX_BYTES\n", stderr);
-                jwriter_release(&w);
                 return 1;
         }
-        r = write_all(STDOUT_FILENO, w.out.buf, w.out.len);
-        jwriter_release(&w);
+        r = write_all(STDOUT_FILENO, report.buf, report.len);
         return r < 0 ? 1 : 0;
 }

@@ -24,23 +24,25 @@ static int load_one(const char *path, const char *env_name, char **ret)
         return 0;
 }
 
-/* "--token-file PATH: why" for a file that could not serve as a token. */
-static char *file_error(const char *option, const char *path, int r)
+/* "--token-file PATH: why" for a file that could not serve as a token;
+ * returns r. */
+static int file_error(struct error_detail *e, const char *option, const char *path, int r)
 {
         if (r == -EINVAL)
-                return xasprintf("%s %s: empty, or holds a NUL byte (a token is one line)", option,
-                                 path);
+                return error_detail_set(e, r,
+                                        "%s %s: empty, or holds a NUL byte (a token is one line)",
+                                        option, path);
         if (r == -EFBIG)
-                return xasprintf("%s %s: over %d bytes", option, path, TOKEN_MAX_BYTES);
-        return xasprintf("%s %s: %s", option, path, strerror(-r));
+                return error_detail_set(e, r, "%s %s: over %d bytes", option, path,
+                                        TOKEN_MAX_BYTES);
+        return error_detail_set(e, r, "%s %s: %s", option, path, strerror(-r));
 }
 
 int credentials_load(struct credentials *c, const struct credential_files *files,
-                     bool *ret_generated, char **ret_error)
+                     bool *ret_generated, struct error_detail *ret_err)
 {
         const struct credential_files none = {};
         const char *token_file, *agent_token_file;
-        char *error = NULL;
         int r;
 
         files = files ?: &none;
@@ -50,40 +52,36 @@ int credentials_load(struct credentials *c, const struct credential_files *files
         *ret_generated = false;
         r = load_one(token_file, "OPENENVD_TOKEN", &c->orchestrator);
         if (r < 0)
-                error = file_error("--token-file", token_file, r);
+                (void) file_error(ret_err, "--token-file", token_file, r);
         if (r >= 0 && !c->orchestrator) {
                 r = random_hex(32, &c->orchestrator);
                 *ret_generated = r >= 0;
                 if (r < 0)
-                        error = xasprintf("a random token: %s", strerror(-r));
+                        (void) error_detail_set(ret_err, r, "a random token: %s", strerror(-r));
         }
         if (r >= 0) {
                 r = load_one(agent_token_file, "OPENENVD_AGENT_TOKEN", &c->agent);
                 if (r < 0)
-                        error = file_error("--agent-token-file", agent_token_file, r);
+                        (void) file_error(ret_err, "--agent-token-file", agent_token_file, r);
         }
-        if (r >= 0 && c->agent && streq(c->agent, c->orchestrator)) {
-                r = -EINVAL; /* the agent would hold the orchestrator's rights */
-                error = xstrdup("the agent token is the orchestrator's: give the agent a token "
-                                "of its own");
-        }
+        /* The agent would hold the orchestrator's rights. */
+        if (r >= 0 && c->agent && streq(c->agent, c->orchestrator))
+                r = error_detail_set(ret_err, -EINVAL,
+                                     "the agent token is the orchestrator's: give the agent a "
+                                     "token of its own");
         if (r >= 0) {
                 r = load_one(files->metrics, "OPENENVD_METRICS_TOKEN", &c->metrics);
                 if (r < 0)
-                        error = file_error("--metrics-token-file", files->metrics, r);
+                        (void) file_error(ret_err, "--metrics-token-file", files->metrics, r);
         }
+        /* One secret, two principals: the wider one wins. */
         if (r >= 0 && c->metrics &&
-            (streq(c->metrics, c->orchestrator) || (c->agent && streq(c->metrics, c->agent)))) {
-                r = -EINVAL; /* one secret, two principals: the wider one wins */
-                error = xstrdup("the metrics token is another principal's: give the scraper a "
-                                "token of its own");
-        }
+            (streq(c->metrics, c->orchestrator) || (c->agent && streq(c->metrics, c->agent))))
+                r = error_detail_set(ret_err, -EINVAL,
+                                     "the metrics token is another principal's: give the scraper "
+                                     "a token of its own");
         if (r < 0)
                 credentials_done(c);
-        if (ret_error)
-                *ret_error = error;
-        else
-                free(error);
         return r;
 }
 

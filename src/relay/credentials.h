@@ -19,6 +19,7 @@
  */
 #include <stdbool.h>
 
+#include "base/error-detail.h"
 #include "relay/http-head.h"
 
 enum principal {
@@ -44,10 +45,10 @@ struct credential_files {
 /* Each token from its file if set, else its environment variable; an
  * orchestrator token of neither is 32 random bytes in hex (*ret_generated:
  * the caller prints it once). -EINVAL when two principals share a token.
- * On failure *ret_error (if not NULL) says which and why, naming the option
+ * On failure ret_err (if not NULL) says which and why, naming the option
  * and its path. files may be NULL: the environment only. */
 int credentials_load(struct credentials *c, const struct credential_files *files,
-                     bool *ret_generated, char **ret_error);
+                     bool *ret_generated, struct error_detail *ret_err);
 void credentials_done(struct credentials *c);
 
 /* query_token: the decoded "token" query parameter (NULL: none), counted in

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jstring.h"
+#include "base/json-writer.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "relay/credentials.h"
@@ -141,12 +141,17 @@ static void note_action(struct frontend *f, unsigned n, const char *via, const c
 static void ws_error(struct session *s, const char *code, const char *message)
 {
         cleanup_strbuf struct strbuf sb = STRBUF_INIT;
+        struct jwriter w;
 
-        strbuf_adds(&sb, "{\"type\":\"error\",\"data\":{\"message\":");
-        jstring_append(&sb, message);
-        strbuf_adds(&sb, ",\"code\":");
-        jstring_append(&sb, code);
-        strbuf_adds(&sb, "}}");
+        jwriter_init(&w, &sb);
+        jwriter_object_begin(&w);
+        jwriter_kv_string(&w, "type", "error");
+        jwriter_key(&w, "data");
+        jwriter_object_begin(&w);
+        jwriter_kv_string(&w, "message", message);
+        jwriter_kv_string(&w, "code", code);
+        jwriter_object_end(&w);
+        jwriter_object_end(&w);
         (void) http_handle_ws_send_text(s->h, sb.buf, sb.len);
 }
 
@@ -303,18 +308,18 @@ static int respond_readiness(struct frontend *f, struct http_exchange *x, bool o
         cleanup_free char *reason = NULL;
         cleanup_strbuf struct strbuf sb = STRBUF_INIT;
         bool ready = f->ops->ready(f->userdata, &reason);
+        struct jwriter w;
 
+        jwriter_init(&w, &sb);
+        jwriter_object_begin(&w);
         if (openenv)
-                strbuf_adds(&sb, ready ? "{\"status\":\"healthy\"" : "{\"status\":\"unhealthy\"");
+                jwriter_kv_string(&w, "status", ready ? "healthy" : "unhealthy");
         else
-                strbuf_adds(&sb, ready ? "{\"ready\":true" : "{\"ready\":false");
-        strbuf_adds(&sb, ",\"phase\":");
-        jstring_append(&sb, f->ops->phase(f->userdata));
-        if (!ready) {
-                strbuf_adds(&sb, ",\"reason\":");
-                jstring_append(&sb, reason ? reason : "unknown");
-        }
-        strbuf_addch(&sb, '}');
+                jwriter_kv_bool(&w, "ready", ready);
+        jwriter_kv_string(&w, "phase", f->ops->phase(f->userdata));
+        if (!ready)
+                jwriter_kv_string(&w, "reason", reason ? reason : "unknown");
+        jwriter_object_end(&w);
         http_exchange_respond(x, ready ? 200 : 503, sb.buf);
         return HTTP_ACTION_RESPOND;
 }

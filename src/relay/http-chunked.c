@@ -148,3 +148,32 @@ int http_chunked_trailer_line(struct http_chunked *c, const char *buf, size_t le
         *ret_len = n;
         return 1;
 }
+
+struct decode_state {
+        char *out;
+        size_t len;
+};
+
+/* Data is never ahead of the framing that precedes it: out trails the
+ * input, and memmove() copes with the overlap. */
+static void decode_data(void *userdata, const char *data, size_t len)
+{
+        struct decode_state *d = userdata;
+
+        memmove(d->out + d->len, data, len);
+        d->len += len;
+}
+
+int http_chunked_decode(char *buf, size_t len, size_t *ret_len)
+{
+        struct http_chunked c;
+        struct decode_state d = { .out = buf };
+        size_t used;
+
+        http_chunked_init(&c);
+        if (http_chunked_feed(&c, buf, len, decode_data, &d, &used) != 1)
+                return -EBADMSG;
+        buf[d.len] = '\0';
+        *ret_len = d.len;
+        return 0;
+}

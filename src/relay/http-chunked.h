@@ -6,7 +6,17 @@
  * relayed unchanged: the relay learns where the message ends (keep-alive
  * needs it) and, optionally, sees the decoded data. Chunk-size lines and
  * trailer sections are bounded (HTTP_MAX_CHUNK_LINE, HTTP_MAX_HEAD_BYTES);
- * chunk extensions are accepted and ignored.
+ * chunk extensions are accepted and ignored. The one chunked decoder: the
+ * relay's engine, and through http_chunked_decode() the clients that read a
+ * whole answer (openenvctl).
+ *
+ * Not http-parser's: the library as Debian builds it (HTTP_PARSER_STRICT=0)
+ * accepts any two bytes after a chunk's data, a bare LF or any byte after
+ * the CR of a size line or of the final CRLF, NUL and LF in extensions, a
+ * trailer section ending in a bare LF and leading zeros without bound. A
+ * proxy that relays the bytes unchanged must not read them more loosely
+ * than its upstream may (request smuggling, RFC 9112 11.2), so the framing
+ * is checked here, byte by byte.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,3 +62,9 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len,
  * is not complete in buf; -EBADMSG when it is malformed (bare CR or LF, NUL,
  * a leading space) or the trailer section passes HTTP_MAX_HEAD_BYTES. */
 int http_chunked_trailer_line(struct http_chunked *c, const char *buf, size_t len, size_t *ret_len);
+
+/* A whole chunked body in buf (len bytes, from its first size line),
+ * decoded in place: *ret_len data bytes at buf, NUL-terminated (buf has room:
+ * the framing is longer than the data). Bytes after the body are ignored.
+ * -EBADMSG when the framing is malformed or the body does not end in len. */
+int http_chunked_decode(char *buf, size_t len, size_t *ret_len);

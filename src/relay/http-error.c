@@ -4,7 +4,7 @@
  * {"error":{"code","message"}}, and each code's words: a client reads why in
  * words, never a bare code (docs/DAEMON.md, "Control API").
  */
-#include "base/jstring.h"
+#include "base/json-writer.h"
 #include "base/macro.h"
 #include "base/util.h"
 #include "relay/http-conn.h"
@@ -43,12 +43,17 @@ void http_exchange_error_message(struct http_exchange *x, unsigned status, const
 {
         x->status = status;
         x->content_type = NULL;
+        struct jwriter w;
+
         strbuf_reset(&x->body);
-        strbuf_adds(&x->body, "{\"error\":{\"code\":");
-        jstring_append(&x->body, code);
-        strbuf_adds(&x->body, ",\"message\":");
-        jstring_append(&x->body, message ? message : http_error_message(code, status));
-        strbuf_adds(&x->body, "}}");
+        jwriter_init(&w, &x->body);
+        jwriter_object_begin(&w);
+        jwriter_key(&w, "error");
+        jwriter_object_begin(&w);
+        jwriter_kv_string(&w, "code", code);
+        jwriter_kv_string(&w, "message", message ? message : http_error_message(code, status));
+        jwriter_object_end(&w);
+        jwriter_object_end(&w);
 }
 
 void http_exchange_error(struct http_exchange *x, unsigned status, const char *code)

@@ -299,3 +299,28 @@ int http_head_parse(const char *buf, size_t len, bool response, bool request_was
                 return r;
         return 0;
 }
+
+/* The reason phrase starts once the code is complete: that is all we need. */
+static int on_status(http_parser *p, const char *at, size_t len)
+{
+        (void) at;
+        (void) len;
+        http_parser_pause(p, 1);
+        return 0;
+}
+
+int http_status_line_parse(const char *buf, size_t len, unsigned *ret_status)
+{
+        static const http_parser_settings settings = { .on_status = on_status };
+        http_parser p;
+
+        http_parser_init(&p, HTTP_RESPONSE);
+        (void) http_parser_execute(&p, &settings, buf, len);
+        if (HTTP_PARSER_ERRNO(&p) == HPE_OK)
+                return 0;
+        if (HTTP_PARSER_ERRNO(&p) != HPE_PAUSED || p.http_major != 1 || p.http_minor > 1 ||
+            p.status_code < 100)
+                return -EBADMSG;
+        *ret_status = p.status_code;
+        return 1;
+}

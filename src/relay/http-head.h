@@ -61,6 +61,13 @@ int http_head_find_end(const char *buf, size_t len, size_t *ret_end);
 int http_head_parse(const char *buf, size_t len, bool response, bool request_was_head,
                     struct http_head *ret);
 
+/* The status code of a response from its first bytes (a client that only
+ * asks whether the answer is healthy: the health probe), parsed by
+ * http-parser: 1 and *ret_status once the status line's code is complete, 0
+ * if more bytes are needed, -EBADMSG when the bytes are no HTTP/1.0 or 1.1
+ * status line. */
+int http_status_line_parse(const char *buf, size_t len, unsigned *ret_status);
+
 /* First header with that (case-insensitive) name, or NULL; *from lets callers
  * iterate duplicates (start with 0). */
 const struct http_header *http_head_next(const struct http_head *h, const char *name, size_t *from);

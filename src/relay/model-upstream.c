@@ -62,7 +62,7 @@ static void add_literal(struct model_upstream *u, int family, const void *addr)
 
 /* Splits "host[:port]" or "[v6][:port]" into u->host and u->port. */
 static int parse_authority(struct model_upstream *u, const char *auth, bool need_port,
-                           char **ret_error)
+                           struct error_detail *ret_err)
 {
         const char *port = NULL;
         unsigned char addr[sizeof(struct in6_addr)];
@@ -71,21 +71,17 @@ static int parse_authority(struct model_upstream *u, const char *auth, bool need
 
         if (auth[0] == '[') {
                 const char *close = strchr(auth, ']');
-                if (!close) {
-                        *ret_error = xasprintf("'%s': unterminated '['", auth);
-                        return -EINVAL;
-                }
+                if (!close)
+                        return error_detail_set(ret_err, -EINVAL, "'%s': unterminated '['", auth);
                 u->host = xstrndup(auth + 1, (size_t) (close - auth - 1));
                 if (close[1] == ':')
                         port = close + 2;
-                else if (close[1] != '\0') {
-                        *ret_error = xasprintf("'%s': unexpected text after ']'", auth);
-                        return -EINVAL;
-                }
-                if (inet_pton(AF_INET6, u->host, addr) != 1) {
-                        *ret_error = xasprintf("'%s' is not an IPv6 address", u->host);
-                        return -EINVAL;
-                }
+                else if (close[1] != '\0')
+                        return error_detail_set(ret_err, -EINVAL, "'%s': unexpected text after ']'",
+                                                auth);
+                if (inet_pton(AF_INET6, u->host, addr) != 1)
+                        return error_detail_set(ret_err, -EINVAL, "'%s' is not an IPv6 address",
+                                                u->host);
                 v6 = true;
         } else {
                 const char *colon = strchr(auth, ':');
@@ -93,16 +89,14 @@ static int parse_authority(struct model_upstream *u, const char *auth, bool need
                 port = colon ? colon + 1 : NULL;
         }
         if (port) {
-                if (parse_uint(port, 1, 65535, &p) < 0) {
-                        *ret_error = xasprintf("'%s' is not a port (1-65535)", port);
-                        return -EINVAL;
-                }
+                if (parse_uint(port, 1, 65535, &p) < 0)
+                        return error_detail_set(ret_err, -EINVAL, "'%s' is not a port (1-65535)",
+                                                port);
                 u->port = (uint16_t) p;
-        } else if (need_port) {
-                *ret_error =
-                        xasprintf("'%s': a port is needed (or write http:// or https://)", auth);
-                return -EINVAL;
-        }
+        } else if (need_port)
+                return error_detail_set(ret_err, -EINVAL,
+                                        "'%s': a port is needed (or write http:// or https://)",
+                                        auth);
         if (v6)
                 add_literal(u, AF_INET6, addr);
         else if (inet_pton(AF_INET, u->host, addr) == 1)
@@ -112,18 +106,18 @@ static int parse_authority(struct model_upstream *u, const char *auth, bool need
                  * send them in the canonical lower case. */
                 for (char *c = u->host; *c; c++)
                         *c = (char) tolower((unsigned char) *c);
-        } else {
-                *ret_error = xasprintf("'%s' is not a host name or address", u->host);
-                return -EINVAL;
-        }
+        } else
+                return error_detail_set(ret_err, -EINVAL, "'%s' is not a host name or address",
+                                        u->host);
         return 0;
 }
 
 int model_upstream_new(const char *url, const char *ca_file, struct model_upstream **ret,
-                       char **ret_error)
+                       struct error_detail *ret_err)
 {
         cleanup(model_upstream_freep) struct model_upstream *u = xcalloc(1, sizeof(*u));
-        cleanup_free char *auth = NULL, *tls_error = NULL;
+        cleanup_free char *auth = NULL;
+        cleanup_error_detail struct error_detail tls_error = {};
         const char *rest;
         bool legacy = false;
         size_t n;
@@ -134,55 +128,50 @@ int model_upstream_new(const char *url, const char *ca_file, struct model_upstre
                 u->port = 443;
         } else if ((rest = startswith(url, "http://")))
                 u->port = 80;
-        else if (strstr(url, "://")) {
-                *ret_error = xasprintf("'%.*s': the scheme must be http:// or https://",
-                                       (int) (strstr(url, "://") - url), url);
-                return -EINVAL;
-        } else {
+        else if (strstr(url, "://"))
+                return error_detail_set(ret_err, -EINVAL,
+                                        "'%.*s': the scheme must be http:// or https://",
+                                        (int) (strstr(url, "://") - url), url);
+        else {
                 rest = url; /* a.b.c.d:port, as before URLs */
                 legacy = true;
         }
         /* Errors quote the host part only: a pasted URL may carry a key
          * in its query, and errors are logged. */
         n = strcspn(rest, "/?#");
-        if (rest[n] != '\0' && !streq(rest + n, "/")) {
-                *ret_error = xstrdup("a path, query or fragment is not supported (the proxy "
-                                     "forwards the harness's request paths)");
-                return -EINVAL;
-        }
+        if (rest[n] != '\0' && !streq(rest + n, "/"))
+                return error_detail_set(ret_err, -EINVAL,
+                                        "a path, query or fragment is not supported (the proxy "
+                                        "forwards the harness's request paths)");
         auth = xstrndup(rest, n);
-        if (strchr(auth, '@')) {
-                /* Never a credential on a command line: --model-key-file. */
-                *ret_error = xstrdup("credentials in the URL are not supported");
-                return -EINVAL;
-        }
-        if (auth[0] == '\0') {
-                *ret_error = xstrdup("no host");
-                return -EINVAL;
-        }
-        r = parse_authority(u, auth, legacy, ret_error);
+        /* Never a credential on a command line: --model-key-file. */
+        if (strchr(auth, '@'))
+                return error_detail_set(ret_err, -EINVAL,
+                                        "credentials in the URL are not supported");
+        if (auth[0] == '\0')
+                return error_detail_set(ret_err, -EINVAL, "no host");
+        r = parse_authority(u, auth, legacy, ret_err);
         if (r < 0)
                 return r;
-        if (legacy && u->proxy.n_upstream == 0) {
-                *ret_error = xasprintf("'%s': without a scheme, only an IPv4 address:port", auth);
-                return -EINVAL;
-        }
+        if (legacy && u->proxy.n_upstream == 0)
+                return error_detail_set(ret_err, -EINVAL,
+                                        "'%s': without a scheme, only an IPv4 address:port", auth);
         if (u->port == (u->tls ? 443 : 80))
                 u->authority = strchr(u->host, ':') ? xasprintf("[%s]", u->host) : xstrdup(u->host);
         else
                 u->authority = strchr(u->host, ':') ? xasprintf("[%s]:%u", u->host, u->port)
                                                     : xasprintf("%s:%u", u->host, u->port);
-        if (ca_file && !u->tls) {
-                *ret_error = xstrdup("a CA file (--model-ca-file) needs an https:// URL");
-                return -EINVAL;
-        }
+        if (ca_file && !u->tls)
+                return error_detail_set(ret_err, -EINVAL,
+                                        "a CA file (--model-ca-file) needs an https:// URL");
         if (u->tls) {
-                r = tls_client_new(ca_file, &u->proxy.tls, &tls_error);
-                if (r < 0) {
-                        *ret_error = ca_file ? xasprintf("%s: %s", ca_file, tls_error)
-                                             : TAKE_PTR(tls_error);
+                /* A pinned CA's failure names the file. */
+                r = tls_client_new(ca_file, &u->proxy.tls, ca_file ? &tls_error : ret_err);
+                if (r < 0 && ca_file)
+                        return error_detail_set(ret_err, r, "%s: %s", ca_file,
+                                                error_detail_text(&tls_error));
+                if (r < 0)
                         return r;
-                }
                 u->proxy.tls_host = u->host;
         }
         *ret = TAKE_PTR(u);
@@ -204,7 +193,7 @@ int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *
         return http_proxy_upstream_add(&u->proxy, sa, len);
 }
 
-int model_upstream_resolve(struct model_upstream *u, char **ret_error)
+int model_upstream_resolve(struct model_upstream *u, struct error_detail *ret_err)
 {
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_protocol = IPPROTO_TCP };
         struct addrinfo *res = NULL;
@@ -215,17 +204,14 @@ int model_upstream_resolve(struct model_upstream *u, char **ret_error)
                 return 0;
         (void) snprintf(port, sizeof(port), "%u", u->port);
         r = getaddrinfo(u->host, port, &hints, &res);
-        if (r != 0) {
-                *ret_error = xasprintf("cannot resolve '%s': %s", u->host, gai_strerror(r));
-                return -EADDRNOTAVAIL;
-        }
+        if (r != 0)
+                return error_detail_set(ret_err, -EADDRNOTAVAIL, "cannot resolve '%s': %s", u->host,
+                                        gai_strerror(r));
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
                 if (model_upstream_add_address(u, ai->ai_addr, ai->ai_addrlen) == -E2BIG)
                         break;
         freeaddrinfo(res);
-        if (u->proxy.n_upstream == 0) {
-                *ret_error = xasprintf("'%s' has no address", u->host);
-                return -EADDRNOTAVAIL;
-        }
+        if (u->proxy.n_upstream == 0)
+                return error_detail_set(ret_err, -EADDRNOTAVAIL, "'%s' has no address", u->host);
         return 0;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "base/error-detail.h"
 #include "base/macro.h"
 #include "relay/http-proxy.h"
 
@@ -42,17 +43,17 @@ struct model_upstream {
 /*
  * Parses url; an address literal is resolved on the spot, a name later by
  * model_upstream_resolve(). ca_file (https only) pins the trusted CA; NULL
- * trusts the system store. -EINVAL with *ret_error (caller-owned) saying
- * what is wrong, for "--model-url: <error>".
+ * trusts the system store. -EINVAL with ret_err (may be NULL) saying what is
+ * wrong, for "--model-url: <error>".
  */
 int model_upstream_new(const char *url, const char *ca_file, struct model_upstream **ret,
-                       char **ret_error);
+                       struct error_detail *ret_err);
 struct model_upstream *model_upstream_free(struct model_upstream *u);
 DEFINE_CLEANUP_FUNC(struct model_upstream, model_upstream_free);
 
 /* Resolves a DNS name (nothing to do for an address). Blocking: start-up
- * only. -EADDRNOTAVAIL with *ret_error when the name does not resolve. */
-int model_upstream_resolve(struct model_upstream *u, char **ret_error);
+ * only. -EADDRNOTAVAIL with ret_err when the name does not resolve. */
+int model_upstream_resolve(struct model_upstream *u, struct error_detail *ret_err);
 /* Uses sa instead of resolving the name (the name still drives SNI and the
  * certificate check): for tests, which only ever use loopback addresses. */
 int model_upstream_add_address(struct model_upstream *u, const struct sockaddr *sa, socklen_t len);

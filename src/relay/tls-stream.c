@@ -22,8 +22,8 @@ struct tls_stream {
         const char *error; /* static */
 };
 
-/* The first queued OpenSSL error, as a caller-owned string. */
-static char *openssl_error(const char *what)
+/* ret_err says what failed and the first queued OpenSSL error; returns r. */
+static int tls_fail(struct error_detail *ret_err, int r, const char *what)
 {
         unsigned long e = ERR_peek_error();
         const char *reason = NULL;
@@ -33,24 +33,20 @@ static char *openssl_error(const char *what)
         else if (e)
                 reason = ERR_reason_error_string(e);
         ERR_clear_error();
-        return xasprintf("%s: %s", what, reason ?: "unknown OpenSSL error");
+        return error_detail_set(ret_err, r, "%s: %s", what, reason ?: "unknown OpenSSL error");
 }
 
-int tls_client_new(const char *ca_file, struct tls_client **ret, char **ret_error)
+int tls_client_new(const char *ca_file, struct tls_client **ret, struct error_detail *ret_err)
 {
         cleanup(tls_client_freep) struct tls_client *c = xcalloc(1, sizeof(*c));
         static const unsigned char alpn[] = "\x08http/1.1";
 
         ERR_clear_error();
         c->ctx = SSL_CTX_new(TLS_client_method());
-        if (!c->ctx) {
-                *ret_error = openssl_error("cannot create a TLS context");
-                return -ENOMEM;
-        }
-        if (SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION) != 1) {
-                *ret_error = openssl_error("cannot require TLS 1.2");
-                return -EINVAL;
-        }
+        if (!c->ctx)
+                return tls_fail(ret_err, -ENOMEM, "cannot create a TLS context");
+        if (SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION) != 1)
+                return tls_fail(ret_err, -EINVAL, "cannot require TLS 1.2");
         /* The chain is checked during the handshake: a failure aborts it
          * before a single application byte (the key) is written. */
         SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
@@ -63,22 +59,16 @@ int tls_client_new(const char *ca_file, struct tls_client **ret, char **ret_erro
         SSL_CTX_set_mode(c->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
                                          SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                                          SSL_MODE_RELEASE_BUFFERS);
-        if (SSL_CTX_set_alpn_protos(c->ctx, alpn, sizeof(alpn) - 1) != 0) {
-                *ret_error = openssl_error("cannot set ALPN");
-                return -EINVAL;
-        }
+        if (SSL_CTX_set_alpn_protos(c->ctx, alpn, sizeof(alpn) - 1) != 0)
+                return tls_fail(ret_err, -EINVAL, "cannot set ALPN");
         if (ca_file) {
                 /* Pinned: the file is the whole trust store. It may hold an
                  * intermediate, which then anchors the chain by itself. */
-                if (SSL_CTX_load_verify_locations(c->ctx, ca_file, NULL) != 1) {
-                        *ret_error = openssl_error("cannot load the CA file");
-                        return -EINVAL;
-                }
+                if (SSL_CTX_load_verify_locations(c->ctx, ca_file, NULL) != 1)
+                        return tls_fail(ret_err, -EINVAL, "cannot load the CA file");
                 X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(c->ctx), X509_V_FLAG_PARTIAL_CHAIN);
-        } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
-                *ret_error = openssl_error("cannot use the system CA store");
-                return -EINVAL;
-        }
+        } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1)
+                return tls_fail(ret_err, -EINVAL, "cannot use the system CA store");
         *ret = TAKE_PTR(c);
         return 0;
 }

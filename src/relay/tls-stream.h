@@ -21,14 +21,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "base/error-detail.h"
 #include "base/macro.h"
 
 struct tls_client;
 struct tls_stream;
 
 /* ca_file: PEM file of the only trusted CA(s), or NULL for the system store.
- * On failure *ret_error (owned by the caller) says why. */
-int tls_client_new(const char *ca_file, struct tls_client **ret, char **ret_error);
+ * On failure ret_err (may be NULL) says why. */
+int tls_client_new(const char *ca_file, struct tls_client **ret, struct error_detail *ret_err);
 struct tls_client *tls_client_free(struct tls_client *c);
 DEFINE_CLEANUP_FUNC(struct tls_client, tls_client_free);
 

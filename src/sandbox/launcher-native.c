@@ -96,16 +96,16 @@ struct child_args {
         int pass_fds[CONTAINER_MAX_PASS_FDS]; /* copies of spec->pass_fds, all above 3 + n */
 };
 
-static noreturn_fn void child_fail(const struct child_args *a, struct container_error e)
+static noreturn_fn void child_fail(const struct child_args *a, struct container_step_error e)
 {
         (void) !write(a->err_fd, &e, sizeof(e));
         _exit(CHILD_FAILED_EXIT);
 }
 
-#define CHILD_CHECK(a, step, expr)                                                    \
-        do {                                                                          \
-                if ((expr) < 0)                                                       \
-                        child_fail(a, (struct container_error){ (step), errno, -1 }); \
+#define CHILD_CHECK(a, step, expr)                                                         \
+        do {                                                                               \
+                if ((expr) < 0)                                                            \
+                        child_fail(a, (struct container_step_error){ (step), errno, -1 }); \
         } while (0)
 
 static int caps_drop_all(void)
@@ -206,15 +206,15 @@ static void child_stack_freep(void **stack)
 static noreturn_fn void child_main(const struct child_args *a)
 {
         const struct container_spec *spec = a->spec;
-        struct container_error e = { .index = -1 };
+        struct container_step_error e = { .index = -1 };
         char go;
 
         /* Wait until the parent has written our uid/gid maps and put us in
          * every cgroup: until then we are nobody, and unaccounted. */
         ssize_t n = read(a->go_fd, &go, 1);
         if (n != 1)
-                child_fail(a, (struct container_error){ CONTAINER_STEP_WAIT_GO,
-                                                        n < 0 ? errno : EPIPE, -1 });
+                child_fail(a, (struct container_step_error){ CONTAINER_STEP_WAIT_GO,
+                                                             n < 0 ? errno : EPIPE, -1 });
         container_mark(spec, CONTAINER_MARK_CHILD_GO);
 
         /* Still the daemon's host uid here: open the host paths to bind now
@@ -240,7 +240,8 @@ static noreturn_fn void child_main(const struct child_args *a)
         if (!spec->netns) {
                 int r = netns_loopback_up();
                 if (r < 0)
-                        child_fail(a, (struct container_error){ CONTAINER_STEP_LOOPBACK, -r, -1 });
+                        child_fail(a, (struct container_step_error){ CONTAINER_STEP_LOOPBACK, -r,
+                                                                     -1 });
         }
 
         struct rlimit core = { 0, 0 };
@@ -294,7 +295,8 @@ static noreturn_fn void child_main(const struct child_args *a)
                 int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
                                      : syscall_filter_load(0);
                 if (r < 0)
-                        child_fail(a, (struct container_error){ CONTAINER_STEP_SECCOMP, -r, -1 });
+                        child_fail(a,
+                                   (struct container_step_error){ CONTAINER_STEP_SECCOMP, -r, -1 });
         }
         container_mark(spec, CONTAINER_MARK_FILTER);
 
@@ -302,7 +304,7 @@ static noreturn_fn void child_main(const struct child_args *a)
          * container's view, and nothing in the container can replace it. */
         syscall(SYS_execveat, a->shim_fd, "", a->policy->shim_argv,
                 spec->env ? spec->env : (char *[]){ NULL }, AT_EMPTY_PATH);
-        child_fail(a, (struct container_error){ CONTAINER_STEP_EXEC, errno, -1 });
+        child_fail(a, (struct container_step_error){ CONTAINER_STEP_EXEC, errno, -1 });
 }
 
 /*
@@ -416,11 +418,27 @@ static void pass_fds_closep(struct pass_fds *p)
                 safe_close(p->fds[i]);
 }
 
+/* Fills ret_err (if given and still empty) for a failed step, error a
+ * positive errno; returns -error. */
+static int spawn_fail_at(struct container_error *ret_err, enum container_step step, int index,
+                         int error)
+{
+        if (ret_err && !ret_err->detail.message) {
+                ret_err->step = step;
+                ret_err->index = index;
+                if (index >= 0)
+                        error_detail_set(&ret_err->detail, -error, "%s (index %d): %s",
+                                         container_step_to_string(step), index, strerror(error));
+                else
+                        error_detail_set(&ret_err->detail, -error, "%s: %s",
+                                         container_step_to_string(step), strerror(error));
+        }
+        return -error;
+}
+
 static int spawn_fail(struct container_error *ret_err, enum container_step step, int r)
 {
-        if (ret_err)
-                *ret_err = (struct container_error){ step, r < 0 ? -r : r, -1 };
-        return r < 0 ? r : -r;
+        return spawn_fail_at(ret_err, step, -1, r < 0 ? -r : r);
 }
 
 /* The /dev template, built at the first spawn and kept for the life of the
@@ -593,7 +611,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 return spawn_fail(ret_err, step, r); /* container_free() kills and reaps */
         container_mark(spec, CONTAINER_MARK_GO);
 
-        struct container_error e;
+        struct container_step_error e;
         ssize_t n;
         do
                 n = read(err_r, &e, sizeof(e));
@@ -603,10 +621,8 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 return spawn_fail(ret_err, CONTAINER_STEP_EXEC, -errno);
         if (n > 0) {
                 if (n != (ssize_t) sizeof(e) || e.error <= 0)
-                        e = (struct container_error){ CONTAINER_STEP_EXEC, EIO, -1 };
-                if (ret_err)
-                        *ret_err = e;
-                return -e.error;
+                        e = (struct container_step_error){ CONTAINER_STEP_EXEC, EIO, -1 };
+                return spawn_fail_at(ret_err, e.step, e.index, e.error);
         }
         container_mark(spec, CONTAINER_MARK_EXECED);
         *ret = TAKE_PTR(owned);

@@ -15,11 +15,13 @@
  * during container_spawn().
  *
  * Errors: a failed setup step comes back as {step, errno, index} through a
- * CLOEXEC pipe: EOF on that pipe means the shim was exec'd.
+ * CLOEXEC pipe: EOF on that pipe means the shim was exec'd. The caller gets
+ * the step and index, and the words in the one error shape (base/error-detail.h).
  */
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "base/error-detail.h"
 #include "base/macro.h"
 #include "sandbox/container-spec.h"
 
@@ -66,9 +68,12 @@ enum container_step {
 
 const char *container_step_to_string(enum container_step step);
 
+/* Where a start failed. detail.message is "<step>: <strerror>", or "<step>
+ * (index <index>): <strerror>" for a per-entry step; the caller frees it
+ * (error_detail_done(&e.detail)). */
 struct container_error {
+        struct error_detail detail; /* detail.error: the positive errno */
         enum container_step step;
-        int error; /* positive errno */
         int index; /* spec mount or mask index for the per-entry steps, else -1 */
 };
 
@@ -77,7 +82,8 @@ struct container; /* opaque */
 /*
  * Starts the container described by spec. On success *ret is the running
  * container (its shim has been exec'd). On failure returns -errno of the
- * failed step and, if ret_err is not NULL, fills it; no process is left.
+ * failed step and, if ret_err is not NULL (zeroed on entry), fills it; no
+ * process is left.
  * The caller (daemon or test) must not be multi-threaded: the child runs on
  * a copy of the caller's memory like after fork().
  */

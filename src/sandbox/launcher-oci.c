@@ -97,7 +97,7 @@ static int read_pid_file(const char *bundle, pid_t *ret)
 }
 
 int oci_container_spawn(const struct oci_options *opts, const struct container_spec *spec,
-                        struct oci_container **ret, struct oci_error *ret_err)
+                        struct oci_container **ret, struct error_detail *ret_err)
 {
         cleanup(oci_container_freep) struct oci_container *c = NULL;
         cleanup_free char *bundles = NULL, *rootfs = NULL, *config_path = NULL,
@@ -106,36 +106,36 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
         json_t *cfg = NULL;
         int r, subreaper = 0;
 
-        if (ret_err)
-                *ret_err = (struct oci_error){ 0 };
         if (!opts || !opts->state_dir || opts->state_dir[0] != '/')
-                return oci_fail(ret_err, -EINVAL,
-                                "OCI launcher: state_dir must be an absolute path");
+                return error_detail_set(ret_err, -EINVAL,
+                                        "OCI launcher: state_dir must be an absolute path");
         r = oci_spec_check(spec);
         if (r < 0)
-                return oci_fail(ret_err, r, "OCI launcher: invalid container spec");
+                return error_detail_set(ret_err, r, "OCI launcher: invalid container spec");
         shim = opts->shim_path ? opts->shim_path : spec->shim_path;
         if (opts->id && !oci_name_ok(opts->id))
-                return oci_fail(ret_err, -EINVAL, "OCI launcher: invalid container id");
+                return error_detail_set(ret_err, -EINVAL, "OCI launcher: invalid container id");
         /* Without this the container's init is re-parented past us and its
          * exit status is lost; see the header. */
         if (getpid() != 1 && (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) < 0 || !subreaper))
-                return oci_fail(ret_err, -ECHILD,
-                                "OCI launcher: the caller must be PID 1 or a child subreaper");
+                return error_detail_set(
+                        ret_err, -ECHILD,
+                        "OCI launcher: the caller must be PID 1 or a child subreaper");
 
         c = xcalloc(1, sizeof(*c));
         c->pidfd = c->view_ns = -EBADF;
         r = oci_runtime_find(opts->runtime, &c->runtime);
         if (r < 0)
-                return oci_fail(ret_err, r, "OCI runtime %s is not installed",
-                                opts->runtime ? opts->runtime : "(runc, crun, runsc)");
+                return error_detail_set(ret_err, r, "OCI runtime %s is not installed",
+                                        opts->runtime ? opts->runtime : "(runc, crun, runsc)");
         if (opts->id)
                 c->id = xstrdup(opts->id);
         else {
                 cleanup_free char *hex = NULL;
                 r = random_hex(4, &hex);
                 if (r < 0)
-                        return oci_fail(ret_err, r, "OCI launcher: random id: %s", strerror(-r));
+                        return error_detail_set(ret_err, r, "OCI launcher: random id: %s",
+                                                strerror(-r));
                 c->id = xasprintf("openenvd-%s-%s", spec->name, hex);
         }
 
@@ -145,50 +145,52 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
         bundles = xasprintf("%s/bundles", opts->state_dir);
         if ((mkdir(c->root, 0700) < 0 && errno != EEXIST) ||
             (mkdir(bundles, 0711) < 0 && errno != EEXIST))
-                return oci_fail(ret_err, -errno, "OCI launcher: %s: %m", opts->state_dir);
+                return error_detail_set(ret_err, -errno, "OCI launcher: %s: %m", opts->state_dir);
         c->bundle = xasprintf("%s/%s", bundles, c->id);
         if (mkdir(c->bundle, 0711) < 0) {
                 r = -errno;
                 free(c->bundle);
                 c->bundle = NULL; /* not ours: never remove it */
-                return oci_fail(ret_err, r, "OCI launcher: bundle for %s: %s", c->id, strerror(-r));
+                return error_detail_set(ret_err, r, "OCI launcher: bundle for %s: %s", c->id,
+                                        strerror(-r));
         }
         rootfs = xasprintf("%s/rootfs", c->bundle);
         if (mkdir(rootfs, 0755) < 0)
-                return oci_fail(ret_err, -errno, "OCI launcher: %s: %m", rootfs);
+                return error_detail_set(ret_err, -errno, "OCI launcher: %s: %m", rootfs);
         r = oci_rootfs_prepare(spec, c->bundle, rootfs);
         if (r < 0)
-                return oci_fail(ret_err, r, "OCI launcher: root overlay of %s: %s", spec->rootfs,
-                                strerror(-r));
+                return error_detail_set(ret_err, r, "OCI launcher: root overlay of %s: %s",
+                                        spec->rootfs, strerror(-r));
         c->root_mounted = true;
         /* After the root's mount, which the view's copy of our mounts holds. */
         if (opts->cgroup_view) {
                 r = cgroup_view_ns_create(opts->cgroup_view, &c->view_ns);
                 if (r < 0)
-                        return oci_fail(ret_err, r, "OCI launcher: cgroup view for %s: %s", c->id,
-                                        strerror(-r));
+                        return error_detail_set(ret_err, r, "OCI launcher: cgroup view for %s: %s",
+                                                c->id, strerror(-r));
         }
 
         cgroups_path = opts->cgroups_path ? xstrdup(opts->cgroups_path)
                                           : xasprintf("openenvd-oci-%s", c->id);
         r = oci_config_render(spec, rootfs, shim, cgroups_path, opts->limits, &cfg);
         if (r < 0)
-                return oci_fail(ret_err, r, "OCI launcher: rendering config.json: %s",
-                                strerror(-r));
+                return error_detail_set(ret_err, r, "OCI launcher: rendering config.json: %s",
+                                        strerror(-r));
         text = json_dumps(cfg, JSON_INDENT(2));
         json_decref(cfg);
         if (!text)
-                return oci_fail(ret_err, -ENOMEM, "OCI launcher: rendering config.json");
+                return error_detail_set(ret_err, -ENOMEM, "OCI launcher: rendering config.json");
         config_path = xasprintf("%s/config.json", c->bundle);
         {
                 cleanup_close int fd = open(
                         config_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
-                        return oci_fail(ret_err, -errno, "OCI launcher: %s: %m", config_path);
+                        return error_detail_set(ret_err, -errno, "OCI launcher: %s: %m",
+                                                config_path);
                 r = write_all(fd, text, strlen(text));
                 if (r < 0)
-                        return oci_fail(ret_err, r, "OCI launcher: %s: %s", config_path,
-                                        strerror(-r));
+                        return error_detail_set(ret_err, r, "OCI launcher: %s: %s", config_path,
+                                                strerror(-r));
         }
 
         /* create: the runtime sets everything up and leaves the init blocked
@@ -208,19 +210,19 @@ int oci_container_spawn(const struct oci_options *opts, const struct container_s
                 return r;
         r = read_pid_file(c->bundle, &c->pid);
         if (r < 0)
-                return oci_fail(ret_err, r, "%s create %s: no init pid: %s", oci_runtime_name(c),
-                                c->id, strerror(-r));
+                return error_detail_set(ret_err, r, "%s create %s: no init pid: %s",
+                                        oci_runtime_name(c), c->id, strerror(-r));
         c->pidfd = pidfd_open(c->pid, 0);
         if (c->pidfd < 0)
-                return oci_fail(ret_err, -errno, "%s create %s: pidfd of %d: %m",
-                                oci_runtime_name(c), c->id, (int) c->pid);
+                return error_detail_set(ret_err, -errno, "%s create %s: pidfd of %d: %m",
+                                        oci_runtime_name(c), c->id, (int) c->pid);
         {
                 /* The init must be our child now (adopted as subreaper). */
                 siginfo_t si = { 0 };
                 if (waitid(P_PIDFD, (id_t) c->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
-                        return oci_fail(ret_err, -errno,
-                                        "%s create %s: init %d is not our child: %m",
-                                        oci_runtime_name(c), c->id, (int) c->pid);
+                        return error_detail_set(ret_err, -errno,
+                                                "%s create %s: init %d is not our child: %m",
+                                                oci_runtime_name(c), c->id, (int) c->pid);
         }
         r = oci_runtime_cmd(c, ret_err, (const char *[]){ "start", c->id, NULL }, -EBADF, NULL, 0);
         if (r < 0)

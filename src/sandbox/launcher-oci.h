@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "base/error-detail.h"
 #include "base/macro.h"
 #include "cgroup/cgroup.h"
 #include "sandbox/container-spec.h"
@@ -62,13 +63,6 @@ struct oci_options {
         const char *id;
 };
 
-/* What runc and friends told us when they failed; freed by oci_error_done(). */
-struct oci_error {
-        int error;     /* positive errno of the failure */
-        char *message; /* owned: e.g. "runc create <id> failed (exit 1): <log tail>" */
-};
-void oci_error_done(struct oci_error *e);
-
 /*
  * Renders config.json for spec. root_path is the host path the runtime will
  * use as the root (the prepared read-only bind); shim_host is the host path
@@ -93,12 +87,13 @@ struct oci_container; /* opaque */
  * Writes the bundle, runs `<runtime> create` with the container's stdio
  * (stdin /dev/null, stdout+stderr spec->stdio_fd) and `<runtime> start`.
  * On success *ret is the running container. On failure returns -errno,
- * fills ret_err (if not NULL) with the runtime's own words, and leaves no
- * process, bundle, mount, runtime state or cgroup behind.
+ * fills ret_err (if not NULL; empty on entry) with what failed in the
+ * runtime's own words ("runc create <id> failed (exit 1): <log tail>"), and
+ * leaves no process, bundle, mount, runtime state or cgroup behind.
  * Blocks while the runtime runs (tens of milliseconds for runc).
  */
 int oci_container_spawn(const struct oci_options *opts, const struct container_spec *spec,
-                        struct oci_container **ret, struct oci_error *ret_err);
+                        struct oci_container **ret, struct error_detail *ret_err);
 
 const char *oci_container_id(const struct oci_container *c);
 const char *oci_container_bundle(const struct oci_container *c); /* host path */

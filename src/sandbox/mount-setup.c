@@ -50,7 +50,7 @@ static const char *const host_devices[] = { "null", "zero", "full", "random", "u
 struct setup {
         const struct container_spec *spec;
         const struct container_policy *policy;
-        struct container_error *err;
+        struct container_step_error *err;
         int root_fd;                           /* top mount of the new root (attached) */
         int null_fd;                           /* O_PATH: host /dev/null, for file masks */
         int empty_fd;                          /* first attached empty ro tmpfs, for dir masks */
@@ -572,7 +572,7 @@ static int prepare_mount(const struct mount_entry *m, int bind_src)
 }
 
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
-                       struct container_error *err)
+                       struct container_step_error *err)
 {
         struct mount_sources src = { .rootfs = -EBADF,
                                      .socket_dir = -EBADF,
@@ -604,7 +604,7 @@ int mount_sources_open(const struct container_spec *spec, struct mount_sources *
 }
 
 int mount_setup(const struct container_spec *spec, const struct container_policy *policy,
-                const struct mount_sources *src, struct container_error *err)
+                const struct mount_sources *src, struct container_step_error *err)
 {
         struct setup s = {
                 .spec = spec,

@@ -34,6 +34,14 @@
 
 #include "base/limits.h"
 
+/* A failed step as the child reports it over its pipe to the launcher:
+ * fixed size, nothing owned (the child allocates nothing). */
+struct container_step_error {
+        enum container_step step;
+        int error; /* positive errno */
+        int index; /* spec mount or mask index for the per-entry steps, else -1 */
+};
+
 /* O_PATH fds of the host paths the view is made from. */
 struct mount_sources {
         int rootfs;
@@ -57,11 +65,11 @@ int mount_dev_template(void);
  * root could not traverse (a 0700 state dir) can still be bound. Only O_PATH
  * opens: nothing is read. Fills *err and returns -errno on failure. */
 int mount_sources_open(const struct container_spec *spec, struct mount_sources *ret,
-                       struct container_error *err);
+                       struct container_step_error *err);
 
 /* Builds the view and pivots into it; on return the cwd and root are the
  * container's "/". The bind sources in src are closed once cloned (they are
  * the calling child's own fds). On failure fills *err (step, errno, index)
  * and returns -errno. */
 int mount_setup(const struct container_spec *spec, const struct container_policy *policy,
-                const struct mount_sources *src, struct container_error *err);
+                const struct mount_sources *src, struct container_step_error *err);

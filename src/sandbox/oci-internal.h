@@ -46,13 +46,11 @@ int oci_spec_check(const struct container_spec *spec);
 /* oci-runtime.c */
 /* "runc" for /usr/bin/runc: how messages name the runtime. */
 const char *oci_runtime_name(const struct oci_container *c);
-/* Fills e (if not NULL and still empty) with the message; returns r. */
-int oci_fail(struct oci_error *e, int r, const char *fmt, ...) printf_fmt(3, 4);
 int oci_runtime_run(const struct oci_container *c, const char *const *args, int out_fd,
                     const int *pass_fds, size_t n_pass, int *ret_status);
 /* oci_runtime_run() that fails (with the runtime log's tail in err) unless
  * the runtime exits 0. */
-int oci_runtime_cmd(struct oci_container *c, struct oci_error *err, const char *const *args,
+int oci_runtime_cmd(struct oci_container *c, struct error_detail *err, const char *const *args,
                     int out_fd, const int *pass_fds, size_t n_pass);
 
 /* oci-rootfs.c */

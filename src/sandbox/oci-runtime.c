@@ -5,38 +5,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/command.h"
-#include "base/strbuf.h"
 #include "base/limits.h"
 #include "base/util.h"
 #include "sandbox/oci-internal.h"
-
-void oci_error_done(struct oci_error *e)
-{
-        if (!e)
-                return;
-        free(e->message);
-        *e = (struct oci_error){ 0 };
-}
-
-int oci_fail(struct oci_error *e, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (e && !e->message) {
-                cleanup_strbuf struct strbuf sb = STRBUF_INIT;
-                va_start(ap, fmt);
-                strbuf_vaddf(&sb, fmt, ap);
-                va_end(ap);
-                e->error = -r;
-                e->message = strbuf_detach(&sb, NULL);
-        }
-        return r;
-}
 
 int oci_runtime_find(const char *runtime, char **ret_path)
 {
@@ -134,19 +109,19 @@ static char *runtime_log_tail(const struct oci_container *c)
         return xstrdup(n > 0 ? buf : "(empty runtime log)");
 }
 
-int oci_runtime_cmd(struct oci_container *c, struct oci_error *err, const char *const *args,
+int oci_runtime_cmd(struct oci_container *c, struct error_detail *err, const char *const *args,
                     int out_fd, const int *pass_fds, size_t n_pass)
 {
         int status = 0, r;
 
         r = oci_runtime_run(c, args, out_fd, pass_fds, n_pass, &status);
         if (r < 0)
-                return oci_fail(err, r, "%s %s %s: %s", oci_runtime_name(c), args[0], c->id,
-                                strerror(-r));
+                return error_detail_set(err, r, "%s %s %s: %s", oci_runtime_name(c), args[0], c->id,
+                                        strerror(-r));
         if (status != 0) {
                 cleanup_free char *tail = runtime_log_tail(c);
-                return oci_fail(err, -EIO, "%s %s %s failed (exit %d): %s", oci_runtime_name(c),
-                                args[0], c->id, status, tail);
+                return error_detail_set(err, -EIO, "%s %s %s failed (exit %d): %s",
+                                        oci_runtime_name(c), args[0], c->id, status, tail);
         }
         return 0;
 }

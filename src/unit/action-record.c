@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/json-writer.h"
 #include "base/limits.h"
 #include "base/time-util.h"
 #include "base/util.h"
@@ -79,8 +80,15 @@ char *action_record_text(const struct action_record *r, size_t *ret_len)
         struct strbuf sb = STRBUF_INIT;
 
         strbuf_add(&sb, r->lines.buf ?: "", r->lines.len);
-        if (r->dropped > 0)
-                strbuf_addf(&sb, "{\"dropped\":%llu}\n", (unsigned long long) r->dropped);
+        if (r->dropped > 0) {
+                struct jwriter w;
+
+                jwriter_init(&w, &sb);
+                jwriter_object_begin(&w);
+                jwriter_kv_uint(&w, "dropped", r->dropped);
+                jwriter_object_end(&w);
+                strbuf_addch(&sb, '\n');
+        }
         return strbuf_detach(&sb, ret_len);
 }
 

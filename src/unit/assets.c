@@ -60,7 +60,8 @@ int assets_copy(const struct manifest *m, const char *state_dir)
                                                a->name);
                 }
                 if (r < 0) {
-                        log_error_errno(r, "asset %s: %s", a->name, err.message ?: "copy failed");
+                        log_error_errno(r, "asset %s: %s", a->name,
+                                        err.detail.message ?: "copy failed");
                         custody_error_done(&err);
                         return r;
                 }

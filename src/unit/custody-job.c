@@ -43,7 +43,7 @@ static size_t custody_job_run(void *arg, char *out, size_t size)
                 }
                 if (r < 0) {
                         err.reason = CUSTODY_ERR_IO;
-                        err.message = xasprintf(".: the copy's storage: %s", strerror(-r));
+                        error_detail_set(&err.detail, r, ".: the copy's storage: %s", strerror(-r));
                         size_t n = custody_report_format(r, &err, out, size);
                         custody_error_done(&err);
                         return n;

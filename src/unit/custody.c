@@ -59,8 +59,8 @@ void custody_error_done(struct custody_error *e)
 {
         if (!e)
                 return;
+        error_detail_done(&e->detail);
         free(e->rel);
-        free(e->message);
         *e = (struct custody_error){ .owner = -1 };
 }
 
@@ -181,9 +181,8 @@ static int copier_fail(struct copier *c, enum custody_reason reason, int error, 
         if (c->err && c->err->reason == CUSTODY_ERR_NONE) {
                 cleanup_free char *shown = rel_for_message(rel ? rel : ".");
                 c->err->reason = reason;
-                c->err->error = -ret;
+                (void) error_detail_set(&c->err->detail, ret, "%s: %s", shown, what);
                 c->err->rel = xstrdup(rel ? rel : ".");
-                c->err->message = xasprintf("%s: %s", shown, what);
                 c->err->owner = c->entry_owner;
         }
         return ret;
@@ -642,7 +641,8 @@ size_t custody_report_format(int r, const struct custody_error *err, char *out, 
         if (size == 0)
                 return 0;
         n = snprintf(out, size, "%d %d %lld %s", r, err ? (int) err->reason : 0,
-                     err ? (long long) err->owner : -1LL, err && err->message ? err->message : "");
+                     err ? (long long) err->owner : -1LL,
+                     err && err->detail.message ? err->detail.message : "");
         return n < 0 ? 0 : MIN((size_t) n, size - 1);
 }
 

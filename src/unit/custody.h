@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/error-detail.h"
 #include "base/limits.h"
 
 enum custody_reason {
@@ -48,12 +49,14 @@ enum custody_reason {
  * CUSTODY_ERR_IO and CUSTODY_ERR_DESTINATION (the daemon's). */
 bool custody_reason_is_source_fault(enum custody_reason r);
 
+/* The one error shape (base/error-detail.h) and what blame needs beside it. */
 struct custody_error {
+        /* error: the errno behind the failure (EPERM for refusals); message:
+         * "<rel>: <why>", ready to be blamed on the source owner (a rel longer
+         * than CUSTODY_REPORT_MAX_REL is shortened in it: head/.../tail) */
+        struct error_detail detail;
         enum custody_reason reason;
-        int error;     /* positive errno behind the failure (EPERM for refusals) */
         char *rel;     /* owned: path relative to the source, "/"-separated, "." for the root */
-        char *message; /* owned: "<rel>: <why>", ready to be blamed on the source owner; a rel
-                        * longer than CUSTODY_REPORT_MAX_REL is shortened in it (head/.../tail) */
         int64_t owner; /* uid owning the entry named (as the copier saw it), -1 unknown: whom to
                         * blame, without resolving rel again (it may exceed PATH_MAX) */
 };

@@ -67,7 +67,7 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
          * traverse to its bundle (launcher-oci keeps its runtime root 0700
          * inside). */
         cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
-        cleanup_free char *error = NULL;
+        cleanup_error_detail struct error_detail error = {};
         int r;
 
         e->plan.phase = phase;
@@ -115,9 +115,9 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
         if (r < 0) {
                 log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
                                  "episode %s: container %s: %s", e->id, mb->mc->name,
-                                 error ?: "failed");
+                                 error.message ?: "failed");
                 free(mb->start_error);
-                mb->start_error = xstrdup(error ?: strerror(-r));
+                mb->start_error = xstrdup(error.message ?: strerror(-r));
                 verdict_add_event(&e->verdict,
                                   json_pack("{s:s,s:s,s:o}", "what", "start_failed", "container",
                                             mb->mc->name, "error", text_to_json(mb->start_error)));

@@ -2,13 +2,13 @@
 #include "unit/health-probe.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include "base/fd-util.h"
 #include "base/util.h"
+#include "relay/http-head.h"
 
 #define ATTEMPT_TIMEOUT USEC_PER_SEC
 #define FIRST_PAUSE     100
@@ -65,14 +65,10 @@ static void retry(struct health_probe *p)
 static int parse(const struct health_probe *p)
 {
         unsigned status;
-        char line[sizeof(p->buf)];
+        int r = http_status_line_parse(p->buf, p->len, &status);
 
-        if (p->len < 12)
-                return 0;
-        memcpy(line, p->buf, p->len);
-        line[p->len] = '\0';
-        if (sscanf(line, "HTTP/1.%*1[01] %3u", &status) != 1)
-                return -1;
+        if (r <= 0)
+                return r < 0 ? -1 : 0;
         return status < 500 ? 1 : -1;
 }
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "base/jstring.h"
+#include "base/json-writer.h"
 #include "base/limits.h"
 #include "base/text-escape.h"
 #include "base/util.h"
@@ -155,8 +155,8 @@ void member_log_select(const struct member_log *l, const struct member_log_query
  * whether it has none (the range ends within it). */
 static void for_each_line(const struct member_log *l, size_t from, size_t to,
                           void (*fn)(const struct member_log *l, size_t at, size_t len,
-                                     bool partial, struct strbuf *sb),
-                          struct strbuf *sb)
+                                     bool partial, void *userdata),
+                          void *userdata)
 {
         const char *buf = l->bytes.buf;
 
@@ -164,14 +164,15 @@ static void for_each_line(const struct member_log *l, size_t from, size_t to,
                 const char *nl = memchr(buf + from, '\n', to - from);
                 size_t end = nl ? (size_t) (nl - buf) : to;
 
-                fn(l, from, end - from, !nl, sb);
+                fn(l, from, end - from, !nl, userdata);
                 from = nl ? end + 1 : to;
         }
 }
 
 static void text_line(const struct member_log *l, size_t at, size_t len, bool partial,
-                      struct strbuf *sb)
+                      void *userdata)
 {
+        struct strbuf *sb = userdata;
         char ts[TIMESTAMP_RFC3339_MAX];
 
         (void) partial;
@@ -200,41 +201,53 @@ char *member_log_text(const struct member_log *l, const struct member_log_query 
         return strbuf_detach(&sb, ret_len);
 }
 
+struct json_lines {
+        struct jwriter w;
+        struct strbuf text; /* one line escaped, reused for the next */
+};
+
 static void json_line(const struct member_log *l, size_t at, size_t len, bool partial,
-                      struct strbuf *sb)
+                      void *userdata)
 {
+        struct json_lines *j = userdata;
         char ts[TIMESTAMP_RFC3339_MAX];
-        cleanup_strbuf struct strbuf text = STRBUF_INIT;
 
         /* Escaped first, so the text is one safe line whatever the reader
-         * does with it; jstring then quotes it as JSON. */
-        text_escape_mem_append(&text, l->bytes.buf + at, len);
-        strbuf_adds(sb, sb->buf[sb->len - 1] == '[' ? "{\"time\":" : ",{\"time\":");
-        jstring_append(sb, format_timestamp_rfc3339(ts, member_log_time_at(l, at)));
-        strbuf_adds(sb, ",\"text\":");
-        jstring_append(sb, text.buf);
-        strbuf_adds(sb, partial ? ",\"partial\":true}" : "}");
+         * does with it; the writer then quotes it as JSON. */
+        strbuf_reset(&j->text);
+        text_escape_mem_append(&j->text, l->bytes.buf + at, len);
+        jwriter_object_begin(&j->w);
+        jwriter_kv_string(&j->w, "time", format_timestamp_rfc3339(ts, member_log_time_at(l, at)));
+        jwriter_kv_string(&j->w, "text", j->text.buf);
+        if (partial)
+                jwriter_kv_bool(&j->w, "partial", true);
+        jwriter_object_end(&j->w);
 }
 
 char *member_log_json(const struct member_log *l, const struct member_log_query *q,
                       const char *episode_id, const char *container)
 {
         struct strbuf sb = STRBUF_INIT;
+        struct json_lines j = { .text = STRBUF_INIT };
         size_t from, to;
 
-        /* Built as text: a log of 128 Ki short lines would be as many
+        /* Written as it goes: a log of 128 Ki short lines would be as many
          * jansson objects, for one answer. */
         member_log_select(l, q, true, &from, &to);
-        strbuf_adds(&sb, "{\"episode_id\":");
-        jstring_append(&sb, episode_id);
-        strbuf_adds(&sb, ",\"container\":");
-        jstring_append(&sb, container);
-        strbuf_addf(&sb,
-                    ",\"offset\":%zu,\"next\":%zu,\"complete\":%s,\"dropped\":%llu,\"lines\":[",
-                    from, to, l->closed && to >= l->bytes.len ? "true" : "false",
-                    (unsigned long long) l->dropped);
-        for_each_line(l, from, to, json_line, &sb);
-        strbuf_adds(&sb, "]}");
+        jwriter_init(&j.w, &sb);
+        jwriter_object_begin(&j.w);
+        jwriter_kv_string(&j.w, "episode_id", episode_id);
+        jwriter_kv_string(&j.w, "container", container);
+        jwriter_kv_uint(&j.w, "offset", from);
+        jwriter_kv_uint(&j.w, "next", to);
+        jwriter_kv_bool(&j.w, "complete", l->closed && to >= l->bytes.len);
+        jwriter_kv_uint(&j.w, "dropped", l->dropped);
+        jwriter_key(&j.w, "lines");
+        jwriter_array_begin(&j.w);
+        for_each_line(l, from, to, json_line, &j);
+        jwriter_array_end(&j.w);
+        jwriter_object_end(&j.w);
+        strbuf_release(&j.text);
         return strbuf_detach(&sb, NULL);
 }
 

@@ -279,10 +279,10 @@ static int pipe_nonblocking_read(int ret[2])
 /* --- the two real launchers -------------------------------------------------- */
 
 static int oci_spawn(void *data, const char *name, const struct member_start *a,
-                     const struct container_spec *spec, void **ret_handle, char **ret_error)
+                     const struct container_spec *spec, void **ret_handle,
+                     struct error_detail *ret_err)
 {
         struct cgroup_view view = {};
-        struct oci_error err = {};
         struct oci_container *c = NULL;
         cleanup_free char *cg = NULL;
         /* The runtime joins the leaf made for it. On a hybrid host it sees
@@ -298,26 +298,21 @@ static int oci_spawn(void *data, const char *name, const struct member_start *a,
                 cg = xasprintf("../%s", a->cgroup);
         else if (r >= 0)
                 cg = xasprintf("/%s", leaf ? leaf + 1 : a->cgroup);
-        else {
-                if (ret_error)
-                        *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
-                return r;
-        }
+        else
+                return error_detail_set(ret_err, r, "cgroup %s: %s", a->cgroup, strerror(-r));
         r = oci_container_spawn(&(struct oci_options){ .runtime = oci_runtime_name(a->runtime),
                                                        .state_dir = a->oci_state_dir,
                                                        .cgroups_path = cg,
                                                        .cgroup_view = view.n > 0 ? &view : NULL },
-                                spec, &c, &err);
+                                spec, &c, ret_err);
         cgroup_view_done(&view);
-        if (r < 0 && ret_error)
-                *ret_error = xstrdup(err.message ?: strerror(-r));
-        oci_error_done(&err);
         *ret_handle = c;
         return r;
 }
 
 static int native_spawn(void *data, const char *name, const struct member_start *a,
-                        const struct container_spec *spec, void **ret_handle, char **ret_error)
+                        const struct container_spec *spec, void **ret_handle,
+                        struct error_detail *ret_err)
 {
         struct cgroup_placement place = { .v2_fd = -EBADF };
         struct container_error err = {};
@@ -328,21 +323,17 @@ static int native_spawn(void *data, const char *name, const struct member_start 
         (void) data;
         (void) name;
         r = cgroup_placement_open(a->cgroups, a->cgroup, &place);
-        if (r < 0) {
-                if (ret_error)
-                        *ret_error = xasprintf("cgroup %s: %s", a->cgroup, strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return error_detail_set(ret_err, r, "cgroup %s: %s", a->cgroup, strerror(-r));
         placed.placement = &place;
         r = container_spawn(&placed, &c, &err);
         cgroup_placement_done(&place);
-        if (r < 0 && ret_error)
-                *ret_error =
-                        err.index >= 0
-                                ? xasprintf("%s (index %d): %s", container_step_to_string(err.step),
-                                            err.index, strerror(-r))
-                                : xasprintf("%s: %s", container_step_to_string(err.step),
-                                            strerror(-r));
+        /* The step's words are the member's; the step itself is the
+         * launcher's business. */
+        if (r < 0 && ret_err && !ret_err->message)
+                *ret_err = err.detail;
+        else
+                error_detail_done(&err.detail);
         *ret_handle = c;
         return r;
 }
@@ -420,17 +411,17 @@ static const struct member_launcher oci_launcher = {
 };
 
 static int spawn(struct member *m, const struct member_start *a, struct container_spec *spec,
-                 char **ret_error)
+                 struct error_detail *ret_err)
 {
         m->launcher = a->launcher
                               ?: a->runtime == MANIFEST_OCI_NATIVE ? &native_launcher
                                                                    : &oci_launcher;
-        return m->launcher->spawn(m->launcher->data, m->name, a, spec, &m->handle, ret_error);
+        return m->launcher->spawn(m->launcher->data, m->name, a, spec, &m->handle, ret_err);
 }
 
 int member_start(struct loop *l, const char *name, const struct member_start *a,
                  const struct member_ops *ops, void *userdata, struct member **ret,
-                 char **ret_error)
+                 struct error_detail *ret_err)
 {
         cleanup(member_freep) struct member *m = xcalloc(1, sizeof(*m));
         struct container_spec spec = *a->spec;
@@ -486,7 +477,7 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         spec.pass_fds = pass;
         spec.stdio_fd = log_w;
 
-        r = spawn(m, a, &spec, ret_error);
+        r = spawn(m, a, &spec, ret_err);
         if (r < 0)
                 return r;
         /* Ours now; the write ends live only in the container. */
@@ -497,11 +488,8 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         if ((r = loop_add_io(l, member_pidfd(m), EPOLLIN, on_pidfd, m, &m->exit_src)) < 0 ||
             (r = log_watch(m)) < 0 ||
             (m->notify_fd >= 0 &&
-             (r = loop_add_io(l, m->notify_fd, EPOLLIN, on_notify, m, &m->notify_src)) < 0)) {
-                if (ret_error)
-                        *ret_error = xasprintf("event loop: %s", strerror(-r));
-                return r;
-        }
+             (r = loop_add_io(l, m->notify_fd, EPOLLIN, on_notify, m, &m->notify_src)) < 0))
+                return error_detail_set(ret_err, r, "event loop: %s", strerror(-r));
         *ret = TAKE_PTR(m);
         return 0;
 }

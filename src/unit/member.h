@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/error-detail.h"
 #include "base/event-loop.h"
 #include "base/macro.h"
 #include "cgroup/cgroup.h"
@@ -53,9 +54,11 @@ struct member_start;
 struct member_launcher {
         /* Starts it as spec says (a: where, its cgroup leaf, its runtime);
          * spec's fds (stdio, pass_fds, the notify pipe last) are the
-         * caller's and valid during the call only. */
+         * caller's and valid during the call only. On failure -errno, and
+         * ret_err (may be NULL) says why in one line. */
         int (*spawn)(void *data, const char *name, const struct member_start *a,
-                     const struct container_spec *spec, void **ret_handle, char **ret_error);
+                     const struct container_spec *spec, void **ret_handle,
+                     struct error_detail *ret_err);
         /* An fd that turns readable once it exited (a pidfd's contract). */
         int (*exit_fd)(void *handle);
         pid_t (*pid)(void *handle);
@@ -86,13 +89,13 @@ struct member_start {
 };
 
 /*
- * Starts the container. Returns 0, or -errno with *ret_error (if given) set
- * to a one-line reason ("clone: Operation not permitted", the runtime's
- * error...): nothing is left running then.
+ * Starts the container. Returns 0, or -errno with ret_err (if given; empty
+ * on entry) saying why in one line ("clone: Operation not permitted", the
+ * runtime's error...): nothing is left running then.
  */
 int member_start(struct loop *l, const char *name, const struct member_start *a,
                  const struct member_ops *ops, void *userdata, struct member **ret,
-                 char **ret_error);
+                 struct error_detail *ret_err);
 /* Lets a gated member's principal start, with env ("NAME=VALUE", NULL-
  * terminated, may be NULL) added to its environment: 0, -EALREADY (not
  * gated, or released before), -EPIPE (the shim is gone), -errno. The gate

@@ -164,6 +164,18 @@ static int helper_layer(const struct docker_options *o, char **ret_tar, size_t *
 #define HELPER_ARCH "unknown"
 #endif
 
+/* j (a new reference, consumed: ASCII we made, so only memory can fail it)
+ * as compact JSON. */
+static char *dump_json(json_t *j)
+{
+        char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+        json_decref(j);
+        if (!s)
+                oom();
+        return s;
+}
+
 /* The helper image as a `docker load` archive (manifest.json, config, layer),
  * every byte fixed by the layer: no creation time of now, as `docker import`
  * would stamp. So the image ID (the config's digest) is the same for every
@@ -173,24 +185,25 @@ static int helper_archive(const char *tar, size_t tar_len, const char *hex, cons
                           int *ret_fd)
 {
         cleanup_free char *config = NULL, *manifest = NULL, *layer_dir = NULL, *layer = NULL;
-        cleanup_free char *config_name = NULL;
+        cleanup_free char *config_name = NULL, *digest = xasprintf("sha256:%s", hex);
         cleanup_close int fd = -EBADF;
         char config_hex[65];
         int r;
 
-        config = xasprintf("{\"architecture\":\"" HELPER_ARCH "\",\"os\":\"linux\","
-                           "\"created\":\"1970-01-01T00:00:00Z\","
-                           "\"config\":{\"Labels\":{\"org.openenvd.probe.layer\":\"sha256:%s\"}},"
-                           "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:%s\"]},"
-                           "\"history\":[{\"created\":\"1970-01-01T00:00:00Z\","
-                           "\"created_by\":\"openenvd-probe helper\"}]}",
-                           hex, hex);
+        /* Compact, in this order: the bytes (and so the image ID) are what
+         * they were when this was a format string. */
+        config = dump_json(
+                json_pack("{s:s,s:s,s:s,s:{s:{s:s}},s:{s:s,s:[s]},s:[{s:s,s:s}]}", "architecture",
+                          HELPER_ARCH, "os", "linux", "created", "1970-01-01T00:00:00Z", "config",
+                          "Labels", "org.openenvd.probe.layer", digest, "rootfs", "type", "layers",
+                          "diff_ids", digest, "history", "created", "1970-01-01T00:00:00Z",
+                          "created_by", "openenvd-probe helper"));
         sha256_hex(config, strlen(config), config_hex);
         config_name = xasprintf("%s.json", config_hex);
         layer_dir = xasprintf("%s/", hex);
         layer = xasprintf("%s/layer.tar", hex);
-        manifest = xasprintf("[{\"Config\":\"%s\",\"RepoTags\":[\"%s\"],\"Layers\":[\"%s\"]}]",
-                             config_name, tag, layer);
+        manifest = dump_json(json_pack("[{s:s,s:[s],s:[s]}]", "Config", config_name, "RepoTags",
+                                       tag, "Layers", layer));
         fd = memfd_create("openenvd-probe-image", MFD_CLOEXEC);
         if (fd < 0)
                 return negative_errno();

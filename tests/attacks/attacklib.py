@@ -87,22 +87,21 @@ def argv(*parts, host_root=None):
     return "[" + ", ".join(json.dumps(a) for a in out) + "]"
 
 
+def manifest_head(name, kill_deadline_s=5):
+    """The lines every attack unit's manifest opens with, down to `zones:`
+    (a unit on port 8000; kill_deadline_s None: the daemon's default). The
+    zones follow, indented four spaces."""
+    deadline = "  kill_deadline_s: %s\n" % kill_deadline_s if kill_deadline_s else ""
+    return "spec_version: 1\nname: %s\nport: 8000\nopenenvd:\n%s  zones:\n" % (name, deadline)
+
+
 def agent_manifest(run, name, harness=False):
     """A unit of an attacker env on port 8000 (and an idle harness): the
     smallest one an attack from the env needs."""
     containers = "        env:\n          argv: %s\n" % argv("env", "8000")
     if harness:
         containers += "        harness:\n          argv: %s\n" % argv("harness")
-    return run.manifest("""
-spec_version: 1
-name: %s
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
-    agent:
-      containers:
-%s""" % (name, containers))
+    return run.manifest(manifest_head(name) + "    agent:\n      containers:\n" + containers)
 
 
 # --- the image -------------------------------------------------------------------

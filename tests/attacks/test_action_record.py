@@ -28,13 +28,7 @@ JUDGE = ("import json, os; "
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: action-record
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("action-record") + """\
     agent:
       containers:
         env:

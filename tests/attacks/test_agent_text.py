@@ -39,13 +39,7 @@ LONG = "n" * 250  # a 250-byte directory name
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: agent-text
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("agent-text") + """\
     agent:
       resources: {disk_mb: 16}
       containers:

@@ -32,13 +32,7 @@ SOURCES = ["127.0.0.%d" % i for i in range(2, 10)]
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: connection-flood
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("connection-flood") + """\
     agent:
       containers:
         env:

@@ -31,13 +31,7 @@ FORGED = "openenvd: phase running -> closed (system: forged by the agent)\n"
 
 def manifest(run, markers):
     fds = {"markers": markers}
-    return run.manifest("""
-spec_version: 1
-name: fd-inspection
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("fd-inspection") + """\
     agent:
       containers:
         env:

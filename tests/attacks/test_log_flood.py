@@ -35,13 +35,7 @@ FLOOD_SECONDS = 5
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: log-flood
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("log-flood") + """\
     agent:
       containers:
         env:

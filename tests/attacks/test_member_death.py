@@ -33,13 +33,7 @@ from attacklib import check  # noqa: E402
 def manifest(run, harness_moves=(), env_memory_mb=None):
     env_resources = ("\n          resources: {memory_mb: %d}" % env_memory_mb
                      if env_memory_mb else "")
-    return run.manifest("""
-spec_version: 1
-name: member-death
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("member-death") + """\
     agent:
       containers:
         env:

@@ -31,14 +31,7 @@ JUDGE = ("import json, os, time; "
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: observers-ahead
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
-    agent:
+    return run.manifest(A.manifest_head("observers-ahead") + """    agent:
       containers:
         env:
           argv: %s

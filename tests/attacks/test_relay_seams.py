@@ -32,13 +32,7 @@ from attacklib import check  # noqa: E402
 
 
 def manifest(run, env_moves=()):
-    return run.manifest("""
-spec_version: 1
-name: relay-seams
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("relay-seams") + """\
     agent:
       containers:
         env:

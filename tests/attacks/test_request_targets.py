@@ -27,13 +27,7 @@ BODY = b'{"action": {"message": "x"}}'
 
 
 def manifest(run):
-    return run.manifest("""
-spec_version: 1
-name: request-targets
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("request-targets") + """\
     agent:
       containers:
         env:

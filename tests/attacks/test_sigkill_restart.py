@@ -26,13 +26,7 @@ from attacklib import check  # noqa: E402
 def manifest(run, env_moves=(), busy="busy"):
     """busy: the workspace dir the harness fills (the new daemon's harness
     fills another, so that the old one's can be told from it)."""
-    return run.manifest("""
-spec_version: 1
-name: sigkill
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("sigkill") + """\
     agent:
       containers:
         env:

@@ -26,13 +26,7 @@ DEADLINE = 2.0  # seconds from SIGTERM to exit (issue 10)
 
 
 def manifest(run, env_moves=(), observers=""):
-    return run.manifest("""
-spec_version: 1
-name: sigterm
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("sigterm") + """\
     agent:
       containers:
         env:

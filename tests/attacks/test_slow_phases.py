@@ -24,13 +24,7 @@ from attacklib import check  # noqa: E402
 
 
 def manifest(run, env_moves=()):
-    return run.manifest("""
-spec_version: 1
-name: slow-phases
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("slow-phases") + """\
     agent:
       resources: {disk_mb: 256}
       containers:

@@ -29,13 +29,7 @@ def manifest(run, target, secret, host_root):
 
     def a(*parts):
         return A.argv(*parts, host_root=run if host_root else None)
-    return run.manifest("""
-spec_version: 1
-name: socket-swap
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("socket-swap") + """\
     agent:
       containers:
         env:

@@ -36,12 +36,7 @@ openenvd:
 def good(run, workdir=None, host_root=None):
     """A unit of one attacker env (workdir: its start directory; host_root:
     the containers' root is the host's, as argv() says)."""
-    return run.manifest("""
-spec_version: 1
-name: startup
-port: 8000
-openenvd:
-  zones:
+    return run.manifest(A.manifest_head("startup", kill_deadline_s=None) + """\
     agent:
       containers:
         env:

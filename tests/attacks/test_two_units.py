@@ -26,13 +26,7 @@ from attacklib import check  # noqa: E402
 
 def manifest(run, host_root):
     h = run if host_root else None
-    return run.manifest("""
-spec_version: 1
-name: two-units
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("two-units") + """\
     agent:
       containers:
         env:

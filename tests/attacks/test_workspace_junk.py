@@ -26,13 +26,7 @@ from attacklib import check  # noqa: E402
 
 
 def manifest(run, harness_moves=()):
-    return run.manifest("""
-spec_version: 1
-name: workspace-junk
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("workspace-junk") + """\
     agent:
       resources: {disk_mb: 128}
       containers:

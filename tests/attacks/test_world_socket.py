@@ -53,13 +53,7 @@ def moves(t):
 def manifest(run, t, mode):
     h = run if mode != "image" else None
     m = moves(t)
-    return run.manifest("""
-spec_version: 1
-name: world-socket
-port: 8000
-openenvd:
-  kill_deadline_s: 5
-  zones:
+    return run.manifest(A.manifest_head("world-socket") + """\
     agent:
       containers:
         env:

@@ -701,6 +701,11 @@ def case_logs_timestamps_since_and_follow():
             check(status == 400 and err["error"]["code"] == "bad_request" and
                   (word in err["error"]["message"] or "twice" in err["error"]["message"]),
                   "%s: %s %s" % (q, status, err))
+        # An episode id has one rule, refused in the same words by /logs and /verdict.
+        refusals = [d.request("GET", path) for path in (env + "&episode_id=" + "x" * 64,
+                                                         "/verdict?episode_id=e/1")]
+        check(all(st == 400 and err["error"]["message"] == "episode_id: 1 to 63 of [A-Za-z0-9._-]"
+                  for st, err in refusals), "a bad episode id: %s" % refusals)
         # The follower waits for more until the episode ends, then exits 0.
         check(follower.poll() is None, "the follower is still following")
         d.ok("POST", "/end_episode")

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Unit tests of the probe library: the status parser, namespace link
- * parsing, the JSON writer, and write checks on a private temp dir.
+ * parsing and write checks on a private temp dir (its JSON writer is base's:
+ * tests/base/test-json-writer.c).
  */
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,7 +16,6 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "probe/attack.h"
-#include "probe/json-writer.h"
 #include "probe/namespace-ids.h"
 #include "probe/proc-status.h"
 #include "probe/write-check.h"
@@ -136,51 +135,6 @@ Test(ns, link_parse_and_read)
         close(fd);
         cr_assert(ids.has[NS_MNT] && ids.has[NS_PID] && ids.has[NS_NET]);
         cr_assert_neq(ids.ino[NS_MNT], 0);
-}
-
-/* A value is what the subject made: one safe line, reversible (byte 0xff
- * reads \xff, a backslash \\, a newline \x0a; U+FFFD and é stay). */
-Test(json_writer, escapes_every_value_exactly)
-{
-        struct jwriter w;
-        json_t *v;
-        const char *key;
-
-        jwriter_init(&w);
-        jwriter_object_begin(&w);
-        jwriter_kv_string(&w, "p", "/a\"b\\c\n\x01\xff\xef\xbf\xbd\xc3\xa9");
-        jwriter_key(&w, "l");
-        jwriter_array_begin(&w);
-        jwriter_uint(&w, 4026531841ULL);
-        jwriter_int(&w, -5);
-        jwriter_bool(&w, true);
-        jwriter_null(&w);
-        jwriter_array_end(&w);
-        jwriter_object_end(&w);
-        cr_assert_not(w.failed);
-        cr_assert_eq(w.depth, 0);
-        v = json_loadb(w.out.buf, w.out.len, 0, NULL);
-        cr_assert_not_null(v, "%s", w.out.buf);
-        key = json_string_value(json_object_get(v, "p"));
-        cr_assert_str_eq(key, "/a\"b\\\\c\\x0a\\x01\\xff\xef\xbf\xbd\xc3\xa9");
-        cr_assert_eq(json_array_size(json_object_get(v, "l")), 4);
-        json_decref(v);
-        jwriter_release(&w);
-}
-
-Test(json_writer, misuse_sets_failed)
-{
-        struct jwriter w;
-
-        jwriter_init(&w);
-        jwriter_object_end(&w);
-        cr_assert(w.failed);
-        jwriter_release(&w);
-        jwriter_init(&w);
-        for (int i = 0; i < JWRITER_MAX_DEPTH + 1; i++)
-                jwriter_array_begin(&w);
-        cr_assert(w.failed);
-        jwriter_release(&w);
 }
 
 static char tmpdir[64];

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the HTTP head finder/parser (request and response modes) and the
- * chunked-body tracker. Invariants checked: offsets stay inside the input,
- * the chunked tracker never claims more bytes than it was given.
+ * Fuzzes the HTTP head finder/parser (request and response modes), the
+ * status line reader and the chunked-body tracker (streamed, and decoding a
+ * whole body in place). Invariants checked: offsets stay inside the input,
+ * the chunked tracker never claims more bytes than it was given, a decoded
+ * body is shorter than its framing, a status is a three-digit code.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,6 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (n == 0 || n > size - off)
                         abort();
                 off += n;
+        }
+        unsigned status;
+        if (http_status_line_parse(buf, size, &status) > 0 && (status < 100 || status > 999))
+                abort();
+        char *copy = malloc(size + 1);
+        size_t len;
+        if (copy) {
+                memcpy(copy, buf, size);
+                copy[size] = '\0';
+                if (http_chunked_decode(copy, size, &len) == 0 && (len >= size || copy[len]))
+                        abort();
+                free(copy);
         }
         free(h);
         return 0;

@@ -109,7 +109,8 @@ static void setup_plain(const char *provider)
 {
         char *argv[] = { (char *) "/usr/bin/python3", (char *) TEST_SRCDIR "/relay/upstream.py",
                          (char *) "tcp", (char *) REAL_KEY, NULL };
-        cleanup_free char *up = NULL, *err = NULL;
+        cleanup_free char *up = NULL;
+        cleanup_error_detail struct error_detail err = {};
         int ufd;
 
         model_dirs();
@@ -118,7 +119,7 @@ static void setup_plain(const char *provider)
         upstream_pid = spawn_upstream(argv, ufd);
         /* The spelling from before URLs: plain HTTP to an IPv4 address. */
         up = xasprintf("127.0.0.1:%u", plain_port);
-        cr_assert(model_upstream_new(up, NULL, &mup, &err) == 0, "%s", err);
+        cr_assert(model_upstream_new(up, NULL, &mup, &err) == 0, "%s", error_detail_text(&err));
         model_proxy_start(provider, (struct model_budget){ 0 });
 }
 
@@ -499,7 +500,8 @@ static struct sockaddr_in loopback(uint16_t port)
 static void setup_tls(const char *provider, X509 *const *cert, const char *host, bool pin,
                       struct model_budget budget)
 {
-        cleanup_free char *url = NULL, *err = NULL;
+        cleanup_free char *url = NULL;
+        cleanup_error_detail struct error_detail err = {};
         struct sockaddr_in sa;
         unsigned char ip[4];
 
@@ -507,7 +509,8 @@ static void setup_tls(const char *provider, X509 *const *cert, const char *host,
         pki_make();
         stub_start(*cert, -EBADF);
         url = xasprintf("https://%s:%u", host, stub.port);
-        cr_assert(model_upstream_new(url, pin ? pki.ca_file : NULL, &mup, &err) == 0, "%s", err);
+        cr_assert(model_upstream_new(url, pin ? pki.ca_file : NULL, &mup, &err) == 0, "%s",
+                  error_detail_text(&err));
         sa = loopback(stub.port);
         if (inet_pton(AF_INET, host, ip) != 1)
                 cr_assert(model_upstream_add_address(mup, (struct sockaddr *) &sa, sizeof(sa)) ==
@@ -916,7 +919,7 @@ Test(model_tls, large_bodies_cross_tls_under_back_pressure)
         cleanup_free char *req = NULL;
 
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        char *err = NULL;
+        cleanup_error_detail struct error_detail err = {};
         int lfd;
 
         /* Over a unix socket: its send buffer does not grow as TCP's does
@@ -960,7 +963,8 @@ Test(model_tls, large_bodies_cross_tls_under_back_pressure)
 
 Test(model_tls, a_dead_address_is_skipped_for_the_next_one)
 {
-        cleanup_free char *url = NULL, *err = NULL;
+        cleanup_free char *url = NULL;
+        cleanup_error_detail struct error_detail err = {};
         struct sockaddr_in dead, live;
         int fd;
         uint16_t dead_port;
@@ -973,7 +977,8 @@ Test(model_tls, a_dead_address_is_skipped_for_the_next_one)
         cr_assert(socket_local_port(fd, &dead_port) == 0);
         close(fd);
         url = xasprintf("https://" STUB_HOST ":%u", stub.port);
-        cr_assert(model_upstream_new(url, pki.ca_file, &mup, &err) == 0, "%s", err);
+        cr_assert(model_upstream_new(url, pki.ca_file, &mup, &err) == 0, "%s",
+                  error_detail_text(&err));
         dead = loopback(dead_port);
         live = loopback(stub.port);
         cr_assert(model_upstream_add_address(mup, (struct sockaddr *) &dead, sizeof(dead)) == 0);
@@ -1171,42 +1176,41 @@ Test(model_tls, token_budget_exhausted_is_429)
 static char *url_error(const char *url, const char *ca_file)
 {
         struct model_upstream *u = NULL;
-        char *err = NULL;
+        struct error_detail err = {};
 
         cr_assert_eq(model_upstream_new(url, ca_file, &u, &err), -EINVAL, "%s accepted", url);
         cr_assert_null(u);
-        cr_assert(err);
-        return err;
+        cr_assert(err.message);
+        cr_assert_eq(err.error, EINVAL);
+        return err.message;
 }
 
 Test(model_url, parses_what_the_daemon_accepts)
 {
-        char *err = NULL;
-
-        cr_assert(model_upstream_new("https://API.Anthropic.com", NULL, &mup, &err) == 0);
+        cr_assert(model_upstream_new("https://API.Anthropic.com", NULL, &mup, NULL) == 0);
         cr_assert(mup->tls && mup->port == 443 && mup->proxy.tls && mup->proxy.n_upstream == 0);
         cr_assert_str_eq(mup->host, "api.anthropic.com");
         cr_assert_str_eq(mup->authority, "api.anthropic.com");
         cr_assert_str_eq(mup->proxy.tls_host, "api.anthropic.com");
         mup = model_upstream_free(mup);
 
-        cr_assert(model_upstream_new("https://gw.example:8443/", NULL, &mup, &err) == 0);
+        cr_assert(model_upstream_new("https://gw.example:8443/", NULL, &mup, NULL) == 0);
         cr_assert_str_eq(mup->authority, "gw.example:8443");
         mup = model_upstream_free(mup);
 
-        cr_assert(model_upstream_new("http://127.0.0.1:8080", NULL, &mup, &err) == 0);
+        cr_assert(model_upstream_new("http://127.0.0.1:8080", NULL, &mup, NULL) == 0);
         cr_assert(!mup->tls && !mup->proxy.tls && mup->proxy.n_upstream == 1);
         cr_assert_str_eq(mup->authority, "127.0.0.1:8080");
-        cr_assert(model_upstream_resolve(mup, &err) == 0, "an address needs no resolving");
+        cr_assert(model_upstream_resolve(mup, NULL) == 0, "an address needs no resolving");
         cr_assert_eq(mup->proxy.n_upstream, 1);
         mup = model_upstream_free(mup);
 
-        cr_assert(model_upstream_new("http://[::1]:8080", NULL, &mup, &err) == 0);
+        cr_assert(model_upstream_new("http://[::1]:8080", NULL, &mup, NULL) == 0);
         cr_assert_eq(mup->proxy.upstream[0].sa.ss_family, AF_INET6);
         cr_assert_str_eq(mup->authority, "[::1]:8080");
         mup = model_upstream_free(mup);
 
-        cr_assert(model_upstream_new("127.0.0.1:9", NULL, &mup, &err) == 0);
+        cr_assert(model_upstream_new("127.0.0.1:9", NULL, &mup, NULL) == 0);
         cr_assert(!mup->tls && mup->port == 9);
         mup = model_upstream_free(mup);
 }

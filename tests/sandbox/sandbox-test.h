@@ -184,8 +184,7 @@ static inline void box_start(void)
 {
         struct container_error e = {};
         int r = box_spawn(&e);
-        cr_assert(r == 0, "spawn failed at %s (index %d): %s", container_step_to_string(e.step),
-                  e.index, strerror(e.error));
+        cr_assert(r == 0, "spawn failed at %s", error_detail_text(&e.detail));
 }
 
 /* Reads output until a line containing what (or EOF when what is NULL). */

@@ -532,9 +532,12 @@ Test(launcher, missing_bind_source_reports_step)
         cr_assert_eq(r, -ENOENT);
         cr_assert_eq(e.step, CONTAINER_STEP_MOUNT_SOURCE, "step %s",
                      container_step_to_string(e.step));
-        cr_assert_eq(e.error, ENOENT);
+        cr_assert_eq(e.detail.error, ENOENT);
         cr_assert_eq(e.index, 1);
+        /* The words a member's start failure shows (the verdict, the log). */
+        cr_assert_str_eq(e.detail.message, "mount-source (index 1): No such file or directory");
         cr_assert_null(B.c);
+        error_detail_done(&e.detail);
 }
 
 Test(launcher, missing_shim_reports_step)
@@ -544,6 +547,8 @@ Test(launcher, missing_shim_reports_step)
         B.spec.shim_path = (char *) "/nonexistent/openenvd-shim";
         cr_assert_eq(box_spawn(&e), -ENOENT);
         cr_assert_eq(e.step, CONTAINER_STEP_SHIM);
+        cr_assert_str_eq(e.detail.message, "shim: No such file or directory");
+        error_detail_done(&e.detail);
 }
 
 Test(launcher, bad_workdir_reports_step)
@@ -553,6 +558,7 @@ Test(launcher, bad_workdir_reports_step)
         B.spec.workdir = (char *) "/nonexistent-dir";
         cr_assert_eq(box_spawn(&e), -ENOENT);
         cr_assert_eq(e.step, CONTAINER_STEP_CHDIR, "step %s", container_step_to_string(e.step));
+        error_detail_done(&e.detail);
 }
 
 Test(launcher, invalid_spec_rejected)
@@ -562,4 +568,5 @@ Test(launcher, invalid_spec_rejected)
         B.spec.uid = 0; /* root principal without an explicit weakening */
         cr_assert_eq(box_spawn(&e), -EINVAL);
         cr_assert_eq(e.step, CONTAINER_STEP_VALIDATE);
+        error_detail_done(&e.detail);
 }

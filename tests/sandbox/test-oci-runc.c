@@ -121,7 +121,7 @@ static int run_in(struct container_spec *s, const char *runtime, char **ret_out)
         cleanup_free char *id = NULL;
         struct oci_options o = { .runtime = runtime, .state_dir = state };
         struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         int fd, r, status = -1;
 
         fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -174,7 +174,7 @@ Test(oci_runc, killed_container_reports_128_plus_signal)
         char *argv[] = { (char *) "/bin/sleep", (char *) "1000", NULL };
         struct oci_options o = { .runtime = "runc", .state_dir = state };
         cleanup(oci_container_freep) struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         int status = -1;
 
@@ -192,7 +192,7 @@ Test(oci_runc, free_of_live_container_cleans_up)
         char *argv[] = { (char *) "/bin/sleep", (char *) "1000", NULL };
         struct oci_options o = { .runtime = "runc", .state_dir = state };
         struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         cleanup_free char *id = NULL;
         pid_t pid;
@@ -343,7 +343,7 @@ Test(oci_runc, create_failure_reports_runtime_text_and_leaves_nothing)
         char *argv[] = { (char *) "/nonexistent/binary", NULL };
         struct oci_options o = { .runtime = "runc", .state_dir = state, .id = "oci-fail-test" };
         struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
 
         require_runtime("runc");
@@ -356,7 +356,7 @@ Test(oci_runc, create_failure_reports_runtime_text_and_leaves_nothing)
         cr_assert_not_null(strstr(err.message, "oci-fail-test"), "%s", err.message);
         cr_assert_not_null(strstr(err.message, "no such file"), "%s", err.message);
         assert_gone("oci-fail-test");
-        oci_error_done(&err);
+        error_detail_done(&err);
 }
 
 Test(oci_runc, missing_runtime_and_bad_caller_refused)
@@ -364,19 +364,19 @@ Test(oci_runc, missing_runtime_and_bad_caller_refused)
         char *argv[] = { (char *) "/bin/true", NULL };
         struct oci_options o = { .runtime = "no-such-oci-runtime", .state_dir = state };
         struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
 
         spec_init(&s, argv);
         cr_assert_eq(oci_container_spawn(&o, &s, &c, &err), -ENOENT);
         cr_assert_str_eq(err.message, "OCI runtime no-such-oci-runtime is not installed");
-        oci_error_done(&err);
+        error_detail_done(&err);
 
         cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
         o.runtime = "runc";
         cr_assert_eq(oci_container_spawn(&o, &s, &c, &err), -ECHILD);
         cr_assert_null(c);
-        oci_error_done(&err);
+        error_detail_done(&err);
 }
 
 /* crun 1.8 refuses hybrid cgroup hosts; where it does,
@@ -386,7 +386,7 @@ Test(oci_runc, crun_runs_or_explains_hybrid_refusal)
         char *argv[] = { (char *) "/bin/true", NULL };
         struct oci_options o = { .runtime = "crun", .state_dir = state, .id = "oci-crun-test" };
         struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         cleanup_free char *controllers = NULL;
         int status = -1;
@@ -410,7 +410,7 @@ Test(oci_runc, crun_runs_or_explains_hybrid_refusal)
                 oci_container_free(c);
         }
         assert_gone("oci-crun-test");
-        oci_error_done(&err);
+        error_detail_done(&err);
 }
 
 /* Contents of <dir>/<file>; the caller frees. */
@@ -437,7 +437,7 @@ Test(oci_runc, cgroup_limits_applied_by_runtime)
         struct cgroup_limits l = { .memory_bytes = 64 << 20, .pids = 32, .cpu = 0.5 };
         struct oci_options o = { .runtime = "runc", .state_dir = state, .limits = &l };
         cleanup(oci_container_freep) struct oci_container *c = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         int status = -1;
 
@@ -472,7 +472,7 @@ Test(oci_runc, shim_is_pid1_and_passes_the_status_on)
                                  .shim_path = OCI_TEST_SHIM };
         cleanup(oci_container_freep) struct oci_container *c = NULL;
         cleanup_free char *out_path = xasprintf("%s/out.log", state), *out = NULL;
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         int status = -1, fd;
 
@@ -509,7 +509,7 @@ Test(oci_runc, runc_joins_the_leaf_in_every_hierarchy)
         cleanup_free char *hex = NULL, *name = NULL, *rel = NULL;
         struct cgroup_layout layout;
         struct cgroup_view view = {};
-        struct oci_error err = { 0 };
+        struct error_detail err = { 0 };
         struct container_spec s;
         enum cgroup_mode mode;
         int r, status = -1;

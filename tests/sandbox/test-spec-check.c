@@ -57,6 +57,7 @@ static int native_entry(const struct container_spec *s, const char *what)
         struct container_error err = {};
         int r = container_spawn(s, &c, &err);
 
+        error_detail_done(&err.detail);
         if (r == 0)
                 container_free(c);
         cr_assert_lt(r, 0, "%s: the native launcher started a container", what);
@@ -72,7 +73,7 @@ static int native_entry(const struct container_spec *s, const char *what)
 static int oci_entry(const struct container_spec *s, const char *what)
 {
         struct oci_container *c = NULL;
-        struct oci_error err = {};
+        struct error_detail err = {};
         int r = oci_container_spawn(
                 &(struct oci_options){ .runtime = NO_RUNTIME, .state_dir = state }, s, &c, &err);
         cleanup_free char *message = TAKE_PTR(err.message);

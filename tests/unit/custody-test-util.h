@@ -85,6 +85,6 @@ static inline bool exists_at(int dirfd, const char *path)
         do {                                                                                     \
                 cr_assert_eq((r), (code), "r=%d (%s)", (r), strerror(-(r)));                     \
                 cr_assert_eq((err).reason, (why), "reason %d, message '%s'", (int) (err).reason, \
-                             (err).message ? (err).message : "");                                \
-                cr_assert_str_eq((err).message, (msg));                                          \
+                             (err).detail.message ? (err).detail.message : "");                  \
+                cr_assert_str_eq((err).detail.message, (msg));                                   \
         } while (0)

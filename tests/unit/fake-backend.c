@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -80,18 +81,16 @@ static int on_listen(struct loop_source *s, int fd, uint32_t revents, void *user
 }
 
 static int fake_spawn(void *data, const char *name, const struct member_start *a,
-                      const struct container_spec *spec, void **ret_handle, char **ret_error)
+                      const struct container_spec *spec, void **ret_handle,
+                      struct error_detail *ret_err)
 {
         struct fake_backend *fb = data;
 
         (void) a;
         struct fake_member *fm;
 
-        if (fb->fail_start && streq(fb->fail_start, name)) {
-                if (ret_error)
-                        *ret_error = xstrdup("execve: No such file or directory");
-                return -ENOENT;
-        }
+        if (fb->fail_start && streq(fb->fail_start, name))
+                return error_detail_set(ret_err, -ENOENT, "execve: No such file or directory");
         if (fb->n_members >= FAKE_MAX_MEMBERS)
                 return -E2BIG;
         fm = xcalloc(1, sizeof(*fm));
@@ -185,7 +184,8 @@ static int mk(const char *path)
 static int fake_storage_setup(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
-        static const char *const dirs[] = { "sock", "services", "observers", "workspace/merged" };
+        static const char *const dirs[] = { "sock", "services", "observers", "workspace/upper",
+                                            "workspace/merged" };
         cleanup_free char *copy = unit_workspace_copy_dir(ctx);
         cleanup_free char *actions = unit_actions_dir(ctx);
         int r;
@@ -224,10 +224,29 @@ static int fake_storage_reset_copy(const struct unit_plan_context *ctx)
         return mk(copy);
 }
 
+/* The test's word (fake_workspace_fill()), kept beside the layers as the
+ * real tmpfs keeps its counts: storage functions get no backend to ask. */
 static int fake_storage_full(const struct unit_plan_context *ctx)
 {
-        (void) ctx;
-        return 0;
+        cleanup_free char *mark = xasprintf("%s/workspace/" FAKE_FULL_MARK, ctx->episode_dir);
+        cleanup_free char *how = NULL;
+        int r = read_full_file_at(AT_FDCWD, mark, 16, &how, NULL);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return streq(how, "inodes") ? EPISODE_FS_FULL_INODES : EPISODE_FS_FULL_BYTES;
+}
+
+void fake_workspace_fill(const char *episode_dir, int how)
+{
+        cleanup_free char *mark = xasprintf("%s/workspace/" FAKE_FULL_MARK, episode_dir);
+        cleanup_close int fd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        const char *word = how == EPISODE_FS_FULL_INODES ? "inodes" : "bytes";
+
+        if (fd < 0 || write_all(fd, word, strlen(word)) < 0)
+                abort();
 }
 
 static int fake_netns_new(struct kept_netns **ret)

@@ -13,7 +13,8 @@
  * answers the daemon's GET /health like an env server would.
  *
  * Storage is plain directories in the episode's dir, laid out as
- * episode-fs.h says. Ownership: the backend owns every record it made
+ * episode-fs.h says; the workspace is full when the test says so
+ * (fake_workspace_fill()), never else. Ownership: the backend owns every record it made
  * (freed containers too, for the test to read) until fake_backend_done().
  */
 #include <stdbool.h>
@@ -83,3 +84,7 @@ void fake_ready(struct fake_member *fm);
 void fake_output(struct fake_member *fm, const char *text);
 /* It exits with status (128 + n: killed by signal n). */
 void fake_exit(struct fake_member *fm, int status);
+/* From now on the workspace of the episode in episode_dir reports full at
+ * sealing (episode-fs.h: EPISODE_FS_FULL_BYTES or EPISODE_FS_FULL_INODES). */
+#define FAKE_FULL_MARK "fake-full"
+void fake_workspace_fill(const char *episode_dir, int how);

@@ -31,7 +31,7 @@ static void report(const char *in, size_t size)
                 abort();
         err = (struct custody_error){ .reason = rep.reason,
                                       .owner = rep.owner,
-                                      .message = rep.message };
+                                      .detail.message = rep.message };
         out = malloc(size + 2);
         n = custody_report_format(rep.r, &err, out, size + 2);
         /* A NUL ends the message early; the rest is the same. */

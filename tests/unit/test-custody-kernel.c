@@ -21,7 +21,7 @@ Test(custody_kernel, char_device_refused)
         int r = copy_tree(NULL, NULL, &err);
         cr_assert_eq(r, -EPERM);
         cr_assert_eq(err.reason, CUSTODY_ERR_CHAR_DEVICE);
-        cr_assert_str_eq(err.message, "dev/null: character device not allowed");
+        cr_assert_str_eq(err.detail.message, "dev/null: character device not allowed");
 }
 
 Test(custody_kernel, block_device_refused)
@@ -35,7 +35,7 @@ Test(custody_kernel, block_device_refused)
         int r = copy_tree(NULL, NULL, &err);
         cr_assert_eq(r, -EPERM);
         cr_assert_eq(err.reason, CUSTODY_ERR_BLOCK_DEVICE);
-        cr_assert_str_eq(err.message, "disk: block device not allowed");
+        cr_assert_str_eq(err.detail.message, "disk: block device not allowed");
 }
 
 static int plant_device(int parent_fd, const char *name, const char *rel, void *userdata)
@@ -64,7 +64,7 @@ Test(custody_kernel, swap_file_for_device_never_opens_it)
         int r = copy_tree(&o, NULL, &err);
         cr_assert_eq(fired, 1);
         cr_assert_eq(r, -ESTALE);
-        cr_assert_str_eq(err.message, "victim: changed type while copying");
+        cr_assert_str_eq(err.detail.message, "victim: changed type while copying");
 }
 
 Test(custody_kernel, copy_handed_to_principal)
@@ -80,7 +80,7 @@ Test(custody_kernel, copy_handed_to_principal)
         put_dir(src_fd, "d");
         put_file(src_fd, "d/f", "x");
         put_file(src_fd, "g", "y");
-        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "%s", err.message);
+        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "%s", err.detail.message);
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 cr_assert_eq(fstatat(tmp_fd, paths[i], &s, AT_SYMLINK_NOFOLLOW), 0);
                 cr_assert_eq(s.st_uid, 201000, "%s", paths[i]);

@@ -27,7 +27,7 @@ Test(custody, plain_tree_copied_with_counts_and_modes)
         put_dir(src_fd, "empty-dir");
         cr_assert_eq(fchmodat(src_fd, "a.txt", 04777, 0), 0);
 
-        cr_assert_eq(copy_tree(NULL, &st, &err), 0, "%s", err.message);
+        cr_assert_eq(copy_tree(NULL, &st, &err), 0, "%s", err.detail.message);
         cr_assert_eq(st.files, 3);
         cr_assert_eq(st.dirs, 3);
         cr_assert_eq(st.bytes, 8);
@@ -57,7 +57,7 @@ Test(custody, private_modes_and_setid_bits_masked)
 
         put_dir(src_fd, "d");
         put_file(src_fd, "d/f", "x");
-        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "%s", err.message);
+        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "%s", err.detail.message);
         cr_assert_eq(fstatat(tmp_fd, "dst/d/f", &s, 0), 0);
         cr_assert_eq(s.st_mode & 07777, 0640);
         cr_assert_eq(fstatat(tmp_fd, "dst/d", &s, 0), 0);
@@ -73,7 +73,7 @@ Test(custody, source_given_as_fd)
 
         put_file(src_fd, "f", "12345");
         cr_assert_eq(custody_copy(src_fd, NULL, tmp_fd, "dst", NULL, &st, &err), 0, "%s",
-                     err.message);
+                     err.detail.message);
         cr_assert_eq(st.files, 1);
         cr_assert_eq(st.bytes, 5);
 }
@@ -88,7 +88,7 @@ Test(custody, symlink_to_file_refused)
         cr_assert_str_eq(err.rel, "link");
         cr_assert(custody_reason_is_source_fault(err.reason));
         custody_error_done(&err);
-        cr_assert_null(err.message);
+        cr_assert_null(err.detail.message);
 }
 
 Test(custody, symlink_to_dir_refused_and_not_followed)
@@ -148,7 +148,7 @@ Test(custody, byte_limit)
 
         put_file(src_fd, "a", "12345");
         put_file(src_fd, "b", "67890");
-        cr_assert_eq(copy_tree(&o, &st, &err), 0, "exactly at the limit: %s", err.message);
+        cr_assert_eq(copy_tree(&o, &st, &err), 0, "exactly at the limit: %s", err.detail.message);
         cr_assert_eq(st.bytes, 10);
         cr_assert_eq(rm_rf_at(tmp_fd, "dst"), 0);
 
@@ -168,7 +168,7 @@ Test(custody, entry_limit_counts_files_and_dirs)
         put_file(src_fd, "d/1", "");
         put_file(src_fd, "d/2", "");
         put_file(src_fd, "x", "");
-        cr_assert_eq(copy_tree(&o, &st, &err), 0, "exactly at the limit: %s", err.message);
+        cr_assert_eq(copy_tree(&o, &st, &err), 0, "exactly at the limit: %s", err.detail.message);
         cr_assert_eq(st.files + st.dirs, 4);
         cr_assert_eq(rm_rf_at(tmp_fd, "dst"), 0);
 
@@ -176,7 +176,7 @@ Test(custody, entry_limit_counts_files_and_dirs)
         int r = copy_tree(&o, NULL, &err);
         cr_assert_eq(r, -E2BIG);
         cr_assert_eq(err.reason, CUSTODY_ERR_ENTRIES);
-        cr_assert(endswith(err.message, ": more than 4 entries"), "%s", err.message);
+        cr_assert(endswith(err.detail.message, ": more than 4 entries"), "%s", err.detail.message);
 }
 
 Test(custody, entry_limit_on_one_huge_directory_stops_listing)
@@ -191,8 +191,8 @@ Test(custody, entry_limit_on_one_huge_directory_stops_listing)
         }
         int r = copy_tree(&o, NULL, &err);
         cr_assert_eq(r, -E2BIG);
-        cr_assert(endswith(err.message, ": more than 50 entries"), "%s", err.message);
-        cr_assert(startswith(err.message, "f"), "%s", err.message);
+        cr_assert(endswith(err.detail.message, ": more than 50 entries"), "%s", err.detail.message);
+        cr_assert(startswith(err.detail.message, "f"), "%s", err.detail.message);
 }
 
 Test(custody, depth_limit)
@@ -204,7 +204,7 @@ Test(custody, depth_limit)
         put_dir(src_fd, "a/b");
         put_dir(src_fd, "a/b/c");
         put_file(src_fd, "a/b/c/f", "deep");
-        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "exactly at the limit: %s", err.message);
+        cr_assert_eq(copy_tree(&o, NULL, &err), 0, "exactly at the limit: %s", err.detail.message);
         cr_assert_eq(rm_rf_at(tmp_fd, "dst"), 0);
 
         o.limits.max_depth = 2;
@@ -230,8 +230,9 @@ Test(custody, default_depth_limit_from_limits_h)
         safe_close(fd);
         int r = copy_tree(NULL, NULL, &err);
         cr_assert_eq(r, -ELOOP);
-        cr_assert(endswith(err.message, ": nested deeper than 128 directories"), "%s", err.message);
-        cr_assert(startswith(err.message, "d/d/d/"));
+        cr_assert(endswith(err.detail.message, ": nested deeper than 128 directories"), "%s",
+                  err.detail.message);
+        cr_assert(startswith(err.detail.message, "d/d/d/"));
 }
 
 /* ---- swaps between listing and opening (the test-only hook) ---- */
@@ -465,7 +466,7 @@ Test(custody, destination_empty_dir_accepted)
 
         put_file(src_fd, "f", "x");
         put_dir(tmp_fd, "dst");
-        cr_assert_eq(copy_tree(NULL, NULL, &err), 0, "%s", err.message);
+        cr_assert_eq(copy_tree(NULL, NULL, &err), 0, "%s", err.detail.message);
         cr_assert_str_eq(slurp(tmp_fd, "dst/f"), "x");
 }
 
@@ -525,7 +526,7 @@ Test(custody, destination_inside_source_refused)
         /* dst/ appears inside the tree being copied: it must not copy itself. */
         int r = custody_copy(tmp_fd, "src", sub, "copy", NULL, NULL, &err);
         cr_assert_lt(r, 0);
-        cr_assert_eq(err.reason, CUSTODY_ERR_IO, "%s", err.message);
+        cr_assert_eq(err.reason, CUSTODY_ERR_IO, "%s", err.detail.message);
         custody_error_done(&err);
         r = custody_copy(tmp_fd, "src", src_fd, "copy2", NULL, NULL, &err);
         cr_assert_lt(r, 0, "copied into itself");
@@ -542,7 +543,7 @@ Test(custody, never_writes_outside_destination)
         put_file(src_fd, "..x", "dotx");
         put_dir(src_fd, "sub");
         put_file(src_fd, "sub/.. ", "space");
-        cr_assert_eq(copy_tree(NULL, &st, &err), 0, "%s", err.message);
+        cr_assert_eq(copy_tree(NULL, &st, &err), 0, "%s", err.detail.message);
         cr_assert_eq(st.files, 3);
         cr_assert_str_eq(slurp(tmp_fd, "dst/..."), "dots");
         cr_assert_str_eq(slurp(tmp_fd, "dst/sub/.. "), "space");
@@ -601,10 +602,12 @@ Test(custody, long_path_refusal_is_bounded_and_reported)
         cr_assert_eq(copy_tree(NULL, NULL, &err), -EPERM);
         cr_assert_eq(err.reason, CUSTODY_ERR_FIFO);
         cr_assert_eq(strlen(err.rel), 20 * 251 + strlen("the-fifo"));
-        cr_assert(startswith(err.message, "nnnn"), "%s", err.message);
-        cr_assert(endswith(err.message, "/the-fifo: FIFO not allowed"), "%s", err.message);
-        cr_assert(strstr(err.message, "/.../"), "%s", err.message);
-        cr_assert_leq(strlen(err.message), CUSTODY_REPORT_MAX_REL + strlen(": FIFO not allowed"));
+        cr_assert(startswith(err.detail.message, "nnnn"), "%s", err.detail.message);
+        cr_assert(endswith(err.detail.message, "/the-fifo: FIFO not allowed"), "%s",
+                  err.detail.message);
+        cr_assert(strstr(err.detail.message, "/.../"), "%s", err.detail.message);
+        cr_assert_leq(strlen(err.detail.message),
+                      CUSTODY_REPORT_MAX_REL + strlen(": FIFO not allowed"));
         cr_assert_eq(err.owner, (int64_t) getuid());
 
         size_t n = custody_report_format(-EPERM, &err, out, sizeof(out));
@@ -612,7 +615,7 @@ Test(custody, long_path_refusal_is_bounded_and_reported)
         cr_assert_eq(rep.r, -EPERM);
         cr_assert_eq(rep.reason, CUSTODY_ERR_FIFO);
         cr_assert_eq(rep.owner, (int64_t) getuid());
-        cr_assert_str_eq(rep.message, err.message);
+        cr_assert_str_eq(rep.message, err.detail.message);
         custody_report_done(&rep);
         custody_error_done(&err);
 }
@@ -623,7 +626,8 @@ Test(custody, report_fields_survive_any_name)
 {
         struct custody_error err = { .reason = CUSTODY_ERR_SOCKET,
                                      .owner = 1234,
-                                     .message = (char *) "7 0 -1 : x\n1 2 3: socket not allowed" };
+                                     .detail.message =
+                                             (char *) "7 0 -1 : x\n1 2 3: socket not allowed" };
         struct custody_report rep;
         char out[256];
         size_t n = custody_report_format(-EPERM, &err, out, sizeof(out));
@@ -631,7 +635,7 @@ Test(custody, report_fields_survive_any_name)
         cr_assert_eq(custody_report_parse(out, n, &rep), 0);
         cr_assert_eq(rep.reason, CUSTODY_ERR_SOCKET);
         cr_assert_eq(rep.owner, 1234);
-        cr_assert_str_eq(rep.message, err.message);
+        cr_assert_str_eq(rep.message, err.detail.message);
         custody_report_done(&rep);
 
         n = custody_report_format(0, NULL, out, sizeof(out));

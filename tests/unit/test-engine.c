@@ -965,3 +965,46 @@ Test(engine, standby_goes_on_past_the_yield_during_a_slow_grading)
         cr_expect_eq(made("env"), envs + 1);
         cr_expect_eq(live_state(), EPISODE_GRADING, "first still runs");
 }
+
+/* --- a full workspace ---------------------------------------------------------------- */
+
+/* At sealing the workspace is full: the agent filled its own disk (its
+ * misbehaviour, never the system's), blamed on whoever owns most of what ran
+ * out (a real walk of the upper layer in a child job: here nothing is owned
+ * by a container's uid, so the zone as a whole). A failed episode is not
+ * graded: sealed, then closed. */
+static void workspace_full_at_sealing(int how, const char *reason)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        cleanup_free char *dir = episode_path("");
+        cleanup_free char *upper = episode_path("workspace/upper");
+        put(upper, "big", "the agent's bytes\n");
+        fake_workspace_fill(dir, how);
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_eq(end_result, 0);
+        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "a broken episode is not graded");
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent");
+        cr_expect_str_eq(verdict_field("reason"), reason);
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:orchestrator sealed>closed:system"), "history: %s", h);
+}
+
+Test(engine, workspace_full_of_bytes_is_the_agents)
+{
+        workspace_full_at_sealing(EPISODE_FS_FULL_BYTES,
+                                  "the agent zone filled its disk (workspace full at 256 MB)");
+}
+
+Test(engine, workspace_out_of_inodes_is_the_agents)
+{
+        workspace_full_at_sealing(EPISODE_FS_FULL_INODES,
+                                  "the agent zone filled its disk (workspace out of inodes: 65536 "
+                                  "entries at 256 MB)");
+}

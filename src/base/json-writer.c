@@ -1,19 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "base/json-writer.h"
+
 #include <inttypes.h>
 #include <string.h>
 
 #include "base/text-escape.h"
-#include "probe/json-writer.h"
 
-void jwriter_init(struct jwriter *w)
+void jwriter_init(struct jwriter *w, struct strbuf *out)
 {
-        *w = (struct jwriter){ .out = STRBUF_INIT };
+        *w = (struct jwriter){ .out = out };
         w->first[0] = true;
-}
-
-void jwriter_release(struct jwriter *w)
-{
-        strbuf_release(&w->out);
 }
 
 static void before_value(struct jwriter *w)
@@ -23,7 +19,7 @@ static void before_value(struct jwriter *w)
                 return;
         }
         if (!w->first[w->depth])
-                strbuf_addch(&w->out, ',');
+                strbuf_addch(w->out, ',');
         w->first[w->depth] = false;
 }
 
@@ -34,7 +30,7 @@ static void open_scope(struct jwriter *w, char c)
                 w->failed = true;
                 return;
         }
-        strbuf_addch(&w->out, c);
+        strbuf_addch(w->out, c);
         w->depth++;
         w->first[w->depth] = true;
 }
@@ -45,7 +41,7 @@ static void close_scope(struct jwriter *w, char c)
                 w->failed = true;
                 return;
         }
-        strbuf_addch(&w->out, c);
+        strbuf_addch(w->out, c);
         w->depth--;
 }
 
@@ -73,49 +69,58 @@ void jwriter_key(struct jwriter *w, const char *key)
                 return;
         }
         before_value(w);
-        jstring_append(&w->out, key);
-        strbuf_addch(&w->out, ':');
+        jstring_append(w->out, key);
+        strbuf_addch(w->out, ':');
         w->after_key = true;
 }
 
 void jwriter_string(struct jwriter *w, const char *s)
 {
-        struct strbuf e = STRBUF_INIT;
-
         before_value(w);
+        jstring_append(w->out, s ? s : "");
+}
+
+void jwriter_text(struct jwriter *w, const char *s)
+{
+        cleanup_strbuf struct strbuf e = STRBUF_INIT;
+
         text_escape_exact_append(&e, s ? s : "");
-        jstring_append(&w->out, e.buf ? e.buf : "");
-        strbuf_release(&e);
+        jwriter_string(w, e.buf);
 }
 
 void jwriter_uint(struct jwriter *w, uint64_t v)
 {
         before_value(w);
-        strbuf_addf(&w->out, "%" PRIu64, v);
+        strbuf_addf(w->out, "%" PRIu64, v);
 }
 
 void jwriter_int(struct jwriter *w, int64_t v)
 {
         before_value(w);
-        strbuf_addf(&w->out, "%" PRId64, v);
+        strbuf_addf(w->out, "%" PRId64, v);
 }
 
 void jwriter_bool(struct jwriter *w, bool v)
 {
         before_value(w);
-        strbuf_adds(&w->out, v ? "true" : "false");
+        strbuf_adds(w->out, v ? "true" : "false");
 }
 
 void jwriter_null(struct jwriter *w)
 {
         before_value(w);
-        strbuf_adds(&w->out, "null");
+        strbuf_adds(w->out, "null");
 }
 
 void jwriter_kv_string(struct jwriter *w, const char *key, const char *s)
 {
         jwriter_key(w, key);
         jwriter_string(w, s);
+}
+void jwriter_kv_text(struct jwriter *w, const char *key, const char *s)
+{
+        jwriter_key(w, key);
+        jwriter_text(w, s);
 }
 void jwriter_kv_uint(struct jwriter *w, const char *key, uint64_t v)
 {
