@@ -55,6 +55,7 @@ struct daemon_options {
         unsigned weaken;              /* test-only (--test-weaken) */
         double observer_timeout_s;
         double start_timeout_s;
+        unsigned verdict_history; /* --verdict-history: ended episodes' verdicts kept */
 };
 
 /* Exit codes (docs/DAEMON.md): the project's one table, base/exit-code.h. */

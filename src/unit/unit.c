@@ -161,7 +161,7 @@ static void remember(struct unit *u, struct episode *e)
         json_object_set_new(v, "ended_at",
                             json_real((double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC));
         json_array_append_new(u->recent, v);
-        while (json_array_size(u->recent) > UNIT_VERDICT_HISTORY)
+        while (json_array_size(u->recent) > u->cfg.verdict_history)
                 json_array_remove(u->recent, 0);
 }
 
@@ -724,6 +724,9 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 return r;
         u = xcalloc(1, sizeof(*u));
         u->cfg = *cfg;
+        if (!u->cfg.verdict_history)
+                u->cfg.verdict_history = UNIT_VERDICT_HISTORY_DEFAULT;
+        u->cfg.verdict_history = MIN(u->cfg.verdict_history, (unsigned) UNIT_VERDICT_HISTORY_MAX);
         u->ops = ops;
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);

@@ -310,6 +310,35 @@ def case_reset_from_every_phase():
         d.stop()
 
 
+def case_verdict_history():
+    for bad in ("0", "4097", "x"):
+        r = subprocess.run([OPENENVD, "--verdict-history", bad], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 2 and "--verdict-history: '%s' is not a count of episodes (1-4096)"
+              % bad in r.stderr, "--verdict-history %s: exit 2, said: %s" % (bad, r))
+    d = Daemon("minimal.yaml", args=["--verdict-history", "2", "--no-standby",
+                                      "--no-initial-episode"])
+    try:
+        ids = []
+        for _ in range(4):
+            ids.append(d.ok("POST", "/reset_unit")["episode_id"])
+            check(d.ok("POST", "/end_episode")["verdict"] == "graded", "graded")
+        eps = d.ok("GET", "/episodes")
+        # The live one (closed, graded) is served, and the 2 before it.
+        check(eps["kept"] == 2 and eps["live"]["episode_id"] == ids[3] and
+              [e["episode_id"] for e in eps["recent"]] == [ids[2], ids[1]],
+              "the last 2 kept, newest first: %s" % eps)
+        for eid in ids[1:]:
+            check(d.ok("GET", "/verdict?episode_id=" + eid)["episode_id"] == eid,
+                  "kept: %s" % eid)
+        status, j = d.request("GET", "/verdict?episode_id=" + ids[0])
+        check(status == 404 and j["error"]["code"] == "not_found" and
+              "no episode %s among the live one and the last 2 that ended" % ids[0]
+              in j["error"]["message"], "the oldest is gone, said: %s %s" % (status, j))
+    finally:
+        d.stop()
+
+
 def misbehaving_harness(unit, evidence, blame="zones/agent/harness", words=()):
     d = Daemon(unit)
     try:
@@ -967,6 +996,8 @@ CASES = [
      case_model_key_absent),
     ("inspect freezes the agent zone, resume thaws it", case_inspect_resume),
     ("reset works from closed, ready, running, frozen and failed", case_reset_from_every_phase),
+    ("--verdict-history N: the last N verdicts by id, an older id 404 in words, 0 refused",
+     case_verdict_history),
     ("openenvctl status, episodes, verdict, logs, metrics read a running unit; errors in words",
      case_openenvctl_reads_a_running_unit),
     ("/logs timestamps=1, format=json from since to next (an unfinished line held back), "
