@@ -139,6 +139,18 @@ int start_custody(struct episode *e, const char *src, const char *dst_parent, co
                   void (*then)(struct episode *e, int result, const char *out, size_t len));
 struct custody_report custody_outcome(int result, const char *out, size_t len);
 
+/* agent-events.c: an event of an agent-zone container (mb NULL: of the
+ * zone as a whole): listed in the verdict with the policy that applied
+ * (extra: more of the event's fields, stolen, may be NULL); when its
+ * verdict_policy says void, also the verdict's failure, agent_misbehavior
+ * with the reason and cause. True when it voided grading. */
+bool episode_agent_event(struct episode *e, const struct ep_member *mb,
+                         enum manifest_verdict_event what, const char *cause, json_t *extra,
+                         const char *fmt, ...) printf_fmt(6, 7);
+/* The evidence at sealing, before the kill: OOM kills, refused forks and
+ * detached processes of each started agent container, as events. */
+void agent_events_at_sealing(struct episode *e);
+
 /* grading.c */
 void grading_start_early_observers(struct episode *e);
 int grading_seal(struct episode *e, const char *reason);

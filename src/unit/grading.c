@@ -482,8 +482,9 @@ static void sealed(struct episode *e)
 static void after_disk_walk(struct episode *e, int result, const char *out, size_t len)
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
-        const char *subtree = "zones/agent", *who = "the agent zone";
+        const struct ep_member *blamed = NULL; /* NULL: the zone as a whole */
         bool inodes = e->disk_full == EPISODE_FS_FULL_INODES;
+        uint64_t disk_mb = z->resources.disk_mb ?: 256;
         struct disk_blame_owned owned[DISK_BLAME_MAX_OWNERS];
         size_t n = 0, k = 0;
         uint64_t most = 0;
@@ -500,21 +501,22 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
                         k++;
                         if (v > most) {
                                 most = v;
-                                subtree = mb->subtree;
-                                who = mb->mc->name;
+                                blamed = mb;
                         }
                 }
+        /* Its policy says whether grading runs on the full workspace (the
+         * custody copy is bounded by the same size). */
+        const char *who = blamed ? blamed->mc->name : "the agent zone";
         if (inodes)
-                verdict_fail(
-                        &e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                (void) episode_agent_event(
+                        e, blamed, MANIFEST_VERDICT_EVENT_DISK_FULL, NULL, NULL,
                         "%s filled its disk (workspace out of inodes: %llu entries at %llu MB)",
-                        who,
-                        (unsigned long long) episode_fs_inodes_for(z->resources.disk_mb ?: 256),
-                        (unsigned long long) (z->resources.disk_mb ?: 256));
+                        who, (unsigned long long) episode_fs_inodes_for(disk_mb),
+                        (unsigned long long) disk_mb);
         else
-                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
-                             "%s filled its disk (workspace full at %llu MB)", who,
-                             (unsigned long long) (z->resources.disk_mb ?: 256));
+                (void) episode_agent_event(e, blamed, MANIFEST_VERDICT_EVENT_DISK_FULL, NULL, NULL,
+                                           "%s filled its disk (workspace full at %llu MB)", who,
+                                           (unsigned long long) disk_mb);
         sealed(e);
 }
 
@@ -561,84 +563,6 @@ static void after_agent_empty(struct episode *e, int result)
         sealed(e);
 }
 
-/*
- * Detached processes: the shim (the container's PID 1) forks exactly one
- * child, the principal; anything else whose parent is the shim is an orphan
- * the kernel reparented to it, i.e. a process the agent detached (double
- * fork, setsid + exit of its parent). They cannot outlive the principal —
- * when it exits the shim exits and takes the pid namespace with it — so the
- * evidence exists only while the container runs: at sealing, before the
- * kill. Returns how many such processes the leaf holds.
- */
-static unsigned count_detached(struct episode *e, struct ep_member *mb)
-{
-        cleanup_free pid_t *pids = NULL;
-        pid_t shim = mb->m ? member_pid(mb->m) : 0;
-        unsigned children = 0;
-        size_t n = 0;
-
-        if (shim <= 0 || mb->exited || cgroup_list_pids(e->cfg->cgroups, mb->cgroup, &pids, &n) < 0)
-                return 0;
-        for (size_t i = 0; i < n; i++) {
-                cleanup_free char *stat = NULL, *path = NULL;
-                int ppid;
-                if (pids[i] == shim)
-                        continue;
-                path = xasprintf("/proc/%d/stat", (int) pids[i]);
-                if (read_full_file_at(AT_FDCWD, path, 4096, &stat, NULL) < 0)
-                        continue; /* gone meanwhile */
-                /* "pid (comm) state ppid ...": comm may hold anything but ")". */
-                const char *rp = strrchr(stat, ')');
-                if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == shim)
-                        children++;
-        }
-        /* One of them is the principal. */
-        return children > 1 ? children - 1 : 0;
-}
-
-/* What a leaf's counters say about an agent-zone member, as a verdict. */
-static void limits_evidence(struct episode *e, const struct ep_member *mb, enum member_end end)
-{
-        static const char *const what[_MEMBER_END_MAX] = {
-                [MEMBER_END_MEMORY_LIMIT] = "exhausted its memory",
-                [MEMBER_END_PIDS_LIMIT] = "hit its pids limit",
-                [MEMBER_END_HOST_OOM] = "lost a process to the host's OOM killer (its own "
-                                        "memory limit was never reached)",
-        };
-
-        if (!what[end])
-                return;
-        if (verdict_fail(&e->verdict,
-                         member_end_is_its_own(end) ? VERDICT_AGENT_MISBEHAVIOR
-                                                    : VERDICT_INFRASTRUCTURE_ERROR,
-                         mb->subtree, "%s %s", mb->mc->name, what[end]))
-                verdict_set_cause(&e->verdict, member_end_to_string(end));
-}
-
-/*
- * Evidence of agent misbehaviour that the kill itself would hide: a
- * container whose forks were refused by pids.max, or that was OOM-killed
- * (hitting memory.max alone is just reclaim), or that detached processes.
- * Checked per leaf, so blame names the subtree.
- */
-static void agent_evidence(struct episode *e)
-{
-        for (size_t i = 0; i < e->n_members; i++) {
-                struct ep_member *mb = &e->members[i];
-                struct cgroup_stats st;
-                unsigned n;
-                if (mb->mc->zone != MANIFEST_ZONE_AGENT || !mb->started)
-                        continue;
-                if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0)
-                        limits_evidence(e, mb, member_end_of_limits(&st));
-                n = count_detached(e, mb);
-                if (n > 0)
-                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
-                                     "%s left %u detached process%s behind", mb->mc->name, n,
-                                     n == 1 ? "" : "es");
-        }
-}
-
 int grading_seal(struct episode *e, const char *reason)
 {
         const struct manifest *m = e->cfg->manifest;
@@ -659,7 +583,7 @@ int grading_seal(struct episode *e, const char *reason)
         json_decref(e->verdict.model);
         e->verdict.model = unit_relays_model_json(e->relays);
         e->verdict.actions = episode_actions(e);
-        agent_evidence(e);
+        agent_events_at_sealing(e);
         for (size_t i = 0; i < e->n_members; i++)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                         e->members[i].killed = true;

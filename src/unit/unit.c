@@ -433,12 +433,14 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c) && status == 0)
                 return;
         /* The agent zone answers for what its own code can have done, never
-         * for an operator's signal or the host's OOM killer. */
-        if (verdict_fail(v,
-                         c->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end)
-                                 ? VERDICT_AGENT_MISBEHAVIOR
-                                 : VERDICT_INFRASTRUCTURE_ERROR,
-                         subtree, "%s", how))
+         * for an operator's signal or the host's OOM killer; its container's
+         * verdict_policy says whether that voids grading (the episode's
+         * event says which: docs/GRADING.md). */
+        if (c->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end)) {
+                if (c->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT] == MANIFEST_VERDICT_VOID &&
+                    verdict_fail(v, VERDICT_AGENT_MISBEHAVIOR, subtree, "%s", how))
+                        verdict_set_cause(v, member_end_to_string(end));
+        } else if (verdict_fail(v, VERDICT_INFRASTRUCTURE_ERROR, subtree, "%s", how))
                 verdict_set_cause(v, member_end_to_string(end));
         if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c))
                 return;

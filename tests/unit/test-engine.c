@@ -240,6 +240,9 @@ static const char *verdict_field(const char *key)
         return buf;
 }
 
+static json_t *event_of(const char *what, const char *container);
+static const char *field(json_t *j, const char *key);
+
 /* The unit's phase history (/info's), as "from>to:actor" words. */
 static char *history(void)
 {
@@ -716,6 +719,203 @@ Test(engine, harness_failure_is_recorded_not_sealed)
         cr_expect_eq(unit_phase(u), PHASE_RUNNING, "the episode goes on");
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+        json_t *ev = event_of("exited", "harness");
+        cr_expect(ev && streq(field(ev, "policy"), "void"), "exit: void by default");
+        json_decref(ev);
+}
+
+/* --- the verdict policy (docs/GRADING.md) ------------------------------------------- */
+
+/* yaml with `old` replaced by `new` (once; it must be there). */
+static char *yaml_with(const char *yaml, const char *old, const char *new)
+{
+        const char *at = strstr(yaml, old);
+        cr_assert_not_null(at, "%s", old);
+        return xasprintf("%.*s%s%s", (int) (at - yaml), yaml, new, at + strlen(old));
+}
+
+/* The unit's yaml with openenvd.verdict_policy: policy. */
+static char *with_policy(const char *yaml, const char *policy)
+{
+        cleanup_free char *p = xasprintf("openenvd:\n  verdict_policy: %s\n", policy);
+        return yaml_with(yaml, "openenvd:\n", p);
+}
+
+static void ready_with(const char *yaml)
+{
+        boot(yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+/* Writes what the kernel would in a live member's leaf (the fake tree). */
+static void leaf_put(const char *name, const char *file, const char *content)
+{
+        json_t *info = unit_info(u);
+        const char *rel = NULL;
+        cr_assert_eq(json_unpack(info, "{s:{s:{s:s}}}", "members", name, "cgroup", &rel), 0);
+        cleanup_free char *d = xasprintf("%s/cg/own/sub/%s", tmp, rel);
+        put(d, file, content);
+        json_decref(info);
+}
+
+/* A process of name's OOM-killed at its own limit (memory.events: max
+ * reached, one kill); the container itself goes on. */
+static void oom_kill_in(const char *name)
+{
+        leaf_put(name, "memory.events", "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
+}
+
+/* The verdict's first event of kind what in container (a new reference),
+ * with its time; NULL when there is none. */
+static json_t *event_of(const char *what, const char *container)
+{
+        json_t *v = unit_verdict(u, NULL), *ev, *found = NULL;
+        size_t i;
+
+        json_array_foreach(json_object_get(v, "events"), i, ev)
+        {
+                if (!found && streq(json_string_value(json_object_get(ev, "what")) ?: "", what) &&
+                    streq(json_string_value(json_object_get(ev, "container")) ?: "", container))
+                        found = json_incref(ev);
+        }
+        json_decref(v);
+        if (found)
+                cr_expect(json_real_value(json_object_get(found, "at")) > 0, "an event has a time");
+        return found;
+}
+
+static const char *field(json_t *j, const char *key)
+{
+        return json_string_value(json_object_get(j, key)) ?: "";
+}
+
+static const char *verdict_cause(void)
+{
+        json_t *v = unit_verdict(u, NULL);
+        static char buf[64];
+        snprintf(buf, sizeof(buf), "%s", field(json_object_get(v, "blame"), "cause"));
+        json_decref(v);
+        return buf;
+}
+
+/* The issue's OOM-then-fix episode: the env server's child program is
+ * OOM-killed (the server survives and answers), the agent's fixed program
+ * succeeds: graded, the OOM kill listed with its container and time. */
+Test(engine, oom_then_fix_is_graded_with_the_oom_kill_listed)
+{
+        ready();
+        act();
+        oom_kill_in("env");
+        act();
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        json_t *ev = event_of("oom_kill", "env");
+        cr_assert_not_null(ev, "the OOM kill is listed");
+        cr_expect_str_eq(field(ev, "policy"), "record");
+        cr_expect_str_eq(field(ev, "cause"), "memory_limit");
+        cr_expect_str_eq(field(ev, "subtree"), "zones/agent/env");
+        cr_expect_eq(json_integer_value(json_object_get(ev, "count")), 1);
+        json_decref(ev);
+}
+
+Test(engine, oom_kill_voids_grading_when_the_policy_says_void)
+{
+        cleanup_free char *yaml = with_policy(unit_yaml, "{oom_kill: void}");
+        char refusal[128];
+
+        ready_with(yaml);
+        act();
+        oom_kill_in("env");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect_str_eq(verdict_cause(), "memory_limit");
+        cr_expect(strstr(verdict_field("reason"), "env exhausted its memory"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "void: no grader runs");
+        json_t *ev = event_of("oom_kill", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "void"), "listed either way");
+        json_decref(ev);
+}
+
+/* A container's own keys over the unit's: the harness voids on a refused
+ * fork, the env (the unit's default) records one. */
+Test(engine, a_containers_policy_overrides_the_units)
+{
+        cleanup_free char *yaml =
+                yaml_with(unit_yaml, "harness: {argv: [/bin/true]}",
+                          "harness: {argv: [/bin/true], verdict_policy: {pids_limit: void}}");
+        char refusal[128];
+
+        ready_with(yaml);
+        act();
+        leaf_put("env", "pids.events", "max 2\n");
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded", "the env's refused forks: recorded");
+        json_t *ev = event_of("pids_limit", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "record") &&
+                          json_integer_value(json_object_get(ev, "count")) == 2,
+                  "listed");
+        json_decref(ev);
+        teardown();
+        setup();
+        end_result = 1;
+
+        ready_with(yaml);
+        act();
+        leaf_put("harness", "pids.events", "max 1\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+        cr_expect_str_eq(verdict_cause(), "pids_limit");
+        cr_expect_eq(fake_starts(&fb, "first"), 0);
+}
+
+/* The host's OOM killer (no limit of the container's own reached): no agent
+ * byte decides that, whatever the policy says. */
+Test(engine, host_oom_is_infrastructure_whatever_the_policy)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        leaf_put("env", "memory.events", "low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_cause(), "host_oom");
+        json_t *ev = event_of("host_oom", "env");
+        cr_expect_not_null(ev);
+        json_decref(ev);
+}
+
+/* exit: record: the env server's death still ends the episode (sealed by
+ * the system), and the graders run on what it left. */
+Test(engine, env_death_is_graded_when_exit_is_record)
+{
+        cleanup_free char *yaml = with_policy(unit_yaml, "{exit: record}");
+
+        ready_with(yaml);
+        act();
+        fake_exit(fake_find(&fb, "env"), 3);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        observer_passes("first", "{\"score\": 0}");
+        observer_passes("second", "{\"score\": 0}");
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:system"), "history: %s", h);
+        json_t *ev = event_of("exited", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "record") &&
+                          json_integer_value(json_object_get(ev, "exit_status")) == 3,
+                  "listed with its status");
+        json_decref(ev);
 }
 
 /* --- custody: the copies are real child jobs over plain directories --------------------- */
@@ -969,42 +1169,73 @@ Test(engine, standby_goes_on_past_the_yield_during_a_slow_grading)
 /* --- a full workspace ---------------------------------------------------------------- */
 
 /* At sealing the workspace is full: the agent filled its own disk (its
- * misbehaviour, never the system's), blamed on whoever owns most of what ran
- * out (a real walk of the upper layer in a child job: here nothing is owned
- * by a container's uid, so the zone as a whole). A failed episode is not
- * graded: sealed, then closed. */
-static void workspace_full_at_sealing(int how, const char *reason)
+ * doing, never the system's), blamed on whoever owns most of what ran out (a
+ * real walk of the upper layer in a child job: here nothing is owned by a
+ * container's uid, so the zone as a whole). By default (disk_full: record)
+ * the graders run on it, the event listed; with void the episode is sealed,
+ * then closed without grading. */
+static void workspace_full_at_sealing(int how, const char *reason, bool voids)
 {
+        cleanup_free char *yaml = with_policy(unit_yaml, voids ? "{disk_full: void}" : "{}");
         char refusal[128];
 
-        ready();
+        ready_with(yaml);
         act();
         cleanup_free char *dir = episode_path("");
         cleanup_free char *upper = episode_path("workspace/upper");
         put(upper, "big", "the agent's bytes\n");
         fake_workspace_fill(dir, how);
-        cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
-        RUN_UNTIL(end_result != 1);
-        cr_expect_eq(end_result, 0);
-        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
-        cr_expect_eq(fake_starts(&fb, "first"), 0, "a broken episode is not graded");
-        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
-        cr_expect_str_eq(verdict_field("blame"), "zones/agent");
-        cr_expect_str_eq(verdict_field("reason"), reason);
-        cleanup_free char *h = history();
-        cr_expect(strstr(h, "running>sealed:orchestrator sealed>closed:system"), "history: %s", h);
+        if (!voids) {
+                end_and_grade();
+                cr_expect_str_eq(verdict_field("verdict"), "graded");
+        } else {
+                cr_assert_eq(unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal,
+                                      sizeof(refusal)),
+                             1);
+                RUN_UNTIL(end_result != 1);
+                cr_expect_eq(end_result, 0);
+                cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+                cr_expect_eq(fake_starts(&fb, "first"), 0, "a void episode is not graded");
+                cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+                cr_expect_str_eq(verdict_field("blame"), "zones/agent");
+                cr_expect_str_eq(verdict_field("reason"), reason);
+                cleanup_free char *h = history();
+                cr_expect(strstr(h, "running>sealed:orchestrator sealed>closed:system"),
+                          "history: %s", h);
+        }
+        json_t *v = unit_verdict(u, NULL), *ev;
+        size_t i, n = 0;
+        json_array_foreach(json_object_get(v, "events"), i, ev)
+        {
+                if (streq(field(ev, "what"), "disk_full")) {
+                        n++;
+                        cr_expect_str_eq(field(ev, "reason"), reason);
+                        cr_expect_str_eq(field(ev, "subtree"), "zones/agent");
+                        cr_expect_str_eq(field(ev, "policy"), voids ? "void" : "record");
+                }
+        }
+        cr_expect_eq(n, 1, "the full workspace listed once");
+        json_decref(v);
 }
 
 Test(engine, workspace_full_of_bytes_is_the_agents)
 {
         workspace_full_at_sealing(EPISODE_FS_FULL_BYTES,
-                                  "the agent zone filled its disk (workspace full at 256 MB)");
+                                  "the agent zone filled its disk (workspace full at 256 MB)",
+                                  true);
+}
+
+Test(engine, workspace_full_of_bytes_is_graded_by_default)
+{
+        workspace_full_at_sealing(EPISODE_FS_FULL_BYTES,
+                                  "the agent zone filled its disk (workspace full at 256 MB)",
+                                  false);
 }
 
 Test(engine, workspace_out_of_inodes_is_the_agents)
 {
         workspace_full_at_sealing(EPISODE_FS_FULL_INODES,
                                   "the agent zone filled its disk (workspace out of inodes: 65536 "
-                                  "entries at 256 MB)");
+                                  "entries at 256 MB)",
+                                  true);
 }
