@@ -101,57 +101,61 @@ static json_t *read_result(struct episode *e, const struct ep_member *mb, int *r
         return j;
 }
 
-/* A failed observer's own last lines go into the verdict, as an exited
- * member's do: why the grader failed is most often in what it printed. */
-static void record_observer_failure(struct episode *e, const struct ep_member *mb, const char *why,
-                                    const char *tail)
-{
-        json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "observer_failed", "container",
-                               mb->mc->name, "subtree", mb->subtree);
-
-        json_object_set_new(ev, "reason", text_to_json(why));
-        if (tail && *tail)
-                json_object_set_new(ev, "output_tail", text_to_json(tail));
-        verdict_add_event(&e->verdict, ev);
-}
-
 /* The current observer's leaf is empty (or its deadline passed): reap it,
- * record its result and whatever went wrong; the run moves to the next. */
+ * record its result and whatever went wrong, blamed by the one rule
+ * (observer-blame.c); the run moves to the next. */
 static void reaped(struct episode *e, int result)
 {
         struct ep_member *mb = e->run.current;
         cleanup_free char *why = TAKE_PTR(e->run.why);
+        enum observer_fault fault = why ? OBSERVER_FAULT_TIMEOUT : _OBSERVER_FAULT_MAX;
         /* Read before the member goes with its output. */
         cleanup_free char *tail = mb->m ? member_output_tail(mb->m, LOG_TAIL_LINES) : NULL;
+        int init_signal = mb->m && mb->exited ? member_init_signal(mb->m) : 0;
+        bool killed = mb->killed;
         struct cgroup_stats stats = {};
         json_t *res;
         int rerr;
 
         episode_stop_member(mb);
-        if (result < 0 && !why)
+        if (result < 0 && !why) {
+                fault = OBSERVER_FAULT_NOT_REAPED;
                 why = xasprintf("observer %s did not exit", mb->mc->name);
+        }
         if (!why && cgroup_stats(e->cfg->cgroups, mb->cgroup, &stats) >= 0) {
                 enum member_end end = member_end_of_limits(&stats);
-                if (end == MEMBER_END_MEMORY_LIMIT || end == MEMBER_END_HOST_OOM)
+                if (end == MEMBER_END_MEMORY_LIMIT || end == MEMBER_END_HOST_OOM) {
+                        fault = end == MEMBER_END_HOST_OOM ? OBSERVER_FAULT_HOST_OOM
+                                                           : OBSERVER_FAULT_MEMORY_LIMIT;
                         why = xasprintf("observer %s ran out of memory (%s)", mb->mc->name,
                                         end == MEMBER_END_HOST_OOM ? "the host's OOM killer"
                                                                    : "its own limit");
+                }
+        }
+        /* Its init (the shim) died of a signal the daemon did not send:
+         * nothing inside can do that (member-end.h). */
+        if (!why && init_signal && !killed) {
+                fault = OBSERVER_FAULT_INIT;
+                why = xasprintf("observer %s: its init died of signal %d", mb->mc->name,
+                                init_signal);
         }
         /* Killed on purpose (an early observer at sealing): death by
          * signal is no failure then. */
-        if (!why && mb->status != 0 && !(mb->killed && mb->status > 128))
+        if (!why && mb->status != 0 && !(killed && mb->status > 128)) {
+                fault = OBSERVER_FAULT_EXIT;
                 why = xasprintf("observer %s exited with status %d", mb->mc->name, mb->status);
+        }
         res = read_result(e, mb, &rerr);
-        if (!why && rerr < 0)
+        if (!why && rerr < 0) {
+                fault = OBSERVER_FAULT_INVALID_RESULT;
                 why = xasprintf("observer %s wrote an invalid verdict.json", mb->mc->name);
+        }
         verdict_set_observer(&e->verdict, mb->mc->name, res);
         /* An early observer ended at sealing without its turn graded nothing. */
         if (e->run.phase != PHASE_FROZEN && !e->run.stop_only)
                 e->verdict.graders_ran = true;
-        if (why) {
-                record_observer_failure(e, mb, why, tail);
-                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree, "%s", why);
-        }
+        if (why)
+                observer_fail(e, mb, fault, tail, "%s", why);
         e->run.current = NULL;
         e->run.index++;
         e->run.stage = RUN_NEXT;
@@ -204,11 +208,13 @@ static void after_input(struct episode *e, int result, const char *out, size_t l
         struct custody_report o = custody_outcome(result, out, len);
 
         if (o.r < 0) {
-                cleanup_free char *sub = xasprintf("zones/observers/%s", rd->target);
-                /* Agent data the upstream observer passed on: the agent's. */
+                const struct ep_member *up = episode_find_member(
+                        e, manifest_find_container(e->cfg->manifest, rd->target));
+                /* What the upstream observer left in its /out: the agent's
+                 * when that one is a runner, else its author's (the rule). */
                 if (custody_reason_is_source_fault(o.reason))
-                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, sub, "%s output: %s",
-                                     rd->target, o.message);
+                        observer_fail(e, up, OBSERVER_FAULT_OUTPUT_REFUSED, NULL, "%s output: %s",
+                                      rd->target, o.message);
                 else
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s output: %s", rd->target, o.message);
@@ -293,8 +299,8 @@ static bool stage_inputs(struct episode *e)
                         observer_gate_discard(e, mb, mb->start_error);
         }
         if (!released && episode_start_member(e, mb, e->run.phase) < 0) {
-                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                             "observer %s did not start", c->name);
+                observer_fail(e, mb, OBSERVER_FAULT_NOT_STARTED, NULL, "observer %s did not start",
+                              c->name);
                 e->run.stage = RUN_NEXT;
                 e->run.index++;
                 return true;
@@ -434,8 +440,8 @@ void grading_start_early_observers(struct episode *e)
                 if (!early(order[i]))
                         continue;
                 if (episode_start_member(e, mb, PHASE_READY) < 0) {
-                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                                     "observer %s did not start", mb->mc->name);
+                        observer_fail(e, mb, OBSERVER_FAULT_NOT_STARTED, NULL,
+                                      "observer %s did not start", mb->mc->name);
                         return;
                 }
         }

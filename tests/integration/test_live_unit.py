@@ -534,6 +534,32 @@ def case_custody_fifo():
                      "agent_misbehavior")
 
 
+def runner_role(role, memory_mb=None):
+    """custody-symlink.yaml's unit with the runner in another role."""
+    with open(os.path.join(INSTALL, "custody-symlink.yaml")) as f:
+        text = f.read().replace("observer.py, symlink]", "observer.py, %s]" % role)
+    if memory_mb:
+        text = text.replace("          reads: [workspace]\n", "          reads: [workspace]\n"
+                            "          resources: {memory_mb: %d}\n" % memory_mb)
+    name = "runner-%s.yaml" % role
+    with open(os.path.join(INSTALL, name), "w") as f:
+        f.write(text)
+    os.chmod(os.path.join(INSTALL, name), 0o644)
+    return name
+
+
+def case_runner_verdict_symlink():
+    v = observer_failure(runner_role("verdict-symlink"), [], "zones/observers/runner",
+                         ("invalid verdict.json",), "agent_misbehavior")
+    check(v["blame"].get("cause") == "invalid_result", "cause: %s" % v["blame"])
+
+
+def case_runner_balloon():
+    v = observer_failure(runner_role("balloon", memory_mb=64), [], "zones/observers/runner",
+                         ("out of memory", "its own limit"), "agent_misbehavior")
+    check(v["blame"].get("cause") == "memory_limit", "cause: %s" % v["blame"])
+
+
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 
 
@@ -1108,6 +1134,10 @@ CASES = [
      case_early_observers),
     ("runner output holding a symlink is refused by custody", case_custody_symlink),
     ("runner output holding a FIFO is refused by custody", case_custody_fifo),
+    ("a runner's /out/verdict.json a symlink => agent_misbehavior on the runner, invalid_result",
+     case_runner_verdict_symlink),
+    ("a runner OOM-killed at its own limit => agent_misbehavior on the runner, memory_limit",
+     case_runner_balloon),
     ("unprivileged: isolation disabled, the env server runs on the same port",
      case_fallback_unprivileged),
     ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
@@ -989,6 +990,212 @@ Test(engine, custody_refuses_a_fifo_in_the_workspace)
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect(strstr(verdict_field("reason"), "workspace refused by custody"), "%s",
                   verdict_field("reason"));
+}
+
+/* --- the blame rule for observers (docs/GRADING.md, observer-blame.c) ------------------ */
+
+/* Ends the episode and lets what = "runner" (or another observer) fail as
+ * fail says; the verdict follows the one rule. */
+static void observer_fails(const char *what, void (*fail)(struct fake_member *fm), const char *kind,
+                           const char *blame, const char *cause, const char *reason)
+{
+        char refusal[128];
+        struct fake_member *fm;
+
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL((fm = fake_find(&fb, what)) != NULL);
+        fail(fm);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), kind);
+        cr_expect_str_eq(verdict_field("blame"), blame);
+        cr_expect_str_eq(verdict_cause(), cause);
+        cr_expect(strstr(verdict_field("reason"), reason), "%s", verdict_field("reason"));
+        const char *name = strrchr(blame, '/') + 1;
+        json_t *ev = event_of("observer_failed", name);
+        cr_expect(ev && streq(field(ev, "cause"), cause), "listed with its cause");
+        json_decref(ev);
+}
+
+static void exits_1(struct fake_member *fm)
+{
+        fake_exit(fm, 1);
+}
+
+static void hangs(struct fake_member *fm)
+{
+        (void) fm;
+}
+
+static void out_put(struct fake_member *fm, const char *file, const char *content)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out", fm->name);
+        cleanup_free char *out = episode_path(rel);
+        put(out, file, content);
+}
+
+static void writes_garbage(struct fake_member *fm)
+{
+        out_put(fm, "verdict.json", "[\"not an object\"]");
+        fake_exit(fm, 0);
+}
+
+static void links_its_verdict(struct fake_member *fm)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out/verdict.json", fm->name);
+        cleanup_free char *p = episode_path(rel);
+        cr_assert_eq(symlink("/etc/passwd", p), 0);
+        fake_exit(fm, 0);
+}
+
+static void oversize_verdict(struct fake_member *fm)
+{
+        cleanup_free char *big = xmalloc(VERDICT_MAX_BYTES + 2);
+        memset(big, ' ', VERDICT_MAX_BYTES + 1);
+        big[0] = '{';
+        big[VERDICT_MAX_BYTES] = '}';
+        big[VERDICT_MAX_BYTES + 1] = '\0';
+        out_put(fm, "verdict.json", big);
+        fake_exit(fm, 0);
+}
+
+static void oom_killed(struct fake_member *fm)
+{
+        leaf_put(fm->name, "memory.events", "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n");
+        fake_exit(fm, 128 + SIGKILL);
+}
+
+static void host_oom_killed(struct fake_member *fm)
+{
+        leaf_put(fm->name, "memory.events", "low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\n");
+        fake_exit(fm, 128 + SIGKILL);
+}
+
+static void links_in_its_out(struct fake_member *fm)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out/evil-link", fm->name);
+        cleanup_free char *p = episode_path(rel);
+        cr_assert_eq(symlink("/etc/passwd", p), 0);
+        out_put(fm, "verdict.json", "{}");
+        fake_exit(fm, 0);
+}
+
+Test(engine, a_runner_that_exits_non_zero_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", exits_1, "agent_misbehavior", "zones/observers/runner",
+                       "exit_status", "observer runner exited with status 1");
+        cr_expect_eq(fake_starts(&fb, "judge"), 0, "the first failure ends grading");
+}
+
+Test(engine, a_runner_that_times_out_is_the_agents)
+{
+        custody_ready();
+        u->ecfg.observer_timeout = 50 * USEC_PER_MSEC;
+        observer_fails("runner", hangs, "agent_misbehavior", "zones/observers/runner", "timeout",
+                       "observer runner timed out");
+}
+
+Test(engine, a_runner_oom_killed_at_its_limit_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", oom_killed, "agent_misbehavior", "zones/observers/runner",
+                       "memory_limit", "observer runner ran out of memory (its own limit)");
+}
+
+Test(engine, a_runners_invalid_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", writes_garbage, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_symlink_at_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", links_its_verdict, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_oversize_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", oversize_verdict, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_symlink_in_out_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", links_in_its_out, "agent_misbehavior", "zones/observers/runner",
+                       "output_refused", "runner output: ");
+        cr_expect_eq(fake_starts(&fb, "judge"), 0, "never given refused data");
+}
+
+/* The judge reads the runner's output: a runner too, by design. */
+static void runner_passes(struct fake_member *fm)
+{
+        out_put(fm, "report.json", "{\"passed\": 0}");
+        out_put(fm, "verdict.json", "{}");
+        fake_exit(fm, 0);
+}
+
+Test(engine, an_observer_reading_a_runners_output_is_a_runner_too)
+{
+        char refusal[128];
+        struct fake_member *fm;
+
+        custody_ready();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL((fm = fake_find(&fb, "runner")) != NULL);
+        runner_passes(fm);
+        RUN_UNTIL((fm = fake_find(&fb, "judge")) != NULL);
+        fake_exit(fm, 2);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/judge");
+        cr_expect_str_eq(verdict_cause(), "exit_status");
+}
+
+Test(engine, a_runner_killed_by_the_hosts_oom_killer_is_infrastructure)
+{
+        custody_ready();
+        observer_fails("runner", host_oom_killed, "infrastructure_error", "zones/observers/runner",
+                       "host_oom", "observer runner ran out of memory (the host's OOM killer)");
+}
+
+/* Observers that read no agent data (unit_yaml's first and second read
+ * nothing): what they do is the unit author's, never the agent's. */
+Test(engine, an_observer_of_no_agent_data_writing_an_invalid_verdict_is_infrastructure)
+{
+        ready();
+        act();
+        observer_fails("first", writes_garbage, "infrastructure_error", "zones/observers/first",
+                       "invalid_result", "observer first wrote an invalid verdict.json");
+}
+
+Test(engine, an_observer_of_no_agent_data_oom_killed_is_infrastructure)
+{
+        ready();
+        act();
+        observer_fails("first", oom_killed, "infrastructure_error", "zones/observers/first",
+                       "memory_limit", "observer first ran out of memory (its own limit)");
+}
+
+static const char maker_yaml[] = ENV_ONLY_HEAD
+        "    observers:\n"
+        "      containers:\n"
+        "        maker: {argv: [/bin/true], phases: [grading], output: /out/x}\n"
+        "        reader: {argv: [/bin/true], reads: [maker.output], phases: [grading], "
+        "after: maker}\n";
+
+Test(engine, an_observer_of_no_agent_data_with_a_symlink_in_out_is_infrastructure)
+{
+        ready_with(maker_yaml);
+        act();
+        observer_fails("maker", links_in_its_out, "infrastructure_error", "zones/observers/maker",
+                       "output_refused", "maker output: ");
 }
 
 /* --- observers made ahead of their turn (observer-gate.c) ----------------------------- */
