@@ -234,8 +234,13 @@ static void control_verdict(struct daemon *d, const struct frontend_request *req
         }
         v = unit_verdict(d->unit, q[0].value);
         if (!v) {
+                /* Older than what is kept, or never one of this unit's. */
                 reply->status = 404;
                 reply->error_code = "not_found";
+                reply->error_message =
+                        xasprintf("no episode %s among the live one and the last %u that ended "
+                                  "(openenvd --verdict-history)",
+                                  q[0].value, unit_verdict_history(d->unit));
                 return;
         }
         reply_json(reply, 200, v);
@@ -742,6 +747,7 @@ static int daemon_setup(struct daemon *d)
                         .quiet_containers = o->quiet_containers,
                         .uid_base = d->uids.base,
                         .uid_slot_size = d->uids.size / 2,
+                        .verdict_history = o->verdict_history,
                 },
                 &unit_ops, d, &d->unit);
         if (r < 0)

@@ -30,6 +30,7 @@ struct daemon_options {
         const struct env_origin *env_origin; /* the env's start directory and environment */
         const char *state_dir;               /* default /var/lib/openenvd */
         uint16_t port;                       /* 0: the manifest's */
+        unsigned verdict_history;            /* --verdict-history: ended episodes kept */
         const char *listen_address;          /* default 0.0.0.0 */
         bool require_isolation;
         const char *token_file;

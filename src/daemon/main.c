@@ -34,6 +34,7 @@
 #include "sandbox/container-spec.h"
 #include "sandbox/host-view.h"
 #include "unit/env-origin.h"
+#include "unit/unit.h"
 
 extern char **environ;
 
@@ -75,6 +76,8 @@ static void usage(FILE *f)
               "  --shim PATH            openenvd-shim (default: next to openenvd)\n"
               "  --observer-timeout S   one observer's run (default 300)\n"
               "  --start-timeout S      services and env readiness (default 60)\n"
+              "  --verdict-history N    ended episodes whose verdict GET /verdict serves\n"
+              "                         by id (1-4096, default 16)\n"
               "  --log-level LEVEL      err, warning, info (default), debug\n"
               "  --log-format FORMAT    text (default) or json: one object per line\n"
               "                         (also OPENENVD_LOG_FORMAT)\n"
@@ -98,6 +101,7 @@ enum {
         ARG_SHIM,
         ARG_OBSERVER_TIMEOUT,
         ARG_START_TIMEOUT,
+        ARG_VERDICT_HISTORY,
         ARG_LOG_LEVEL,
         ARG_LOG_FORMAT,
         ARG_WEAKEN,
@@ -274,6 +278,7 @@ static const struct option longopts[] = {
         { "shim", required_argument, NULL, ARG_SHIM },
         { "observer-timeout", required_argument, NULL, ARG_OBSERVER_TIMEOUT },
         { "start-timeout", required_argument, NULL, ARG_START_TIMEOUT },
+        { "verdict-history", required_argument, NULL, ARG_VERDICT_HISTORY },
         { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
         { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
         { "test-weaken", required_argument, NULL, ARG_WEAKEN },
@@ -331,6 +336,7 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                 .model_provider = "anthropic",
                 .observer_timeout_s = 300,
                 .start_timeout_s = 60,
+                .verdict_history = UNIT_VERDICT_HISTORY_DEFAULT,
         };
         /* "+": options end at the first operand, so nothing of the env
          * server's command is ever taken for one of ours. */
@@ -396,6 +402,15 @@ static int parse_args(int argc, char **argv, struct daemon_options *o, struct ra
                                                                    : &o->start_timeout_s);
                         if (r < 0) {
                                 log_error("timeout: '%s' is not a number of seconds", optarg);
+                                return r;
+                        }
+                        break;
+                case ARG_VERDICT_HISTORY:
+                        r = parse_uint(optarg, 1, UNIT_VERDICT_HISTORY_MAX, &o->verdict_history);
+                        if (r < 0) {
+                                log_error("--verdict-history: '%s' is not a count of episodes "
+                                          "(1-%d)",
+                                          optarg, UNIT_VERDICT_HISTORY_MAX);
                                 return r;
                         }
                         break;

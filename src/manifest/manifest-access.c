@@ -39,11 +39,25 @@ static const char *const manifest_read_kind_table[] = {
         [MANIFEST_READ_ACTIONS] = "actions",
 };
 
+const char *const manifest_verdict_event_table[MANIFEST_VERDICT_EVENT_MAX] = {
+        [MANIFEST_VERDICT_EVENT_OOM_KILL] = "oom_kill",
+        [MANIFEST_VERDICT_EVENT_PIDS_LIMIT] = "pids_limit",
+        [MANIFEST_VERDICT_EVENT_DETACHED] = "detached",
+        [MANIFEST_VERDICT_EVENT_DISK_FULL] = "disk_full",
+        [MANIFEST_VERDICT_EVENT_EXIT] = "exit",
+};
+const char *const manifest_verdict_action_table[MANIFEST_VERDICT_ACTION_MAX] = {
+        [MANIFEST_VERDICT_RECORD] = "record",
+        [MANIFEST_VERDICT_VOID] = "void",
+};
+
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_zone_kind, enum manifest_zone_kind);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_egress, enum manifest_egress);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_oci, enum manifest_oci);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_during_grading, enum manifest_during_grading);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_read_kind, enum manifest_read_kind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_verdict_event, enum manifest_verdict_event);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(manifest_verdict_action, enum manifest_verdict_action);
 
 static void container_done(struct manifest_container *c)
 {

@@ -86,7 +86,7 @@ int manifest_parse_network(struct manifest_ctx *x, const struct mnode *n, const 
 
 static const char *const container_keys[CK_MAX] = {
         "argv",   "env",   "resources", "network", "port",   "phases",  "reads",
-        "expose", "state", "output",    "after",   "rootfs", "workdir",
+        "expose", "state", "output",    "after",   "rootfs", "workdir", "verdict_policy",
 };
 
 char **manifest_parse_string_list(struct manifest_ctx *x, const struct mnode *n, const char *path,
@@ -314,6 +314,14 @@ static bool key_allowed(struct manifest_ctx *x, enum manifest_zone_kind zone, en
                         ctx_error(x, key, p, "only observers declare %s", key->value);
                 return false;
         }
+        /* Services and observers are the infrastructure's: their events
+         * follow docs/GRADING.md's blame table, no policy. */
+        if (k == CK_VERDICT_POLICY && zone != MANIFEST_ZONE_AGENT) {
+                ctx_error(x, key, p,
+                          "only agent containers declare verdict_policy (what a service or "
+                          "observer does is blamed by docs/GRADING.md's table)");
+                return false;
+        }
         if (service_only && zone != MANIFEST_ZONE_SERVICES) {
                 ctx_error(x, key, p, "only services declare %s", key->value);
                 return false;
@@ -406,6 +414,9 @@ void ctx_parse_container(struct manifest_ctx *x, struct manifest_zone *z, struct
                         break;
                 case CK_WORKDIR:
                         (void) mnode_get_container_path(x, vals[k], p, "workdir", &c->workdir);
+                        break;
+                case CK_VERDICT_POLICY:
+                        manifest_parse_verdict_policy(x, vals[k], p, &c->verdict_policy);
                         break;
                 case CK_MAX:
                         break;
@@ -504,6 +515,8 @@ struct container_info *ctx_add_container(struct manifest_ctx *x, struct manifest
         };
         ci->c->name = xstrdup(name);
         ci->c->zone = z->kind;
+        /* The unit's (parsed before the zones); its own keys go over it. */
+        ci->c->verdict_policy = x->m->verdict_policy;
         ci->c->env = xcalloc(1, sizeof(char *));
         return ci;
 }

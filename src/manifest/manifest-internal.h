@@ -15,6 +15,7 @@
  *                        key paths, typed values
  *   manifest-command.c   the env container's command and port
  *   manifest-container.c one container of a zone: keys, limits, effective policy
+ *   manifest-policy.c    verdict_policy: the unit's defaults, a container's keys
  *   manifest-rules.c     the cross-container rules
  *   manifest.c           the document top down (openenvd:, zones); parse and load
  *   manifest-json.c      the built manifest as JSON (manifest.h's API alone)
@@ -60,6 +61,7 @@ enum container_key {
         CK_AFTER,
         CK_ROOTFS,
         CK_WORKDIR,
+        CK_VERDICT_POLICY,
         CK_MAX,
 };
 
@@ -94,6 +96,8 @@ struct manifest_ctx {
 /* The names the parser reads as well as writes (manifest-access.c). */
 extern const char *const manifest_oci_table[MANIFEST_OCI_MAX];
 extern const char *const manifest_during_grading_table[MANIFEST_DURING_GRADING_MAX];
+extern const char *const manifest_verdict_event_table[MANIFEST_VERDICT_EVENT_MAX];
+extern const char *const manifest_verdict_action_table[MANIFEST_VERDICT_ACTION_MAX];
 
 /* The error sink (manifest-values.c): a message at a node's position (a
  * defaulted thing, at = NULL: the document's), added to x->errors. */
@@ -149,6 +153,12 @@ void ctx_finalize_container(struct manifest_ctx *x, const struct manifest_zone *
 struct container_info *ctx_add_container(struct manifest_ctx *x, struct manifest_zone *z,
                                          const struct mnode *key, const struct mnode *node,
                                          const char *name);
+
+/* verdict_policy (manifest-policy.c): the defaults, and a mapping's keys
+ * over *policy, field by field. */
+void manifest_verdict_policy_defaults(struct manifest_verdict_policy *policy);
+void manifest_parse_verdict_policy(struct manifest_ctx *x, const struct mnode *n, const char *path,
+                                   struct manifest_verdict_policy *policy);
 
 /* The cross-container rules (manifest-rules.c), on what did parse. */
 void manifest_check_rules(struct manifest_ctx *x);

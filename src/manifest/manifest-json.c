@@ -51,8 +51,19 @@ static json_t *json_env(char *const *env)
         return o;
 }
 
+static json_t *json_verdict_policy(const struct manifest_verdict_policy *p)
+{
+        json_t *o = json_object();
+
+        for (unsigned e = 0; e < MANIFEST_VERDICT_EVENT_MAX; e++)
+                json_object_set_new(o, manifest_verdict_event_to_string(e),
+                                    json_string(manifest_verdict_action_to_string(p->on[e])));
+        return o;
+}
+
 static json_t *json_container(const struct manifest_container *c)
 {
+        json_t *j;
         json_t *reads = json_array();
 
         for (size_t i = 0; i < c->n_reads; i++) {
@@ -62,7 +73,7 @@ static json_t *json_container(const struct manifest_container *c)
                                                 manifest_read_kind_to_string(c->reads[i].kind),
                                                 "target", str_or_null_to_json(c->reads[i].target)));
         }
-        return json_pack(
+        j = json_pack(
                 "{s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:{s:s}, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
                 "s:o, s:o}",
                 "name", c->name, "zone", manifest_zone_kind_to_string(c->zone), "argv",
@@ -79,6 +90,11 @@ static json_t *json_container(const struct manifest_container *c)
                 "state", str_or_null_to_json(c->state), "output", str_or_null_to_json(c->output),
                 "after", strv_to_json(c->after), "rootfs", str_or_null_to_json(c->rootfs),
                 "workdir", str_or_null_to_json(c->workdir));
+        /* Only the agent zone's events follow a policy. */
+        json_object_set_new(j, "verdict_policy",
+                            c->zone == MANIFEST_ZONE_AGENT ? json_verdict_policy(&c->verdict_policy)
+                                                           : json_null());
+        return j;
 }
 
 static json_t *json_zone(const struct manifest_zone *z)
@@ -111,11 +127,12 @@ json_t *manifest_to_json(const struct manifest *m)
                                     json_zone(&m->zones[z]));
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
-        return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:{s:o}, s:o, s:{s:o}}", "app",
-                         str_or_null_to_json(m->app), "port", (int) m->port, "kill_deadline_s",
-                         m->kill_deadline_s, "standby", m->standby, "base_dir", m->base_dir,
-                         "workspace_seed", str_or_null_to_json(m->workspace_seed),
+        return json_pack("{s:o, s:i, s:f, s:b, s:s, s:o, s:o, s:o, s:{s:o}, s:o, s:{s:o}, s:o}",
+                         "app", str_or_null_to_json(m->app), "port", (int) m->port,
+                         "kill_deadline_s", m->kill_deadline_s, "standby", m->standby, "base_dir",
+                         m->base_dir, "workspace_seed", str_or_null_to_json(m->workspace_seed),
                          "privileged_assets", assets, "zones", zones, "model", "budget",
                          json_model_budget(&m->model.budget), "observer_order", order,
-                         "enforcement", "require", strv_to_json(m->require));
+                         "enforcement", "require", strv_to_json(m->require), "verdict_policy",
+                         json_verdict_policy(&m->verdict_policy));
 }

@@ -289,8 +289,17 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                            uint16_t *port, bool *have_port)
 {
         static const char *const keys[] = {
-                "app",   "port",  "kill_deadline_s", "workspace_seed", "privileged_assets",
-                "zones", "model", "standby",         "agent_paths",    "enforcement"
+                "app",
+                "port",
+                "kill_deadline_s",
+                "workspace_seed",
+                "privileged_assets",
+                "zones",
+                "model",
+                "standby",
+                "agent_paths",
+                "enforcement",
+                "verdict_policy",
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
@@ -323,6 +332,9 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 parse_agent_paths(x, v[8]);
         if (ok && v[9])
                 parse_enforcement(x, v[9]);
+        /* Before the zones: each container starts from it. */
+        if (ok && v[10])
+                manifest_parse_verdict_policy(x, v[10], "verdict_policy", &x->m->verdict_policy);
         if (!x->m->assets)
                 x->m->assets = xcalloc(1, sizeof(*x->m->assets));
 
@@ -385,6 +397,7 @@ int manifest_parse_with(const char *data, size_t size, const char *base_dir, uns
         m->port = MANIFEST_DEFAULT_PORT;
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
         m->standby = true;
+        manifest_verdict_policy_defaults(&m->verdict_policy);
         x.m = m;
         x.root = doc.root;
 

@@ -55,6 +55,31 @@ enum manifest_during_grading {
         MANIFEST_DURING_GRADING_MAX,
 };
 
+/*
+ * openenvd.verdict_policy: what an event of an agent-zone container does to
+ * the episode's verdict (docs/GRADING.md, "Verdict policy"). Either way the
+ * verdict lists the event; `void` also ends grading before any grader runs
+ * (agent_misbehavior blamed on the container), `record` lets it run.
+ */
+enum manifest_verdict_event {
+        MANIFEST_VERDICT_EVENT_OOM_KILL,   /* a process OOM-killed at the container's own limit */
+        MANIFEST_VERDICT_EVENT_PIDS_LIMIT, /* a fork refused by its pids limit */
+        MANIFEST_VERDICT_EVENT_DETACHED,   /* a process detached from its principal */
+        MANIFEST_VERDICT_EVENT_DISK_FULL,  /* the workspace full, most of it the container's */
+        MANIFEST_VERDICT_EVENT_EXIT,       /* the container itself ended (non-zero, a signal) */
+        MANIFEST_VERDICT_EVENT_MAX,
+};
+
+enum manifest_verdict_action {
+        MANIFEST_VERDICT_RECORD, /* listed in the verdict's events; grading runs */
+        MANIFEST_VERDICT_VOID,   /* listed, and grading is void: agent_misbehavior */
+        MANIFEST_VERDICT_ACTION_MAX,
+};
+
+struct manifest_verdict_policy {
+        enum manifest_verdict_action on[MANIFEST_VERDICT_EVENT_MAX];
+};
+
 /* Where the env container's argv came from. */
 enum manifest_argv_source {
         MANIFEST_ARGV_MANIFEST,     /* written in the manifest (argv:) */
@@ -112,6 +137,9 @@ struct manifest_container {
          * container: the daemon's working directory at start (an image's
          * WORKDIR), which the manifest cannot know. */
         char *workdir;
+        /* The unit's verdict_policy, with the container's own keys over
+         * it (agent containers only declare one). */
+        struct manifest_verdict_policy verdict_policy;
 };
 
 struct manifest_zone {
@@ -152,6 +180,7 @@ struct manifest {
         size_t n_assets;
         struct manifest_zone zones[MANIFEST_ZONE_MAX];
         struct manifest_model model;
+        struct manifest_verdict_policy verdict_policy; /* openenvd.verdict_policy */
         char **agent_paths; /* owned strv: routes the agent principal may reach (besides /mcp) */
         /* owned strv: openenvd.enforcement.require, the guarantees the unit
          * depends on (OpenEnv RFC 009's names): the daemon refuses to start
@@ -217,6 +246,10 @@ const char *manifest_egress_to_string(enum manifest_egress e);
 const char *manifest_oci_to_string(enum manifest_oci o);
 const char *manifest_during_grading_to_string(enum manifest_during_grading d);
 const char *manifest_read_kind_to_string(enum manifest_read_kind k);
+/* "oom_kill", "pids_limit", "detached", "disk_full", "exit". */
+const char *manifest_verdict_event_to_string(enum manifest_verdict_event e);
+/* "record", "void". */
+const char *manifest_verdict_action_to_string(enum manifest_verdict_action a);
 const char *manifest_argv_source_to_string(enum manifest_argv_source s);
 /* "assets.oracle", "workspace", "services.sim.state", "runner.output". */
 char *manifest_read_to_string(const struct manifest_read *r);

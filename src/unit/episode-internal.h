@@ -139,6 +139,39 @@ int start_custody(struct episode *e, const char *src, const char *dst_parent, co
                   void (*then)(struct episode *e, int result, const char *out, size_t len));
 struct custody_report custody_outcome(int result, const char *out, size_t len);
 
+/* agent-events.c: an event of an agent-zone container (mb NULL: of the
+ * zone as a whole): listed in the verdict with the policy that applied
+ * (extra: more of the event's fields, stolen, may be NULL); when its
+ * verdict_policy says void, also the verdict's failure, agent_misbehavior
+ * with the reason and cause. True when it voided grading. */
+bool episode_agent_event(struct episode *e, const struct ep_member *mb,
+                         enum manifest_verdict_event what, const char *cause, json_t *extra,
+                         const char *fmt, ...) printf_fmt(6, 7);
+/* The evidence at sealing, before the kill: OOM kills, refused forks and
+ * detached processes of each started agent container, as events. */
+void agent_events_at_sealing(struct episode *e);
+
+/* observer-blame.c: the one blame rule for observers (docs/GRADING.md).
+ * A runner reads the workspace or a runner's output: what agent bytes can
+ * make it do is the agent's; the rest is the infrastructure's. */
+enum observer_fault {
+        OBSERVER_FAULT_EXIT,           /* non-zero exit, or killed from inside */
+        OBSERVER_FAULT_TIMEOUT,        /* past --observer-timeout */
+        OBSERVER_FAULT_MEMORY_LIMIT,   /* OOM-killed at its own limit */
+        OBSERVER_FAULT_INVALID_RESULT, /* /out/verdict.json not a bounded JSON object in a file */
+        OBSERVER_FAULT_OUTPUT_REFUSED, /* its /out refused by custody for a later observer */
+        OBSERVER_FAULT_HOST_OOM,       /* the host's OOM killer */
+        OBSERVER_FAULT_INIT,           /* its init (the shim) died of a signal not ours */
+        OBSERVER_FAULT_NOT_REAPED,     /* its leaf did not empty after the kill */
+        OBSERVER_FAULT_NOT_STARTED,    /* the daemon could not start it */
+        _OBSERVER_FAULT_MAX,
+};
+bool observer_reads_agent_data(const struct manifest *m, const struct manifest_container *c);
+/* Lists the failure (observer_failed: reason, cause, runner, its output's
+ * tail) and fails the verdict by the rule, blamed on mb's subtree. */
+void observer_fail(struct episode *e, const struct ep_member *mb, enum observer_fault fault,
+                   const char *tail, const char *fmt, ...) printf_fmt(5, 6);
+
 /* grading.c */
 void grading_start_early_observers(struct episode *e);
 int grading_seal(struct episode *e, const char *reason);

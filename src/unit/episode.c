@@ -97,8 +97,9 @@ void episode_cancel_waits(struct episode *e)
 
 /* --- members ---------------------------------------------------------------- */
 
-/* end: who ended it, when known (member-end.h), else NULL. */
-static void record_exit(struct episode *e, struct ep_member *mb, const char *end)
+/* end: who ended it, when known (member-end.h), else NULL. Returns the
+ * event (borrowed; NULL: the list was full). */
+static json_t *record_exit(struct episode *e, struct ep_member *mb, const char *end)
 {
         cleanup_free char *tail = mb->m ? member_output_tail(mb->m, LOG_TAIL_LINES) : xstrdup("");
         json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "exited", "container", mb->mc->name,
@@ -112,7 +113,7 @@ static void record_exit(struct episode *e, struct ep_member *mb, const char *end
                 json_object_set_new(ev, "end", json_string(end));
         if (*tail)
                 json_object_set_new(ev, "output_tail", text_to_json(tail));
-        verdict_add_event(&e->verdict, ev);
+        return verdict_add_event(&e->verdict, ev);
 }
 
 /* What ended a member and who did (member-end.h), in words, from what its
@@ -161,6 +162,7 @@ static void live_member_exited(struct episode *e, struct ep_member *mb, int stat
 {
         enum member_end end;
         cleanup_free char *how = NULL;
+        json_t *ev;
 
         /* The inspection's observer goes on; an early observer is
          * collected at sealing. */
@@ -169,7 +171,15 @@ static void live_member_exited(struct episode *e, struct ep_member *mb, int stat
                 return;
         }
         how = member_exit_text(e, mb, status, &end);
-        record_exit(e, mb, member_end_to_string(end));
+        ev = record_exit(e, mb, member_end_to_string(end));
+        /* An agent container's own end (a harness's exit 0 is none): its
+         * verdict_policy's `exit` decides (unit.c), the event says which. */
+        if (ev && mb->mc->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end) &&
+            (status != 0 || unit_container_is_env(mb->mc)))
+                json_object_set_new(
+                        ev, "policy",
+                        json_string(manifest_verdict_action_to_string(
+                                mb->mc->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT])));
         if (e->ev->member_exited)
                 e->ev->member_exited(e, mb->mc, status, end, how, e->userdata);
 }

@@ -101,57 +101,61 @@ static json_t *read_result(struct episode *e, const struct ep_member *mb, int *r
         return j;
 }
 
-/* A failed observer's own last lines go into the verdict, as an exited
- * member's do: why the grader failed is most often in what it printed. */
-static void record_observer_failure(struct episode *e, const struct ep_member *mb, const char *why,
-                                    const char *tail)
-{
-        json_t *ev = json_pack("{s:s,s:s,s:s}", "what", "observer_failed", "container",
-                               mb->mc->name, "subtree", mb->subtree);
-
-        json_object_set_new(ev, "reason", text_to_json(why));
-        if (tail && *tail)
-                json_object_set_new(ev, "output_tail", text_to_json(tail));
-        verdict_add_event(&e->verdict, ev);
-}
-
 /* The current observer's leaf is empty (or its deadline passed): reap it,
- * record its result and whatever went wrong; the run moves to the next. */
+ * record its result and whatever went wrong, blamed by the one rule
+ * (observer-blame.c); the run moves to the next. */
 static void reaped(struct episode *e, int result)
 {
         struct ep_member *mb = e->run.current;
         cleanup_free char *why = TAKE_PTR(e->run.why);
+        enum observer_fault fault = why ? OBSERVER_FAULT_TIMEOUT : _OBSERVER_FAULT_MAX;
         /* Read before the member goes with its output. */
         cleanup_free char *tail = mb->m ? member_output_tail(mb->m, LOG_TAIL_LINES) : NULL;
+        int init_signal = mb->m && mb->exited ? member_init_signal(mb->m) : 0;
+        bool killed = mb->killed;
         struct cgroup_stats stats = {};
         json_t *res;
         int rerr;
 
         episode_stop_member(mb);
-        if (result < 0 && !why)
+        if (result < 0 && !why) {
+                fault = OBSERVER_FAULT_NOT_REAPED;
                 why = xasprintf("observer %s did not exit", mb->mc->name);
+        }
         if (!why && cgroup_stats(e->cfg->cgroups, mb->cgroup, &stats) >= 0) {
                 enum member_end end = member_end_of_limits(&stats);
-                if (end == MEMBER_END_MEMORY_LIMIT || end == MEMBER_END_HOST_OOM)
+                if (end == MEMBER_END_MEMORY_LIMIT || end == MEMBER_END_HOST_OOM) {
+                        fault = end == MEMBER_END_HOST_OOM ? OBSERVER_FAULT_HOST_OOM
+                                                           : OBSERVER_FAULT_MEMORY_LIMIT;
                         why = xasprintf("observer %s ran out of memory (%s)", mb->mc->name,
                                         end == MEMBER_END_HOST_OOM ? "the host's OOM killer"
                                                                    : "its own limit");
+                }
+        }
+        /* Its init (the shim) died of a signal the daemon did not send:
+         * nothing inside can do that (member-end.h). */
+        if (!why && init_signal && !killed) {
+                fault = OBSERVER_FAULT_INIT;
+                why = xasprintf("observer %s: its init died of signal %d", mb->mc->name,
+                                init_signal);
         }
         /* Killed on purpose (an early observer at sealing): death by
          * signal is no failure then. */
-        if (!why && mb->status != 0 && !(mb->killed && mb->status > 128))
+        if (!why && mb->status != 0 && !(killed && mb->status > 128)) {
+                fault = OBSERVER_FAULT_EXIT;
                 why = xasprintf("observer %s exited with status %d", mb->mc->name, mb->status);
+        }
         res = read_result(e, mb, &rerr);
-        if (!why && rerr < 0)
+        if (!why && rerr < 0) {
+                fault = OBSERVER_FAULT_INVALID_RESULT;
                 why = xasprintf("observer %s wrote an invalid verdict.json", mb->mc->name);
+        }
         verdict_set_observer(&e->verdict, mb->mc->name, res);
         /* An early observer ended at sealing without its turn graded nothing. */
         if (e->run.phase != PHASE_FROZEN && !e->run.stop_only)
                 e->verdict.graders_ran = true;
-        if (why) {
-                record_observer_failure(e, mb, why, tail);
-                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree, "%s", why);
-        }
+        if (why)
+                observer_fail(e, mb, fault, tail, "%s", why);
         e->run.current = NULL;
         e->run.index++;
         e->run.stage = RUN_NEXT;
@@ -204,11 +208,13 @@ static void after_input(struct episode *e, int result, const char *out, size_t l
         struct custody_report o = custody_outcome(result, out, len);
 
         if (o.r < 0) {
-                cleanup_free char *sub = xasprintf("zones/observers/%s", rd->target);
-                /* Agent data the upstream observer passed on: the agent's. */
+                const struct ep_member *up = episode_find_member(
+                        e, manifest_find_container(e->cfg->manifest, rd->target));
+                /* What the upstream observer left in its /out: the agent's
+                 * when that one is a runner, else its author's (the rule). */
                 if (custody_reason_is_source_fault(o.reason))
-                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, sub, "%s output: %s",
-                                     rd->target, o.message);
+                        observer_fail(e, up, OBSERVER_FAULT_OUTPUT_REFUSED, NULL, "%s output: %s",
+                                      rd->target, o.message);
                 else
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "%s output: %s", rd->target, o.message);
@@ -293,8 +299,8 @@ static bool stage_inputs(struct episode *e)
                         observer_gate_discard(e, mb, mb->start_error);
         }
         if (!released && episode_start_member(e, mb, e->run.phase) < 0) {
-                verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                             "observer %s did not start", c->name);
+                observer_fail(e, mb, OBSERVER_FAULT_NOT_STARTED, NULL, "observer %s did not start",
+                              c->name);
                 e->run.stage = RUN_NEXT;
                 e->run.index++;
                 return true;
@@ -434,8 +440,8 @@ void grading_start_early_observers(struct episode *e)
                 if (!early(order[i]))
                         continue;
                 if (episode_start_member(e, mb, PHASE_READY) < 0) {
-                        verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, mb->subtree,
-                                     "observer %s did not start", mb->mc->name);
+                        observer_fail(e, mb, OBSERVER_FAULT_NOT_STARTED, NULL,
+                                      "observer %s did not start", mb->mc->name);
                         return;
                 }
         }
@@ -482,8 +488,9 @@ static void sealed(struct episode *e)
 static void after_disk_walk(struct episode *e, int result, const char *out, size_t len)
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, MANIFEST_ZONE_AGENT);
-        const char *subtree = "zones/agent", *who = "the agent zone";
+        const struct ep_member *blamed = NULL; /* NULL: the zone as a whole */
         bool inodes = e->disk_full == EPISODE_FS_FULL_INODES;
+        uint64_t disk_mb = z->resources.disk_mb ?: 256;
         struct disk_blame_owned owned[DISK_BLAME_MAX_OWNERS];
         size_t n = 0, k = 0;
         uint64_t most = 0;
@@ -500,21 +507,22 @@ static void after_disk_walk(struct episode *e, int result, const char *out, size
                         k++;
                         if (v > most) {
                                 most = v;
-                                subtree = mb->subtree;
-                                who = mb->mc->name;
+                                blamed = mb;
                         }
                 }
+        /* Its policy says whether grading runs on the full workspace (the
+         * custody copy is bounded by the same size). */
+        const char *who = blamed ? blamed->mc->name : "the agent zone";
         if (inodes)
-                verdict_fail(
-                        &e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
+                (void) episode_agent_event(
+                        e, blamed, MANIFEST_VERDICT_EVENT_DISK_FULL, NULL, NULL,
                         "%s filled its disk (workspace out of inodes: %llu entries at %llu MB)",
-                        who,
-                        (unsigned long long) episode_fs_inodes_for(z->resources.disk_mb ?: 256),
-                        (unsigned long long) (z->resources.disk_mb ?: 256));
+                        who, (unsigned long long) episode_fs_inodes_for(disk_mb),
+                        (unsigned long long) disk_mb);
         else
-                verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, subtree,
-                             "%s filled its disk (workspace full at %llu MB)", who,
-                             (unsigned long long) (z->resources.disk_mb ?: 256));
+                (void) episode_agent_event(e, blamed, MANIFEST_VERDICT_EVENT_DISK_FULL, NULL, NULL,
+                                           "%s filled its disk (workspace full at %llu MB)", who,
+                                           (unsigned long long) disk_mb);
         sealed(e);
 }
 
@@ -561,84 +569,6 @@ static void after_agent_empty(struct episode *e, int result)
         sealed(e);
 }
 
-/*
- * Detached processes: the shim (the container's PID 1) forks exactly one
- * child, the principal; anything else whose parent is the shim is an orphan
- * the kernel reparented to it, i.e. a process the agent detached (double
- * fork, setsid + exit of its parent). They cannot outlive the principal —
- * when it exits the shim exits and takes the pid namespace with it — so the
- * evidence exists only while the container runs: at sealing, before the
- * kill. Returns how many such processes the leaf holds.
- */
-static unsigned count_detached(struct episode *e, struct ep_member *mb)
-{
-        cleanup_free pid_t *pids = NULL;
-        pid_t shim = mb->m ? member_pid(mb->m) : 0;
-        unsigned children = 0;
-        size_t n = 0;
-
-        if (shim <= 0 || mb->exited || cgroup_list_pids(e->cfg->cgroups, mb->cgroup, &pids, &n) < 0)
-                return 0;
-        for (size_t i = 0; i < n; i++) {
-                cleanup_free char *stat = NULL, *path = NULL;
-                int ppid;
-                if (pids[i] == shim)
-                        continue;
-                path = xasprintf("/proc/%d/stat", (int) pids[i]);
-                if (read_full_file_at(AT_FDCWD, path, 4096, &stat, NULL) < 0)
-                        continue; /* gone meanwhile */
-                /* "pid (comm) state ppid ...": comm may hold anything but ")". */
-                const char *rp = strrchr(stat, ')');
-                if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == shim)
-                        children++;
-        }
-        /* One of them is the principal. */
-        return children > 1 ? children - 1 : 0;
-}
-
-/* What a leaf's counters say about an agent-zone member, as a verdict. */
-static void limits_evidence(struct episode *e, const struct ep_member *mb, enum member_end end)
-{
-        static const char *const what[_MEMBER_END_MAX] = {
-                [MEMBER_END_MEMORY_LIMIT] = "exhausted its memory",
-                [MEMBER_END_PIDS_LIMIT] = "hit its pids limit",
-                [MEMBER_END_HOST_OOM] = "lost a process to the host's OOM killer (its own "
-                                        "memory limit was never reached)",
-        };
-
-        if (!what[end])
-                return;
-        if (verdict_fail(&e->verdict,
-                         member_end_is_its_own(end) ? VERDICT_AGENT_MISBEHAVIOR
-                                                    : VERDICT_INFRASTRUCTURE_ERROR,
-                         mb->subtree, "%s %s", mb->mc->name, what[end]))
-                verdict_set_cause(&e->verdict, member_end_to_string(end));
-}
-
-/*
- * Evidence of agent misbehaviour that the kill itself would hide: a
- * container whose forks were refused by pids.max, or that was OOM-killed
- * (hitting memory.max alone is just reclaim), or that detached processes.
- * Checked per leaf, so blame names the subtree.
- */
-static void agent_evidence(struct episode *e)
-{
-        for (size_t i = 0; i < e->n_members; i++) {
-                struct ep_member *mb = &e->members[i];
-                struct cgroup_stats st;
-                unsigned n;
-                if (mb->mc->zone != MANIFEST_ZONE_AGENT || !mb->started)
-                        continue;
-                if (cgroup_stats(e->cfg->cgroups, mb->cgroup, &st) >= 0)
-                        limits_evidence(e, mb, member_end_of_limits(&st));
-                n = count_detached(e, mb);
-                if (n > 0)
-                        verdict_fail(&e->verdict, VERDICT_AGENT_MISBEHAVIOR, mb->subtree,
-                                     "%s left %u detached process%s behind", mb->mc->name, n,
-                                     n == 1 ? "" : "es");
-        }
-}
-
 int grading_seal(struct episode *e, const char *reason)
 {
         const struct manifest *m = e->cfg->manifest;
@@ -659,7 +589,7 @@ int grading_seal(struct episode *e, const char *reason)
         json_decref(e->verdict.model);
         e->verdict.model = unit_relays_model_json(e->relays);
         e->verdict.actions = episode_actions(e);
-        agent_evidence(e);
+        agent_events_at_sealing(e);
         for (size_t i = 0; i < e->n_members; i++)
                 if (e->members[i].mc->zone == MANIFEST_ZONE_AGENT)
                         e->members[i].killed = true;

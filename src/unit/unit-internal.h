@@ -14,8 +14,6 @@
 #include "unit/unit-stats.h"
 #include "unit/unit.h"
 
-/* Recent episodes whose verdict /verdict?episode_id= still serves. */
-#define UNIT_VERDICT_HISTORY 16
 /* ... and whose containers' output /logs?episode_id= still serves once
  * they are freed (each container's capped at MEMBER_LOG_MAX_BYTES). */
 #define UNIT_LOG_HISTORY 4

@@ -77,6 +77,11 @@ json_t *unit_verdict(const struct unit *u, const char *id)
         return NULL;
 }
 
+unsigned unit_verdict_history(const struct unit *u)
+{
+        return u->cfg.verdict_history;
+}
+
 json_t *unit_episodes(const struct unit *u)
 {
         json_t *recent = json_array(), *v;
@@ -104,7 +109,7 @@ json_t *unit_episodes(const struct unit *u)
                                     episode_state(u->standby) == EPISODE_STANDBY ? "ready"
                                                                                  : "provisioning")
                         : json_null(),
-                "recent", recent, "kept", UNIT_VERDICT_HISTORY);
+                "recent", recent, "kept", (int) u->cfg.verdict_history);
 }
 
 const struct member_log *unit_container_log(const struct unit *u, const char *container,

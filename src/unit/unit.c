@@ -161,7 +161,7 @@ static void remember(struct unit *u, struct episode *e)
         json_object_set_new(v, "ended_at",
                             json_real((double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC));
         json_array_append_new(u->recent, v);
-        while (json_array_size(u->recent) > UNIT_VERDICT_HISTORY)
+        while (json_array_size(u->recent) > u->cfg.verdict_history)
                 json_array_remove(u->recent, 0);
 }
 
@@ -433,12 +433,14 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c) && status == 0)
                 return;
         /* The agent zone answers for what its own code can have done, never
-         * for an operator's signal or the host's OOM killer. */
-        if (verdict_fail(v,
-                         c->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end)
-                                 ? VERDICT_AGENT_MISBEHAVIOR
-                                 : VERDICT_INFRASTRUCTURE_ERROR,
-                         subtree, "%s", how))
+         * for an operator's signal or the host's OOM killer; its container's
+         * verdict_policy says whether that voids grading (the episode's
+         * event says which: docs/GRADING.md). */
+        if (c->zone == MANIFEST_ZONE_AGENT && member_end_is_its_own(end)) {
+                if (c->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT] == MANIFEST_VERDICT_VOID &&
+                    verdict_fail(v, VERDICT_AGENT_MISBEHAVIOR, subtree, "%s", how))
+                        verdict_set_cause(v, member_end_to_string(end));
+        } else if (verdict_fail(v, VERDICT_INFRASTRUCTURE_ERROR, subtree, "%s", how))
                 verdict_set_cause(v, member_end_to_string(end));
         if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c))
                 return;
@@ -724,6 +726,9 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 return r;
         u = xcalloc(1, sizeof(*u));
         u->cfg = *cfg;
+        if (!u->cfg.verdict_history)
+                u->cfg.verdict_history = UNIT_VERDICT_HISTORY_DEFAULT;
+        u->cfg.verdict_history = MIN(u->cfg.verdict_history, (unsigned) UNIT_VERDICT_HISTORY_MAX);
         u->ops = ops;
         u->userdata = userdata;
         u->filter = TAKE_PTR(filter);

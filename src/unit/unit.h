@@ -51,6 +51,13 @@ struct host_view; /* sandbox/host-view.h */
 struct model_upstream;
 struct episode_backend;
 
+/* Ended episodes whose verdict GET /verdict?episode_id= still serves:
+ * unit_config.verdict_history, 0 meaning the default (openenvd's
+ * --verdict-history; docs/DAEMON.md, "Verdict history", has the memory
+ * each costs). */
+#define UNIT_VERDICT_HISTORY_DEFAULT 16
+#define UNIT_VERDICT_HISTORY_MAX     4096
+
 struct unit_config {
         const struct manifest *manifest;     /* borrowed */
         const char *state_dir;               /* absolute: the daemon's private tmpfs */
@@ -69,6 +76,7 @@ struct unit_config {
         bool quiet_containers;               /* their output in /logs only, not the log */
         uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
         uint32_t uid_slot_size;              /* ... split in two slots of this size */
+        unsigned verdict_history;            /* 1..UNIT_VERDICT_HISTORY_MAX; 0: the default */
         /* Tests only: the episodes' backend (episode-backend.h); NULL: the
          * real one, root's. */
         const struct episode_backend *backend;
@@ -140,9 +148,11 @@ json_t *unit_info(const struct unit *u);
 /* The live (or last) episode's verdict; with episode_id, one of the recent
  * episodes' (NULL when unknown). New reference. */
 json_t *unit_verdict(const struct unit *u, const char *episode_id);
+/* How many ended episodes' verdicts are kept (unit_config.verdict_history). */
+unsigned unit_verdict_history(const struct unit *u);
 /* GET /episodes: {"live": {episode_id, phase} | null, "standby": {episode_id,
  * state} | null, "recent": [{episode_id, verdict, reason, blame, actions,
- * ended_at}] newest first, the last UNIT_VERDICT_HISTORY, "kept"}. */
+ * ended_at}] newest first, the last verdict_history, "kept"}. */
 json_t *unit_episodes(const struct unit *u);
 /* The captured output of a container (unit/member-log.h) in the episode
  * episode_id, or without one the live (else the last) episode: one live,

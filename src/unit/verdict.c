@@ -79,16 +79,17 @@ void verdict_set_observer(struct verdict *v, const char *name, json_t *result)
         json_object_set_new(v->observers, name, result ? result : json_null());
 }
 
-void verdict_add_event(struct verdict *v, json_t *event)
+json_t *verdict_add_event(struct verdict *v, json_t *event)
 {
         /* Bounded: a member cannot make the verdict grow without end. */
         if (json_array_size(v->events) >= VERDICT_MAX_EVENTS) {
                 json_decref(event);
-                return;
+                return NULL;
         }
         json_object_set_new(event, "at",
                             json_real((double) now_usec(CLOCK_REALTIME) / (double) USEC_PER_SEC));
         json_array_append_new(v->events, event);
+        return event;
 }
 
 static json_t *verdict_blame_to_json(const struct verdict *v)

@@ -52,8 +52,9 @@ void verdict_set_cause(struct verdict *v, const char *cause /* static */);
 void verdict_graded(struct verdict *v);
 bool verdict_failed(const struct verdict *v);
 void verdict_set_observer(struct verdict *v, const char *name, json_t *result /* stolen */);
-/* Appends an event object (stolen), stamped with "at" (CLOCK_REALTIME). */
-void verdict_add_event(struct verdict *v, json_t *event);
+/* Appends an event object (stolen), stamped with "at" (CLOCK_REALTIME);
+ * returns it (borrowed), or NULL when the list is full and it was dropped. */
+json_t *verdict_add_event(struct verdict *v, json_t *event);
 
 /* {"episode_id", "verdict", "reason", "blame": {"subtree", "cause"?} | null,
  *  "graders_ran", "observers", "events", "model", "actions"}; new reference. */

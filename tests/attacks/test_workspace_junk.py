@@ -95,9 +95,14 @@ def case_workspace(run):
         expect_refusal(d, lambda: d.attack("symlink", target=run.path("secret"),
                                            path="/workspace/evil-link"),
                        ("evil-link", "symlink"))
-        # Out of inodes (32,768 at 128 MB) with empty entries: the owner's fault.
-        expect_refusal(d, lambda: d.attack("many_files", dir="/workspace/inodes", n=40000,
-                                           timeout=120), ("out of inodes",))
+        # Out of inodes (32,768 at 128 MB) with empty entries: the owner's
+        # fault. Listed as disk_full (recorded: the default verdict policy,
+        # docs/GRADING.md), then the runner's custody copy refuses that many.
+        v = expect_refusal(d, lambda: d.attack("many_files", dir="/workspace/inodes", n=40000,
+                                               timeout=120), ("more than", "entries"))
+        full = [e for e in v["events"] if e.get("what") == "disk_full"]
+        check(full and "out of inodes" in full[0]["reason"] and full[0]["policy"] == "record" and
+              full[0]["subtree"] == "zones/agent/env", "the full disk listed: %s" % v["events"])
         # Devices: the kernel refuses most (no CAP_MKNOD); whatever appears
         # in the workspace is refused by custody all the same.
         check(d.ok("POST", "/reset_unit")["phase"] == "ready", "reset")

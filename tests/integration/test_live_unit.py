@@ -310,16 +310,73 @@ def case_reset_from_every_phase():
         d.stop()
 
 
-def misbehaving_harness(unit, evidence, blame="zones/agent/harness", words=()):
-    d = Daemon(unit)
+def case_verdict_history():
+    for bad in ("0", "4097", "x"):
+        r = subprocess.run([OPENENVD, "--verdict-history", bad], capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 2 and "--verdict-history: '%s' is not a count of episodes (1-4096)"
+              % bad in r.stderr, "--verdict-history %s: exit 2, said: %s" % (bad, r))
+    d = Daemon("minimal.yaml", args=["--verdict-history", "2", "--no-standby",
+                                      "--no-initial-episode"])
+    try:
+        ids = []
+        for _ in range(4):
+            ids.append(d.ok("POST", "/reset_unit")["episode_id"])
+            check(d.ok("POST", "/end_episode")["verdict"] == "graded", "graded")
+        eps = d.ok("GET", "/episodes")
+        # The live one (closed, graded) is served, and the 2 before it.
+        check(eps["kept"] == 2 and eps["live"]["episode_id"] == ids[3] and
+              [e["episode_id"] for e in eps["recent"]] == [ids[2], ids[1]],
+              "the last 2 kept, newest first: %s" % eps)
+        for eid in ids[1:]:
+            check(d.ok("GET", "/verdict?episode_id=" + eid)["episode_id"] == eid,
+                  "kept: %s" % eid)
+        status, j = d.request("GET", "/verdict?episode_id=" + ids[0])
+        check(status == 404 and j["error"]["code"] == "not_found" and
+              "no episode %s among the live one and the last 2 that ended" % ids[0]
+              in j["error"]["message"], "the oldest is gone, said: %s %s" % (status, j))
+    finally:
+        d.stop()
+
+
+def with_policy(unit, policy):
+    """An installed copy of unit with openenvd.verdict_policy: policy."""
+    with open(os.path.join(INSTALL, unit)) as f:
+        text = f.read()
+    name = unit.replace(".yaml", "-policy.yaml")
+    with open(os.path.join(INSTALL, name), "w") as f:
+        f.write(text.replace("openenvd:\n", "openenvd:\n  verdict_policy: %s\n" % policy, 1))
+    os.chmod(os.path.join(INSTALL, name), 0o644)
+    return name
+
+
+def event(v, what, container):
+    return next((e for e in v["events"] if e.get("what") == what and
+                 e.get("container") == container), None)
+
+
+def harness_event(unit, evidence, what, policy, words=(), container="harness"):
+    """An agent-zone event under a verdict policy: listed either way, with
+    its time and container; void: agent_misbehavior on the container, no
+    grader; record: graded."""
+    d = Daemon(unit if policy is None else with_policy(unit, policy))
     try:
         eid = d.ok("POST", "/reset_unit")["episode_id"]
         evidence(d, eid)
         v = d.ok("POST", "/end_episode")
-        check(v["verdict"] == "agent_misbehavior", "verdict: %s" % v)
-        check((v["blame"] or {}).get("subtree") == blame, "blame: %s" % v)
+        e = event(v, what, container)
+        check(e and e["at"] > 0 and e["subtree"] == "zones/agent/" + container,
+              "the %s event listed with its time and container: %s" % (what, v["events"]))
+        if policy is None:
+            check(v["verdict"] == "graded" and e["policy"] == "record",
+                  "recorded, graded (the default): %s" % v)
+        else:
+            check(v["verdict"] == "agent_misbehavior" and e["policy"] == "void",
+                  "void: %s" % v)
+            check((v["blame"] or {}).get("subtree") == "zones/agent/" + container,
+                  "blame: %s" % v)
         for w in words:
-            check(w in (v["reason"] or ""), "reason mentions %r: %s" % (w, v["reason"]))
+            check(w in (e.get("reason") or ""), "the event says %r: %s" % (w, e))
         check(d.phase() == "closed", "closed after the verdict")
         # The next episode starts clean.
         check(d.ok("POST", "/reset_unit")["phase"] == "ready", "next reset")
@@ -327,33 +384,89 @@ def misbehaving_harness(unit, evidence, blame="zones/agent/harness", words=()):
         d.stop()
 
 
+def forkbomb_evidence(d, eid):
+    def refused():
+        ev = read(d.cg_file("pids", d.member_cgroup("harness"), "pids.events")) or "max 0"
+        return int(ev.split()[1]) > 0
+    poll(refused, "pids.max to refuse a fork")
+
+
 def case_forkbomb():
-    def evidence(d, eid):
-        def refused():
-            ev = read(d.cg_file("pids", d.member_cgroup("harness"), "pids.events")) or "max 0"
-            return int(ev.split()[1]) > 0
-        poll(refused, "pids.max to refuse a fork")
-    misbehaving_harness("harness-forkbomb.yaml", evidence, words=("pids",))
+    harness_event("harness-forkbomb.yaml", forkbomb_evidence, "pids_limit", None, ("pids",))
+
+
+def case_forkbomb_void():
+    harness_event("harness-forkbomb.yaml", forkbomb_evidence, "pids_limit", "{pids_limit: void}",
+                  ("pids",))
+
+
+def detach_evidence(d, eid):
+    d.wait_ws_file(eid, "detach.done")
 
 
 def case_detached():
-    misbehaving_harness("harness-detach.yaml", lambda d, eid: d.wait_ws_file(eid, "detach.done"),
-                        words=("detached",))
+    harness_event("harness-detach.yaml", detach_evidence, "detached", None, ("detached",))
+
+
+def case_detached_void():
+    harness_event("harness-detach.yaml", detach_evidence, "detached", "{detached: void}",
+                  ("detached",))
 
 
 def case_oom():
-    def evidence(d, eid):
-        leaf = d.member_cgroup("harness")
-        poll(lambda: "oom_kill 0" not in (read(d.cg_file("memory", leaf,
-                                                        "memory.oom_control")) or "oom_kill 0"),
-             "the OOM killer")
-    misbehaving_harness("harness-oom.yaml", evidence, words=("memory",))
+    # The harness's principal itself is OOM-killed: its exit (void by
+    # default, its end memory_limit), and the OOM kill listed.
+    d = Daemon("harness-oom.yaml")
+    try:
+        d.ok("POST", "/reset_unit")
+        poll(lambda: event(d.ok("GET", "/verdict"), "exited", "harness"), "the harness's exit", 60)
+        v = d.ok("POST", "/end_episode")
+        check(v["verdict"] == "agent_misbehavior" and
+              v["blame"] == {"subtree": "zones/agent/harness", "cause": "memory_limit"} and
+              "memory" in v["reason"], "verdict: %s" % v)
+        e = event(v, "exited", "harness")
+        check(e["policy"] == "void" and e["end"] == "memory_limit", "its exit: %s" % e)
+        o = event(v, "oom_kill", "harness")
+        check(o and o["policy"] == "record" and o["count"] >= 1, "the OOM kill: %s" % v["events"])
+        check(d.ok("POST", "/reset_unit")["phase"] == "ready", "next reset")
+    finally:
+        d.stop()
+
+
+def fill_evidence(d, eid):
+    d.wait_ws_file(eid, "fill.errno-28")  # ENOSPC: the workspace is bounded
 
 
 def case_fill_disk():
-    def evidence(d, eid):
-        d.wait_ws_file(eid, "fill.errno-28")  # ENOSPC: the workspace is bounded
-    misbehaving_harness("harness-fill.yaml", evidence, words=("disk",))
+    # The zone's bytes: owned by the harness's uid range, so it is blamed.
+    harness_event("harness-fill.yaml", fill_evidence, "disk_full", None, ("disk",))
+
+
+def case_fill_disk_void():
+    harness_event("harness-fill.yaml", fill_evidence, "disk_full", "{disk_full: void}", ("disk",))
+
+
+def case_oom_then_fix():
+    """Issue 26: the env server's child program is OOM-killed (the server
+    survives and returns its result), the agent's fixed program succeeds:
+    graded, the OOM kill listed."""
+    d = Daemon("env-oom-child.yaml")
+    try:
+        d.ok("POST", "/reset_unit")
+        obs = d.ok("POST", "/step", {"action": {"message": "run:oom"}})["observation"]
+        check(obs.get("exit_code") == -9, "the child was OOM-killed, the env answered: %s" % obs)
+        obs = d.ok("POST", "/step", {"action": {"message": "run:ok"}})["observation"]
+        check(obs.get("exit_code") == 0, "the fixed program succeeds: %s" % obs)
+        d.ok("POST", "/step", {"action": {"message": "done"}})
+        v = d.wait_verdict()
+        check(v["verdict"] == "graded" and v["graders_ran"] and
+              v["observers"].get("judge", {}).get("phase") == "grading", "graded: %s" % v)
+        e = event(v, "oom_kill", "env")
+        check(e and e["policy"] == "record" and e["cause"] == "memory_limit" and
+              e["count"] >= 1 and e["at"] > 0, "the OOM kill listed: %s" % v["events"])
+        check(not event(v, "exited", "env"), "the env server survived: %s" % v["events"])
+    finally:
+        d.stop()
 
 
 def observer_failure(unit, args, blame, words, kind="infrastructure_error"):
@@ -419,6 +532,32 @@ def case_custody_symlink():
 def case_custody_fifo():
     observer_failure("custody-fifo.yaml", [], "zones/observers/runner", ("evil-fifo",),
                      "agent_misbehavior")
+
+
+def runner_role(role, memory_mb=None):
+    """custody-symlink.yaml's unit with the runner in another role."""
+    with open(os.path.join(INSTALL, "custody-symlink.yaml")) as f:
+        text = f.read().replace("observer.py, symlink]", "observer.py, %s]" % role)
+    if memory_mb:
+        text = text.replace("          reads: [workspace]\n", "          reads: [workspace]\n"
+                            "          resources: {memory_mb: %d}\n" % memory_mb)
+    name = "runner-%s.yaml" % role
+    with open(os.path.join(INSTALL, name), "w") as f:
+        f.write(text)
+    os.chmod(os.path.join(INSTALL, name), 0o644)
+    return name
+
+
+def case_runner_verdict_symlink():
+    v = observer_failure(runner_role("verdict-symlink"), [], "zones/observers/runner",
+                         ("invalid verdict.json",), "agent_misbehavior")
+    check(v["blame"].get("cause") == "invalid_result", "cause: %s" % v["blame"])
+
+
+def case_runner_balloon():
+    v = observer_failure(runner_role("balloon", memory_mb=64), [], "zones/observers/runner",
+                         ("out of memory", "its own limit"), "agent_misbehavior")
+    check(v["blame"].get("cause") == "memory_limit", "cause: %s" % v["blame"])
 
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
@@ -967,16 +1106,26 @@ CASES = [
      case_model_key_absent),
     ("inspect freezes the agent zone, resume thaws it", case_inspect_resume),
     ("reset works from closed, ready, running, frozen and failed", case_reset_from_every_phase),
+    ("--verdict-history N: the last N verdicts by id, an older id 404 in words, 0 refused",
+     case_verdict_history),
     ("openenvctl status, episodes, verdict, logs, metrics read a running unit; errors in words",
      case_openenvctl_reads_a_running_unit),
     ("/logs timestamps=1, format=json from since to next (an unfinished line held back), "
      "openenvctl logs --follow ending with its episode and on SIGINT",
      case_logs_timestamps_since_and_follow),
-    ("fork bomb => agent_misbehavior blamed on zones/agent/harness", case_forkbomb),
-    ("detached process left behind => agent_misbehavior blamed on zones/agent/harness",
-     case_detached),
-    ("memory exhausted => agent_misbehavior blamed on zones/agent/harness", case_oom),
-    ("disk filled => agent_misbehavior blamed on zones/agent/harness", case_fill_disk),
+    ("fork bomb => pids_limit listed, graded (the default policy)", case_forkbomb),
+    ("fork bomb under pids_limit: void => agent_misbehavior blamed on zones/agent/harness",
+     case_forkbomb_void),
+    ("detached process left behind => listed, graded (the default policy)", case_detached),
+    ("detached process under detached: void => agent_misbehavior on zones/agent/harness",
+     case_detached_void),
+    ("the harness's principal OOM-killed => its exit (void by default) and the OOM kill listed, "
+     "agent_misbehavior on zones/agent/harness", case_oom),
+    ("disk filled => disk_full listed, graded (the default policy)", case_fill_disk),
+    ("disk filled under disk_full: void => agent_misbehavior on zones/agent/harness",
+     case_fill_disk_void),
+    ("the OOM-then-fix episode: the env's child OOM-killed, the env survives, the fixed "
+     "program succeeds => graded with the OOM kill listed", case_oom_then_fix),
     ("crashing observer => infrastructure_error blamed on zones/observers/judge",
      case_observer_crash),
     ("hanging observer => infrastructure_error blamed on zones/observers/judge",
@@ -985,6 +1134,10 @@ CASES = [
      case_early_observers),
     ("runner output holding a symlink is refused by custody", case_custody_symlink),
     ("runner output holding a FIFO is refused by custody", case_custody_fifo),
+    ("a runner's /out/verdict.json a symlink => agent_misbehavior on the runner, invalid_result",
+     case_runner_verdict_symlink),
+    ("a runner OOM-killed at its own limit => agent_misbehavior on the runner, memory_limit",
+     case_runner_balloon),
     ("unprivileged: isolation disabled, the env server runs on the same port",
      case_fallback_unprivileged),
     ("unprivileged with --require-isolation / OPENENVD_REQUIRE_ISOLATION=1: exit 3",

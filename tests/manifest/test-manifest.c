@@ -518,7 +518,7 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
                 "workspace_seed, privileged_assets, zones, model, standby, agent_paths, "
-                "enforcement)\n");
+                "enforcement, verdict_policy)\n");
 }
 
 Test(manifest, enforcement_require_names_rfc009_guarantees)
@@ -532,6 +532,54 @@ Test(manifest, enforcement_require_names_rfc009_guarantees)
         manifest_free(m);
         m = parse_ok("app: s:a\n");
         cr_expect_null(m->require, "nothing required unless listed");
+        manifest_free(m);
+}
+
+Test(manifest, verdict_policy_defaults_unit_keys_and_container_overrides)
+{
+        struct manifest *m = parse_ok("app: s:a\n");
+        const struct manifest_container *env = manifest_find_container(m, "env");
+        cleanup_free char *js = NULL;
+        const char *env_exit = NULL;
+        json_t *j;
+
+        /* RL's defaults: a failed program is recorded, a dead container voids. */
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_OOM_KILL],
+                     MANIFEST_VERDICT_RECORD);
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_PIDS_LIMIT],
+                     MANIFEST_VERDICT_RECORD);
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_DETACHED],
+                     MANIFEST_VERDICT_RECORD);
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_DISK_FULL],
+                     MANIFEST_VERDICT_RECORD);
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT], MANIFEST_VERDICT_VOID);
+        cr_expect_eq(memcmp(&env->verdict_policy, &m->verdict_policy, sizeof(m->verdict_policy)),
+                     0);
+        manifest_free(m);
+
+        /* The unit's keys over the defaults, a container's over the unit's,
+         * field by field. */
+        m = parse_ok("app: s:a\nopenenvd:\n  verdict_policy: {oom_kill: void}\n  zones:\n"
+                     "    agent:\n      containers:\n        env: {verdict_policy: {exit: "
+                     "record}}\n        harness: {argv: [h]}\n");
+        env = manifest_find_container(m, "env");
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_OOM_KILL], MANIFEST_VERDICT_VOID);
+        cr_expect_eq(m->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT], MANIFEST_VERDICT_VOID);
+        cr_expect_eq(env->verdict_policy.on[MANIFEST_VERDICT_EVENT_OOM_KILL],
+                     MANIFEST_VERDICT_VOID);
+        cr_expect_eq(env->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT], MANIFEST_VERDICT_RECORD);
+        cr_expect_eq(manifest_find_container(m, "harness")
+                             ->verdict_policy.on[MANIFEST_VERDICT_EVENT_EXIT],
+                     MANIFEST_VERDICT_VOID);
+        j = manifest_to_json(m);
+        js = json_dumps(json_object_get(j, "verdict_policy"), JSON_SORT_KEYS | JSON_COMPACT);
+        cr_expect_str_eq(js, "{\"detached\":\"record\",\"disk_full\":\"record\",\"exit\":"
+                             "\"void\",\"oom_kill\":\"void\",\"pids_limit\":\"record\"}");
+        cr_assert_eq(json_unpack(j, "{s:{s:{s:{s:{s:{s:s}}}}}}", "zones", "agent", "containers",
+                                 "env", "verdict_policy", "exit", &env_exit),
+                     0);
+        cr_expect_str_eq(env_exit, "record");
+        json_decref(j);
         manifest_free(m);
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/fd-util.h"
+#include "base/limits.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "cgroup/cgroup.h"
@@ -239,6 +240,9 @@ static const char *verdict_field(const char *key)
         json_decref(v);
         return buf;
 }
+
+static json_t *event_of(const char *what, const char *container);
+static const char *field(json_t *j, const char *key);
 
 /* The unit's phase history (/info's), as "from>to:actor" words. */
 static char *history(void)
@@ -716,6 +720,203 @@ Test(engine, harness_failure_is_recorded_not_sealed)
         cr_expect_eq(unit_phase(u), PHASE_RUNNING, "the episode goes on");
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+        json_t *ev = event_of("exited", "harness");
+        cr_expect(ev && streq(field(ev, "policy"), "void"), "exit: void by default");
+        json_decref(ev);
+}
+
+/* --- the verdict policy (docs/GRADING.md) ------------------------------------------- */
+
+/* yaml with `old` replaced by `new` (once; it must be there). */
+static char *yaml_with(const char *yaml, const char *old, const char *new)
+{
+        const char *at = strstr(yaml, old);
+        cr_assert_not_null(at, "%s", old);
+        return xasprintf("%.*s%s%s", (int) (at - yaml), yaml, new, at + strlen(old));
+}
+
+/* The unit's yaml with openenvd.verdict_policy: policy. */
+static char *with_policy(const char *yaml, const char *policy)
+{
+        cleanup_free char *p = xasprintf("openenvd:\n  verdict_policy: %s\n", policy);
+        return yaml_with(yaml, "openenvd:\n", p);
+}
+
+static void ready_with(const char *yaml)
+{
+        boot(yaml, false);
+        cr_assert_eq(unit_start(u, true), 0);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+}
+
+/* Writes what the kernel would in a live member's leaf (the fake tree). */
+static void leaf_put(const char *name, const char *file, const char *content)
+{
+        json_t *info = unit_info(u);
+        const char *rel = NULL;
+        cr_assert_eq(json_unpack(info, "{s:{s:{s:s}}}", "members", name, "cgroup", &rel), 0);
+        cleanup_free char *d = xasprintf("%s/cg/own/sub/%s", tmp, rel);
+        put(d, file, content);
+        json_decref(info);
+}
+
+/* A process of name's OOM-killed at its own limit (memory.events: max
+ * reached, one kill); the container itself goes on. */
+static void oom_kill_in(const char *name)
+{
+        leaf_put(name, "memory.events", "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
+}
+
+/* The verdict's first event of kind what in container (a new reference),
+ * with its time; NULL when there is none. */
+static json_t *event_of(const char *what, const char *container)
+{
+        json_t *v = unit_verdict(u, NULL), *ev, *found = NULL;
+        size_t i;
+
+        json_array_foreach(json_object_get(v, "events"), i, ev)
+        {
+                if (!found && streq(json_string_value(json_object_get(ev, "what")) ?: "", what) &&
+                    streq(json_string_value(json_object_get(ev, "container")) ?: "", container))
+                        found = json_incref(ev);
+        }
+        json_decref(v);
+        if (found)
+                cr_expect(json_real_value(json_object_get(found, "at")) > 0, "an event has a time");
+        return found;
+}
+
+static const char *field(json_t *j, const char *key)
+{
+        return json_string_value(json_object_get(j, key)) ?: "";
+}
+
+static const char *verdict_cause(void)
+{
+        json_t *v = unit_verdict(u, NULL);
+        static char buf[64];
+        snprintf(buf, sizeof(buf), "%s", field(json_object_get(v, "blame"), "cause"));
+        json_decref(v);
+        return buf;
+}
+
+/* The issue's OOM-then-fix episode: the env server's child program is
+ * OOM-killed (the server survives and answers), the agent's fixed program
+ * succeeds: graded, the OOM kill listed with its container and time. */
+Test(engine, oom_then_fix_is_graded_with_the_oom_kill_listed)
+{
+        ready();
+        act();
+        oom_kill_in("env");
+        act();
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        json_t *ev = event_of("oom_kill", "env");
+        cr_assert_not_null(ev, "the OOM kill is listed");
+        cr_expect_str_eq(field(ev, "policy"), "record");
+        cr_expect_str_eq(field(ev, "cause"), "memory_limit");
+        cr_expect_str_eq(field(ev, "subtree"), "zones/agent/env");
+        cr_expect_eq(json_integer_value(json_object_get(ev, "count")), 1);
+        json_decref(ev);
+}
+
+Test(engine, oom_kill_voids_grading_when_the_policy_says_void)
+{
+        cleanup_free char *yaml = with_policy(unit_yaml, "{oom_kill: void}");
+        char refusal[128];
+
+        ready_with(yaml);
+        act();
+        oom_kill_in("env");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
+        cr_expect_str_eq(verdict_cause(), "memory_limit");
+        cr_expect(strstr(verdict_field("reason"), "env exhausted its memory"), "%s",
+                  verdict_field("reason"));
+        cr_expect_eq(fake_starts(&fb, "first"), 0, "void: no grader runs");
+        json_t *ev = event_of("oom_kill", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "void"), "listed either way");
+        json_decref(ev);
+}
+
+/* A container's own keys over the unit's: the harness voids on a refused
+ * fork, the env (the unit's default) records one. */
+Test(engine, a_containers_policy_overrides_the_units)
+{
+        cleanup_free char *yaml =
+                yaml_with(unit_yaml, "harness: {argv: [/bin/true]}",
+                          "harness: {argv: [/bin/true], verdict_policy: {pids_limit: void}}");
+        char refusal[128];
+
+        ready_with(yaml);
+        act();
+        leaf_put("env", "pids.events", "max 2\n");
+        end_and_grade();
+        cr_expect_str_eq(verdict_field("verdict"), "graded", "the env's refused forks: recorded");
+        json_t *ev = event_of("pids_limit", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "record") &&
+                          json_integer_value(json_object_get(ev, "count")) == 2,
+                  "listed");
+        json_decref(ev);
+        teardown();
+        setup();
+        end_result = 1;
+
+        ready_with(yaml);
+        act();
+        leaf_put("harness", "pids.events", "max 1\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
+        cr_expect_str_eq(verdict_cause(), "pids_limit");
+        cr_expect_eq(fake_starts(&fb, "first"), 0);
+}
+
+/* The host's OOM killer (no limit of the container's own reached): no agent
+ * byte decides that, whatever the policy says. */
+Test(engine, host_oom_is_infrastructure_whatever_the_policy)
+{
+        char refusal[128];
+
+        ready();
+        act();
+        leaf_put("env", "memory.events", "low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\n");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
+        cr_expect_str_eq(verdict_cause(), "host_oom");
+        json_t *ev = event_of("host_oom", "env");
+        cr_expect_not_null(ev);
+        json_decref(ev);
+}
+
+/* exit: record: the env server's death still ends the episode (sealed by
+ * the system), and the graders run on what it left. */
+Test(engine, env_death_is_graded_when_exit_is_record)
+{
+        cleanup_free char *yaml = with_policy(unit_yaml, "{exit: record}");
+
+        ready_with(yaml);
+        act();
+        fake_exit(fake_find(&fb, "env"), 3);
+        RUN_UNTIL(fake_find(&fb, "first") != NULL);
+        observer_passes("first", "{\"score\": 0}");
+        observer_passes("second", "{\"score\": 0}");
+        RUN_UNTIL(unit_phase(u) == PHASE_CLOSED);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        cleanup_free char *h = history();
+        cr_expect(strstr(h, "running>sealed:system"), "history: %s", h);
+        json_t *ev = event_of("exited", "env");
+        cr_expect(ev && streq(field(ev, "policy"), "record") &&
+                          json_integer_value(json_object_get(ev, "exit_status")) == 3,
+                  "listed with its status");
+        json_decref(ev);
 }
 
 /* --- custody: the copies are real child jobs over plain directories --------------------- */
@@ -789,6 +990,212 @@ Test(engine, custody_refuses_a_fifo_in_the_workspace)
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect(strstr(verdict_field("reason"), "workspace refused by custody"), "%s",
                   verdict_field("reason"));
+}
+
+/* --- the blame rule for observers (docs/GRADING.md, observer-blame.c) ------------------ */
+
+/* Ends the episode and lets what = "runner" (or another observer) fail as
+ * fail says; the verdict follows the one rule. */
+static void observer_fails(const char *what, void (*fail)(struct fake_member *fm), const char *kind,
+                           const char *blame, const char *cause, const char *reason)
+{
+        char refusal[128];
+        struct fake_member *fm;
+
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL((fm = fake_find(&fb, what)) != NULL);
+        fail(fm);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), kind);
+        cr_expect_str_eq(verdict_field("blame"), blame);
+        cr_expect_str_eq(verdict_cause(), cause);
+        cr_expect(strstr(verdict_field("reason"), reason), "%s", verdict_field("reason"));
+        const char *name = strrchr(blame, '/') + 1;
+        json_t *ev = event_of("observer_failed", name);
+        cr_expect(ev && streq(field(ev, "cause"), cause), "listed with its cause");
+        json_decref(ev);
+}
+
+static void exits_1(struct fake_member *fm)
+{
+        fake_exit(fm, 1);
+}
+
+static void hangs(struct fake_member *fm)
+{
+        (void) fm;
+}
+
+static void out_put(struct fake_member *fm, const char *file, const char *content)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out", fm->name);
+        cleanup_free char *out = episode_path(rel);
+        put(out, file, content);
+}
+
+static void writes_garbage(struct fake_member *fm)
+{
+        out_put(fm, "verdict.json", "[\"not an object\"]");
+        fake_exit(fm, 0);
+}
+
+static void links_its_verdict(struct fake_member *fm)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out/verdict.json", fm->name);
+        cleanup_free char *p = episode_path(rel);
+        cr_assert_eq(symlink("/etc/passwd", p), 0);
+        fake_exit(fm, 0);
+}
+
+static void oversize_verdict(struct fake_member *fm)
+{
+        cleanup_free char *big = xmalloc(VERDICT_MAX_BYTES + 2);
+        memset(big, ' ', VERDICT_MAX_BYTES + 1);
+        big[0] = '{';
+        big[VERDICT_MAX_BYTES] = '}';
+        big[VERDICT_MAX_BYTES + 1] = '\0';
+        out_put(fm, "verdict.json", big);
+        fake_exit(fm, 0);
+}
+
+static void oom_killed(struct fake_member *fm)
+{
+        leaf_put(fm->name, "memory.events", "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n");
+        fake_exit(fm, 128 + SIGKILL);
+}
+
+static void host_oom_killed(struct fake_member *fm)
+{
+        leaf_put(fm->name, "memory.events", "low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\n");
+        fake_exit(fm, 128 + SIGKILL);
+}
+
+static void links_in_its_out(struct fake_member *fm)
+{
+        cleanup_free char *rel = xasprintf("observers/%s/out/evil-link", fm->name);
+        cleanup_free char *p = episode_path(rel);
+        cr_assert_eq(symlink("/etc/passwd", p), 0);
+        out_put(fm, "verdict.json", "{}");
+        fake_exit(fm, 0);
+}
+
+Test(engine, a_runner_that_exits_non_zero_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", exits_1, "agent_misbehavior", "zones/observers/runner",
+                       "exit_status", "observer runner exited with status 1");
+        cr_expect_eq(fake_starts(&fb, "judge"), 0, "the first failure ends grading");
+}
+
+Test(engine, a_runner_that_times_out_is_the_agents)
+{
+        custody_ready();
+        u->ecfg.observer_timeout = 50 * USEC_PER_MSEC;
+        observer_fails("runner", hangs, "agent_misbehavior", "zones/observers/runner", "timeout",
+                       "observer runner timed out");
+}
+
+Test(engine, a_runner_oom_killed_at_its_limit_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", oom_killed, "agent_misbehavior", "zones/observers/runner",
+                       "memory_limit", "observer runner ran out of memory (its own limit)");
+}
+
+Test(engine, a_runners_invalid_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", writes_garbage, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_symlink_at_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", links_its_verdict, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_oversize_verdict_json_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", oversize_verdict, "agent_misbehavior", "zones/observers/runner",
+                       "invalid_result", "observer runner wrote an invalid verdict.json");
+}
+
+Test(engine, a_runners_symlink_in_out_is_the_agents)
+{
+        custody_ready();
+        observer_fails("runner", links_in_its_out, "agent_misbehavior", "zones/observers/runner",
+                       "output_refused", "runner output: ");
+        cr_expect_eq(fake_starts(&fb, "judge"), 0, "never given refused data");
+}
+
+/* The judge reads the runner's output: a runner too, by design. */
+static void runner_passes(struct fake_member *fm)
+{
+        out_put(fm, "report.json", "{\"passed\": 0}");
+        out_put(fm, "verdict.json", "{}");
+        fake_exit(fm, 0);
+}
+
+Test(engine, an_observer_reading_a_runners_output_is_a_runner_too)
+{
+        char refusal[128];
+        struct fake_member *fm;
+
+        custody_ready();
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        RUN_UNTIL((fm = fake_find(&fb, "runner")) != NULL);
+        runner_passes(fm);
+        RUN_UNTIL((fm = fake_find(&fb, "judge")) != NULL);
+        fake_exit(fm, 2);
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+        cr_expect_str_eq(verdict_field("blame"), "zones/observers/judge");
+        cr_expect_str_eq(verdict_cause(), "exit_status");
+}
+
+Test(engine, a_runner_killed_by_the_hosts_oom_killer_is_infrastructure)
+{
+        custody_ready();
+        observer_fails("runner", host_oom_killed, "infrastructure_error", "zones/observers/runner",
+                       "host_oom", "observer runner ran out of memory (the host's OOM killer)");
+}
+
+/* Observers that read no agent data (unit_yaml's first and second read
+ * nothing): what they do is the unit author's, never the agent's. */
+Test(engine, an_observer_of_no_agent_data_writing_an_invalid_verdict_is_infrastructure)
+{
+        ready();
+        act();
+        observer_fails("first", writes_garbage, "infrastructure_error", "zones/observers/first",
+                       "invalid_result", "observer first wrote an invalid verdict.json");
+}
+
+Test(engine, an_observer_of_no_agent_data_oom_killed_is_infrastructure)
+{
+        ready();
+        act();
+        observer_fails("first", oom_killed, "infrastructure_error", "zones/observers/first",
+                       "memory_limit", "observer first ran out of memory (its own limit)");
+}
+
+static const char maker_yaml[] = ENV_ONLY_HEAD
+        "    observers:\n"
+        "      containers:\n"
+        "        maker: {argv: [/bin/true], phases: [grading], output: /out/x}\n"
+        "        reader: {argv: [/bin/true], reads: [maker.output], phases: [grading], "
+        "after: maker}\n";
+
+Test(engine, an_observer_of_no_agent_data_with_a_symlink_in_out_is_infrastructure)
+{
+        ready_with(maker_yaml);
+        act();
+        observer_fails("maker", links_in_its_out, "infrastructure_error", "zones/observers/maker",
+                       "output_refused", "maker output: ");
 }
 
 /* --- observers made ahead of their turn (observer-gate.c) ----------------------------- */
@@ -969,42 +1376,73 @@ Test(engine, standby_goes_on_past_the_yield_during_a_slow_grading)
 /* --- a full workspace ---------------------------------------------------------------- */
 
 /* At sealing the workspace is full: the agent filled its own disk (its
- * misbehaviour, never the system's), blamed on whoever owns most of what ran
- * out (a real walk of the upper layer in a child job: here nothing is owned
- * by a container's uid, so the zone as a whole). A failed episode is not
- * graded: sealed, then closed. */
-static void workspace_full_at_sealing(int how, const char *reason)
+ * doing, never the system's), blamed on whoever owns most of what ran out (a
+ * real walk of the upper layer in a child job: here nothing is owned by a
+ * container's uid, so the zone as a whole). By default (disk_full: record)
+ * the graders run on it, the event listed; with void the episode is sealed,
+ * then closed without grading. */
+static void workspace_full_at_sealing(int how, const char *reason, bool voids)
 {
+        cleanup_free char *yaml = with_policy(unit_yaml, voids ? "{disk_full: void}" : "{}");
         char refusal[128];
 
-        ready();
+        ready_with(yaml);
         act();
         cleanup_free char *dir = episode_path("");
         cleanup_free char *upper = episode_path("workspace/upper");
         put(upper, "big", "the agent's bytes\n");
         fake_workspace_fill(dir, how);
-        cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
-        RUN_UNTIL(end_result != 1);
-        cr_expect_eq(end_result, 0);
-        cr_expect_eq(unit_phase(u), PHASE_CLOSED);
-        cr_expect_eq(fake_starts(&fb, "first"), 0, "a broken episode is not graded");
-        cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
-        cr_expect_str_eq(verdict_field("blame"), "zones/agent");
-        cr_expect_str_eq(verdict_field("reason"), reason);
-        cleanup_free char *h = history();
-        cr_expect(strstr(h, "running>sealed:orchestrator sealed>closed:system"), "history: %s", h);
+        if (!voids) {
+                end_and_grade();
+                cr_expect_str_eq(verdict_field("verdict"), "graded");
+        } else {
+                cr_assert_eq(unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal,
+                                      sizeof(refusal)),
+                             1);
+                RUN_UNTIL(end_result != 1);
+                cr_expect_eq(end_result, 0);
+                cr_expect_eq(unit_phase(u), PHASE_CLOSED);
+                cr_expect_eq(fake_starts(&fb, "first"), 0, "a void episode is not graded");
+                cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
+                cr_expect_str_eq(verdict_field("blame"), "zones/agent");
+                cr_expect_str_eq(verdict_field("reason"), reason);
+                cleanup_free char *h = history();
+                cr_expect(strstr(h, "running>sealed:orchestrator sealed>closed:system"),
+                          "history: %s", h);
+        }
+        json_t *v = unit_verdict(u, NULL), *ev;
+        size_t i, n = 0;
+        json_array_foreach(json_object_get(v, "events"), i, ev)
+        {
+                if (streq(field(ev, "what"), "disk_full")) {
+                        n++;
+                        cr_expect_str_eq(field(ev, "reason"), reason);
+                        cr_expect_str_eq(field(ev, "subtree"), "zones/agent");
+                        cr_expect_str_eq(field(ev, "policy"), voids ? "void" : "record");
+                }
+        }
+        cr_expect_eq(n, 1, "the full workspace listed once");
+        json_decref(v);
 }
 
 Test(engine, workspace_full_of_bytes_is_the_agents)
 {
         workspace_full_at_sealing(EPISODE_FS_FULL_BYTES,
-                                  "the agent zone filled its disk (workspace full at 256 MB)");
+                                  "the agent zone filled its disk (workspace full at 256 MB)",
+                                  true);
+}
+
+Test(engine, workspace_full_of_bytes_is_graded_by_default)
+{
+        workspace_full_at_sealing(EPISODE_FS_FULL_BYTES,
+                                  "the agent zone filled its disk (workspace full at 256 MB)",
+                                  false);
 }
 
 Test(engine, workspace_out_of_inodes_is_the_agents)
 {
         workspace_full_at_sealing(EPISODE_FS_FULL_INODES,
                                   "the agent zone filled its disk (workspace out of inodes: 65536 "
-                                  "entries at 256 MB)");
+                                  "entries at 256 MB)",
+                                  true);
 }

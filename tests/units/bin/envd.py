@@ -9,6 +9,9 @@
 
 A step's message "log:TEXT" writes TEXT and a newline to stderr, "logpart:TEXT"
 TEXT alone (a line not ended yet): output the live tests read back through /logs.
+"run:oom" runs a child program that allocates until the OOM killer takes it,
+"run:ok" one that succeeds: the observation's exit_code is the child's (-9:
+killed), as a coding env runs the agent's program and survives its failure.
 
 argv: PORT [--fail-if PATH]: exits at once if PATH exists (provisioning
 failure on demand).
@@ -16,6 +19,7 @@ failure on demand).
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -78,8 +82,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if msg.startswith(prefix):
                     sys.stderr.write(msg[len(prefix):] + end)
                     sys.stderr.flush()
-            self.send(200, {"observation": {"echo": msg, "steps": state["steps"]},
-                            "reward": 1.0, "done": done})
+            obs = {"echo": msg, "steps": state["steps"]}
+            programs = {"run:oom": "h = []\nwhile True:\n    h.append(bytearray(8 << 20))",
+                        "run:ok": "print('ok')"}
+            if msg in programs:
+                obs["exit_code"] = subprocess.run([sys.executable, "-c", programs[msg]],
+                                                  capture_output=True).returncode
+            self.send(200, {"observation": obs, "reward": 1.0, "done": done})
         elif self.path == "/mcp":
             self.send(200, {"jsonrpc": "2.0", "id": body.get("id"),
                             "result": {"tools": [{"name": "echo"}]}})

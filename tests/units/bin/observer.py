@@ -7,6 +7,8 @@
   snapshot  (frozen phase) report the env's tick counter from the workspace
   symlink   leave a symlink in /out (custody must refuse it)
   fifo      leave a FIFO in /out (custody must refuse it)
+  verdict-symlink  make /out/verdict.json a symlink (an invalid result)
+  balloon   allocate until the OOM killer takes it
   watch     (early phases) record the phase it started in, then run until stopped
   phase     record the phase it started in and the start count, exit
   crash     exit 3
@@ -49,6 +51,12 @@ elif role == "snapshot":
 elif role == "symlink":
     os.symlink("/etc/passwd", os.path.join(OUT, "evil-link"))
     result({"ran": True})
+elif role == "verdict-symlink":
+    os.symlink("/etc/passwd", os.path.join(OUT, "verdict.json"))
+elif role == "balloon":
+    hog = []
+    while True:
+        hog.append(bytearray(8 << 20))  # zero-filled: every page is touched
 elif role == "fifo":
     os.mkfifo(os.path.join(OUT, "evil-fifo"))
     result({"ran": True})
