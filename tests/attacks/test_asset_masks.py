@@ -17,7 +17,8 @@ inputs). Each reads the answers and the inputs at their host paths, and at
 /assets/<name>.
 
 Must not happen: the env fails to start or to import its module beside the
-answers; any zone reads the answers or the inputs at their host paths; an
+answers; a daemon started inside an asset's directory (where the env would
+start) runs instead of refusing; any zone reads the answers or the inputs at their host paths; an
 observer sees an asset it does not list. The controls: the env imports and
 reads its own code; the runner reads the inputs and the verdict the answers
 at /assets.
@@ -163,11 +164,31 @@ def case_whole_root(run):
     attempt(run, True)
 
 
+def case_started_inside_an_asset(run):
+    # The manifest cannot know where openenvd starts (an image's WORKDIR):
+    # started in an asset's directory, the env's would be masked in every
+    # episode. Refused at once, with what to do, and nothing left.
+    t = unit(run)
+    d = A.Daemon(run, t["manifest"], rootfs=False, wait=False, cwd=t["cases"])
+    try:
+        d.proc.wait(60)
+        check(d.proc.returncode == 2, "refused as invalid: %s\n%s"
+              % (d.proc.returncode, d.tail()))
+        log = A.read(d.log) or ""
+        check("which asset 'inputs' (%s) is" % t["cases"] in log and
+              "start openenvd in the unit's own directory" in log, "says why:\n%s" % log)
+        d.assert_nothing_left()
+    finally:
+        d.kill()
+
+
 CASES = [
     ("host view: the env imports its module beside a file asset; no zone reads the answers "
      "or the inputs at their host paths, each observer only the asset it lists",
      case_host_view),
     ("the whole / as root: the same masks, file by file", case_whole_root),
+    ("openenvd started inside an asset's directory refuses at once: the env's directory "
+     "would be masked", case_started_inside_an_asset),
 ]
 
 if __name__ == "__main__":
