@@ -299,11 +299,28 @@ def _write_json_atomic(path: str, obj) -> None:
         raise
 
 
-def write_results(path: str, results: List[dict]) -> None:
+def _default_summary_path() -> Optional[str]:
+    out = os.environ.get("OPENENVD_OUT")
+    return os.path.join(out, "verdict.json") if out else None
+
+
+def write_results(path: str, results: List[dict],
+                  summary_path: Optional[str] = "") -> None:
     """The runner's output: {"version": 1, "cases": results}. Agent code ran
     in this container and could have written this path too: the verdict
-    reads it as a claim (score())."""
+    reads it as a claim (score()).
+
+    Then the runner's own verdict.json (summary_path; by default
+    $OPENENVD_OUT/verdict.json, which the daemon sets to /out in observers;
+    None: none): {"role": "runner", "cases": N}, written last over whatever
+    is there. Agent code can plant a verdict.json in the runner's /out, and
+    GET /verdict serves each observer's as observers.<name>: a forged
+    {"score": 1.0} there must not survive. Score from observers.<verdict>."""
     _write_json_atomic(path, {"version": RESULTS_VERSION, "cases": results})
+    if summary_path == "":
+        summary_path = _default_summary_path()
+    if summary_path:
+        _write_json_atomic(summary_path, {"role": "runner", "cases": len(results)})
 
 
 # --- the verdict -------------------------------------------------------------------

@@ -156,6 +156,23 @@ class Runner(Tmp):
         with self.assertRaises(ValueError):
             G.run_cases(ECHO_SUM, {".hidden": b""})
 
+    def test_the_runners_own_verdict_is_rewritten_last(self):
+        # Agent code in the runner plants {"score": 1.0} as its verdict.json;
+        # the daemon would serve it as observers.runner.
+        planted = self.write("verdict.json", json.dumps({"score": 1.0}))
+        G.write_results(self.results, G.run_cases(ECHO_SUM, {"a": b"1"}),
+                        summary_path=planted)
+        with open(planted) as f:
+            self.assertEqual(json.load(f), {"role": "runner", "cases": 1})
+        os.environ["OPENENVD_OUT"] = self.dir
+        try:
+            self.write("verdict.json", json.dumps({"score": 1.0}))
+            G.write_results(self.results, [])
+        finally:
+            del os.environ["OPENENVD_OUT"]
+        with open(planted) as f:
+            self.assertEqual(json.load(f), {"role": "runner", "cases": 0})
+
     def test_results_replace_a_planted_symlink_never_follow_it(self):
         target = self.write("target", "untouched")
         os.symlink(target, self.results)
