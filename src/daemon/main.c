@@ -262,6 +262,36 @@ static bool env_start_hidden(const struct manifest *m, const struct daemon_optio
         return true;
 }
 
+/*
+ * Every container sees each asset's source masked (unit_masks()). The
+ * manifest refuses an asset that is or holds its own directory; where the
+ * env server starts (openenvd's directory, when its root is the host's) only
+ * the daemon knows, and an asset there would hide the env's code in every
+ * episode. Said once, before any starts: true if so.
+ */
+static bool env_start_masked(const struct manifest *m, const struct daemon_options *o,
+                             const struct env_origin *origin)
+{
+        const struct manifest_container *env = manifest_find_container(m, "env");
+        const char *wd = origin->workdir;
+
+        if (!wd || (env && env->workdir) || (o->rootfs && !streq(o->rootfs, "/")))
+                return false;
+        for (size_t i = 0; i < m->n_assets; i++) {
+                const char *a = m->assets[i].path;
+                size_t n = strlen(a);
+                if (!streq(a, "/") && (strncmp(wd, a, n) != 0 || (wd[n] && wd[n] != '/')))
+                        continue;
+                log_error("the env server would start in %s (openenvd's working directory), which "
+                          "asset '%s' (%s) %s: every container sees an asset's source masked; "
+                          "start openenvd in the unit's own directory, out of the asset, or set "
+                          "workdir: for env in the manifest",
+                          wd, m->assets[i].name, a, streq(wd, a) ? "is" : "holds");
+                return true;
+        }
+        return false;
+}
+
 static const struct option longopts[] = {
         { "manifest", required_argument, NULL, ARG_MANIFEST },
         { "state", required_argument, NULL, ARG_STATE },
@@ -663,7 +693,7 @@ int main(int argc, char **argv)
                 opts.model_upstream = upstream;
         }
         env_origin_from_here(&origin);
-        if (env_start_hidden(m, &opts, &origin))
+        if (env_start_hidden(m, &opts, &origin) || env_start_masked(m, &opts, &origin))
                 return DAEMON_EXIT_INVALID;
         opts.env_origin = &origin;
         return daemon_run_isolated(&opts, m);

@@ -274,23 +274,11 @@ static void make_hidden(struct enforce_world *R)
 {
         const struct manifest *m = R->m;
 
-        /* Each asset itself and the directory the planner masks for it. */
-        for (size_t i = 0; i < m->n_assets; i++) {
-                const char *path = m->assets[i].path;
-                struct stat st;
-                if (!strv_contains(R->hidden, path))
-                        strv_push(&R->hidden, xstrdup(path));
-                if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                        const char *slash = strrchr(path, '/');
-                        if (slash && slash != path) {
-                                char *dir = xstrndup(path, (size_t) (slash - path));
-                                if (strv_contains(R->hidden, dir))
-                                        free(dir);
-                                else
-                                        strv_push(&R->hidden, dir);
-                        }
-                }
-        }
+        /* Each asset's source, what the planner masks for it (a file is
+         * masked alone, unit_masks()). */
+        for (size_t i = 0; i < m->n_assets; i++)
+                if (!strv_contains(R->hidden, m->assets[i].path))
+                        strv_push(&R->hidden, xstrdup(m->assets[i].path));
         for (size_t i = 0; i < ELEMENTSOF(kernel_masked); i++)
                 if (access(kernel_masked[i], F_OK) == 0)
                         strv_push(&R->kernel_masked, xstrdup(kernel_masked[i]));

@@ -86,6 +86,8 @@ struct manifest_ctx {
         const struct manifest_overrides *overrides; /* borrowed, may be NULL */
         const struct mnode *root;
         const struct mnode **asset_keys; /* owned vector, n_assets entries: where each was named */
+        const struct mnode **asset_vals; /* owned vector, n_assets entries: its path as written */
+        const struct mnode *seed_node;   /* workspace_seed's value if valid, else NULL */
         const struct mnode *zone_containers[MANIFEST_ZONE_MAX]; /* `containers:` keys */
         bool app_invalid; /* an app was given but malformed (already reported) */
         const struct mnode *zone_keys[MANIFEST_ZONE_MAX];

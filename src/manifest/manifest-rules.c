@@ -6,6 +6,7 @@
  * violations.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/limits.h"
@@ -301,6 +302,180 @@ static void check_reads(struct manifest_ctx *x, struct observers *o, bool acycli
         }
 }
 
+/* Whether path is base or lies below it (both absolute, normal). */
+static bool path_at_or_below(const char *path, const char *base)
+{
+        size_t n = strlen(base);
+
+        if (streq(base, "/"))
+                return true;
+        return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+enum cover {
+        COVER_NONE,
+        COVER_IS,       /* the asset is the path */
+        COVER_CONTAINS, /* the path lies below the asset */
+};
+
+static const char *const cover_verb[] = { [COVER_IS] = "is", [COVER_CONTAINS] = "contains" };
+
+/* p resolved by the kernel (symlinks followed), when the manifest's paths
+ * are checked and p exists; else NULL. */
+static char *real_or_null(const struct manifest_ctx *x, const char *p)
+{
+        return x->flags & MANIFEST_CHECK_PATHS ? realpath(p, NULL) : NULL;
+}
+
+/* How the asset at a covers path p: as written, and as the kernel resolves
+ * both (ra, rp: NULL when unknown), so a symlink cannot walk an asset
+ * around the check. */
+static enum cover asset_covers(const char *a, const char *ra, const char *p, const char *rp)
+{
+        if (path_at_or_below(p, a))
+                return streq(p, a) ? COVER_IS : COVER_CONTAINS;
+        if (ra && rp && path_at_or_below(rp, ra))
+                return streq(rp, ra) ? COVER_IS : COVER_CONTAINS;
+        return COVER_NONE;
+}
+
+/* One thing a container needs to see, named for the error. */
+struct need {
+        char *path;                     /* owned, absolute */
+        char *real;                     /* owned: resolved, or NULL (real_or_null()) */
+        const struct container_info *c; /* whose */
+        char *key;                      /* owned: "argv[1]", "workdir", "PYTHONPATH entry" */
+};
+
+/* Takes path and key (both owned); a path that is not absolute names no
+ * host path and is dropped. */
+static void need_add(const struct manifest_ctx *x, struct need **v, size_t *n, char *path,
+                     const struct container_info *c, char *key)
+{
+        if (!path || path[0] != '/') {
+                free(path);
+                free(key);
+                return;
+        }
+        *v = xrealloc(*v, (*n + 1) * sizeof(**v));
+        /* Resolved once here, not once per asset: a hostile manifest may
+         * name MANIFEST_MAX_LIST assets and as many argv entries. */
+        (*v)[(*n)++] =
+                (struct need){ .path = path, .real = real_or_null(x, path), .c = c, .key = key };
+}
+
+static char *strdup_or_null(const char *s)
+{
+        return s ? xstrdup(s) : NULL;
+}
+
+/* What each container names of its image: its argv's absolute entries (a
+ * program, a script whose siblings it imports, a data file), its workdir,
+ * its state, each entry of PYTHONPATH and PATH it sets. */
+static struct need *container_needs(struct manifest_ctx *x, size_t *ret_n)
+{
+        static const char *const lists[] = { "PYTHONPATH=", "PATH=" };
+        struct need *v = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < x->n_ci; i++) {
+                const struct container_info *ci = &x->ci[i];
+                const struct manifest_container *c = ci->c;
+
+                for (size_t a = 0; c->argv && c->argv[a]; a++)
+                        need_add(x, &v, &n, xstrdup(c->argv[a]), ci, xasprintf("argv[%zu]", a));
+                need_add(x, &v, &n, strdup_or_null(c->workdir), ci, xstrdup("workdir"));
+                need_add(x, &v, &n, strdup_or_null(c->state), ci, xstrdup("state"));
+                for (char **e = c->env; e && *e; e++)
+                        for (size_t l = 0; l < ELEMENTSOF(lists); l++) {
+                                const char *rest = startswith(*e, lists[l]);
+                                if (!rest)
+                                        continue;
+                                for (const char *p = rest; *p;) {
+                                        size_t len = strcspn(p, ":");
+                                        need_add(x, &v, &n, xstrndup(p, len), ci,
+                                                 xasprintf("%.*s entry",
+                                                           (int) (strlen(lists[l]) - 1), lists[l]));
+                                        p += len + (p[len] == ':');
+                                }
+                        }
+        }
+        *ret_n = n;
+        return v;
+}
+
+/*
+ * Every container sees each asset's source masked (unit_masks(): a file
+ * under /dev/null, a directory under an empty tmpfs), whatever its root. So
+ * an asset must not be, or hold, anything the unit needs: the manifest's own
+ * directory (the env's code beside openenv.yaml), the workspace seed, what a
+ * container's argv, workdir, state or search paths name; nor lie in the seed,
+ * which the agent reads as /workspace. One error per asset, the first found.
+ */
+static void check_asset_masks(struct manifest_ctx *x)
+{
+        const struct manifest *m = x->m;
+        size_t n_needs = 0;
+        struct need *needs = container_needs(x, &n_needs);
+        const char *seed = x->seed_node ? m->workspace_seed : NULL;
+        const char *seed_written = x->seed_node ? x->seed_node->value : NULL;
+        cleanup_free char *rseed = seed ? real_or_null(x, seed) : NULL;
+        cleanup_free char *rbase = real_or_null(x, m->base_dir);
+
+        for (size_t i = 0; i < m->n_assets; i++) {
+                const struct manifest_asset *as = &m->assets[i];
+                const struct mnode *at = x->asset_vals ? x->asset_vals[i] : NULL;
+                const char *written = at ? at->value : as->path;
+                cleanup_free char *p = mpath_key("privileged_assets", as->name);
+                cleanup_free char *ra = real_or_null(x, as->path);
+                enum cover cv;
+
+                if (seed && asset_covers(seed, rseed, as->path, ra) == COVER_CONTAINS) {
+                        ctx_error(x, at, p,
+                                  "'%s' is inside workspace_seed '%s': the agent reads the seed "
+                                  "as /workspace; keep the asset out of the seed",
+                                  written, seed_written);
+                        continue;
+                }
+                if (seed && (cv = asset_covers(as->path, ra, seed, rseed)) != COVER_NONE) {
+                        ctx_error(x, at, p,
+                                  "'%s' %s workspace_seed '%s': the agent reads the seed as "
+                                  "/workspace; give the asset a directory of its own, outside "
+                                  "the seed",
+                                  written, cover_verb[cv], seed_written);
+                        continue;
+                }
+                if ((cv = asset_covers(as->path, ra, m->base_dir, rbase)) != COVER_NONE) {
+                        ctx_error(x, at, p,
+                                  "'%s' %s the manifest's own directory, where the env's code "
+                                  "is: every container sees an asset's source masked, so the "
+                                  "env would not find its own code; name the graders' files "
+                                  "themselves, or a directory of their own beside openenv.yaml",
+                                  written, cover_verb[cv]);
+                        continue;
+                }
+                for (size_t k = 0; k < n_needs; k++) {
+                        const char *np = needs[k].path;
+                        const char *who = needs[k].c->c->name;
+                        if ((cv = asset_covers(as->path, ra, np, needs[k].real)) == COVER_NONE)
+                                continue;
+                        ctx_error(x, at, p,
+                                  "'%s' %s %s, the %s of container '%s' (%s): every container "
+                                  "sees an asset's source masked, so '%s' would not find it; "
+                                  "move the asset, or what '%s' needs, out of the other's way",
+                                  written, cover_verb[cv], np, needs[k].key, who, needs[k].c->path,
+                                  who, who);
+                        break;
+                }
+        }
+        for (size_t k = 0; k < n_needs; k++) {
+                free(needs[k].path);
+                free(needs[k].real);
+                free(needs[k].key);
+        }
+        free(needs);
+}
+
 void manifest_check_rules(struct manifest_ctx *x)
 {
         struct manifest *m = x->m;
@@ -319,6 +494,7 @@ void manifest_check_rules(struct manifest_ctx *x)
         if (!acyclic)
                 report_cycles(x, &o);
         check_reads(x, &o, acyclic);
+        check_asset_masks(x);
 
         m->observer_order = xcalloc(o.n_order + 1, sizeof(const struct manifest_container *));
         for (size_t k = 0; k < o.n_order; k++)

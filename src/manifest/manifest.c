@@ -136,6 +136,7 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
         na = mnode_map_size(n);
         m->assets = xcalloc(na + 1, sizeof(*m->assets));
         x->asset_keys = xcalloc(na + 1, sizeof(const struct mnode *));
+        x->asset_vals = xcalloc(na + 1, sizeof(const struct mnode *));
         for (size_t i = 0; i < na; i++) {
                 const struct mnode *k = mnode_key(n, i), *v = mnode_value(n, i);
                 cleanup_free char *p = mpath_key("privileged_assets", k->value);
@@ -152,6 +153,7 @@ static void parse_assets(struct manifest_ctx *x, const struct mnode *n)
                         continue;
                 manifest_check_host_path(x, v, p, abs, false);
                 x->asset_keys[m->n_assets] = k;
+                x->asset_vals[m->n_assets] = v;
                 m->assets[m->n_assets++] =
                         (struct manifest_asset){ .name = xstrdup(k->value), .path = abs };
         }
@@ -320,8 +322,13 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                                                  &x->m->kill_deadline_s);
         if (ok && v[3] &&
             manifest_resolve_host_path(x, v[3], "workspace_seed", "workspace_seed",
-                                       &x->m->workspace_seed))
+                                       &x->m->workspace_seed)) {
+                size_t before = x->errors->n;
                 manifest_check_host_path(x, v[3], "workspace_seed", x->m->workspace_seed, true);
+                /* A seed the assets are checked against: one that is one. */
+                if (x->errors->n == before)
+                        x->seed_node = v[3];
+        }
         if (ok && v[4])
                 parse_assets(x, v[4]);
         if (ok && v[6])
@@ -360,6 +367,7 @@ static void ctx_done(struct manifest_ctx *x)
         }
         free(x->ci);
         free(x->asset_keys);
+        free(x->asset_vals);
 }
 
 int manifest_parse(const char *data, size_t size, const char *base_dir, unsigned flags,

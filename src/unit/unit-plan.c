@@ -146,26 +146,44 @@ static void strv_add_unique(char ***v, char *s)
                 strv_push(v, s);
 }
 
+/*
+ * Where an asset's mask goes: on the asset itself, or, when a directory on
+ * the way to it is closed to others (an author's 0700 assets/), on that
+ * directory. Containers are "others" to every host file, so none can pass
+ * it: hiding it hides nothing a container could reach, and a mask below it
+ * could not even be placed (the launchers resolve masks as the container's
+ * root: EACCES, and the container would not start).
+ */
+static char *asset_mask_path(const char *path)
+{
+        cleanup_free char *parent = xstrdup(path);
+        char *slash = strrchr(parent, '/');
+        char *blocker = NULL;
+
+        if (slash && slash != parent) {
+                *slash = '\0';
+                if (path_searchable_by_others(parent, &blocker) == -EACCES && blocker)
+                        return blocker;
+                free(blocker);
+        }
+        return xstrdup(path);
+}
+
 char **unit_masks(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
-        bool (*is_dir)(const char *) = ctx->is_dir ?: stat_is_dir;
         char **v = NULL;
 
         strv_push(&v, xstrdup(ctx->state_dir));
         strv_push(&v, xstrdup("/run/secrets"));
-        /* Hide each asset's source: the directory itself, or a file's parent
-         * (a file alone would leave its siblings, often more answers, open). */
-        for (size_t i = 0; i < m->n_assets; i++) {
-                const char *p = m->assets[i].path;
-                if (is_dir(p)) {
-                        strv_add_unique(&v, xstrdup(p));
-                } else {
-                        const char *slash = strrchr(p, '/');
-                        size_t n = slash && slash != p ? (size_t) (slash - p) : 1;
-                        strv_add_unique(&v, xstrndup(p, n));
-                }
-        }
+        /* Each asset's source as it is: a directory hidden under an empty
+         * tmpfs, a file under /dev/null. Never a file's parent: that is
+         * where an image keeps openenv.yaml and the env's own code beside
+         * the answers (issue 26). What the unit needs is never below an
+         * asset (the manifest refuses it, manifest-rules.c), and files
+         * beside one are no asset: the author names each. */
+        for (size_t i = 0; i < m->n_assets; i++)
+                strv_add_unique(&v, asset_mask_path(m->assets[i].path));
         if (ctx->extra_masks)
                 for (char *const *e = ctx->extra_masks; *e; e++)
                         strv_add_unique(&v, xstrdup(*e));

@@ -71,8 +71,8 @@ struct unit_plan_context {
          * none and its root is the daemon's) and inherited environment;
          * NULL: "/" and nothing. */
         const struct env_origin *env_origin;
-        /* Whether an asset path is a directory (a file asset is shown as
-         * /assets/<name>/<basename>); NULL means stat(). Tests inject it. */
+        /* Whether a host path (an argv entry, a workdir) is a directory:
+         * the host view binds directories; NULL means stat(). Tests inject it. */
         bool (*is_dir)(const char *path);
         /* Whether every directory down to path is searchable by others (an
          * image directory of the host view); NULL: path_searchable_by_others(). */
@@ -110,7 +110,9 @@ char *unit_hosts_file(const struct manifest *m);
 /* Loopback address of the i-th exposed service in the env's netns. */
 void unit_service_address(size_t i, char buf[static 16]);
 
-/* Every host path no container may see: state dir, /run/secrets, asset sources. */
+/* Every host path no container may see: state dir, /run/secrets, each asset's
+ * source itself (a file or a directory, never a file's parent), or the
+ * directory on the way to it that others cannot search (none can pass it). */
 char **unit_masks(const struct unit_plan_context *ctx);
 
 /* RLIMIT_NOFILE of every container: 4096, or the daemon's own hard limit if

@@ -5,6 +5,8 @@
  */
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "manifest/manifest.h"
@@ -133,9 +135,156 @@ Test(plan, state_dir_secrets_and_asset_sources_are_masked_everywhere)
                 struct container_spec s = plan(names[i]);
                 cr_assert(strv_contains(s.masks, "/var/lib/openenvd"), "%s", names[i]);
                 cr_assert(strv_contains(s.masks, "/run/secrets"), "%s", names[i]);
-                cr_assert(strv_contains(s.masks, "/srv/unit/assets"), "%s", names[i]);
+                /* The file itself, not its directory (issue 26). */
+                cr_assert(strv_contains(s.masks, "/srv/unit/assets/oracle.json"), "%s", names[i]);
+                cr_assert_not(strv_contains(s.masks, "/srv/unit/assets"), "%s", names[i]);
                 container_spec_done(&s);
         }
+}
+
+/* A unit laid out as an image is: openenv.yaml, the env's own package and
+ * the graders' files side by side in one directory, the env started there. */
+static const char beside_yaml[] =
+        "app: server.app:app\n"
+        "openenvd:\n"
+        "  privileged_assets:\n"
+        "    answers: answers.json\n"
+        "    inputs: cases\n"
+        "  zones:\n"
+        "    observers:\n"
+        "      containers:\n"
+        "        runner: {argv: [/bin/true], reads: [assets.inputs], phases: [grading], output: "
+        "/out/r.json}\n"
+        "        verdict: {argv: [/bin/true], reads: [assets.answers, runner.output], after: "
+        "runner, phases: [grading]}\n";
+
+static bool cases_is_dir(const char *p)
+{
+        return streq(p, "/app/env/cases") || streq(p, "/app/env");
+}
+
+static bool always_reachable(const char *p)
+{
+        (void) p;
+        return true;
+}
+
+Test(plan, a_file_asset_masks_that_file_only_a_directory_asset_that_directory)
+{
+        struct manifest_errors errs;
+        struct manifest *b = NULL;
+        struct mount_entry usr = { .kind = MOUNT_BIND,
+                                   .source = (char *) "/usr",
+                                   .target = (char *) "/usr",
+                                   .flags = MS_RDONLY | MS_NOSUID | MS_NODEV };
+        struct host_view view = { .root = (char *) "/var/lib/openenvd/host-view",
+                                  .binds = &usr,
+                                  .n_binds = 1 };
+        struct env_origin o;
+        char *daemon_env[] = { "PYTHONPATH=/app/env", NULL };
+        static const char *const names[] = { "env", "runner", "verdict" };
+
+        manifest_errors_init(&errs, "openenv.yaml");
+        cr_assert_eq(manifest_parse(beside_yaml, strlen(beside_yaml), "/app/env", 0, &errs, &b), 0);
+        manifest_errors_done(&errs);
+        env_origin_init(&o, daemon_env, "/app/env");
+        struct unit_plan_context c = ctx;
+        c.manifest = b;
+        c.host_view = &view;
+        c.env_origin = &o;
+        c.is_dir = cases_is_dir;
+        c.reachable = always_reachable;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                struct container_spec s;
+                cr_assert_eq(unit_plan_container(&c, manifest_find_container(b, names[i]), &s), 0);
+                cr_expect(strv_contains(s.masks, "/app/env/answers.json"), "%s", names[i]);
+                cr_expect(strv_contains(s.masks, "/app/env/cases"), "%s", names[i]);
+                /* Nothing the env needs: its directory stays, and nothing
+                 * above or beside the assets is hidden. */
+                for (char **k = s.masks; *k; k++)
+                        cr_expect(streq(*k, "/app/env/answers.json") ||
+                                          streq(*k, "/app/env/cases") || !startswith(*k, "/app"),
+                                  "%s masks %s", names[i], *k);
+                container_spec_done(&s);
+        }
+        /* The env runs from its directory, bound in the host view; the
+         * masks go on top of it (mount-setup.h: the policy last). */
+        struct container_spec env;
+        cr_assert_eq(unit_plan_container(&c, manifest_find_container(b, "env"), &env), 0);
+        cr_expect_str_eq(env.workdir, "/app/env");
+        cr_expect_not_null(find_mount(&env, "/app/env"));
+        container_spec_done(&env);
+        env_origin_done(&o);
+        manifest_free(b);
+}
+
+/* An author's assets/ closed to others (0700): no container can pass it,
+ * and a mask below it could not be placed (the launchers resolve masks as
+ * the container's root: EACCES). The mask goes on the closed directory. */
+Test(plan, an_asset_behind_a_closed_directory_is_masked_at_that_directory)
+{
+        char dir[] = "/tmp/plan-masks.XXXXXX";
+        struct manifest_errors errs;
+        struct manifest *b = NULL;
+
+        cr_assert_not_null(mkdtemp(dir));
+        cr_assert_eq(chmod(dir, 0755), 0);
+        cleanup_free char *open_dir = xasprintf("%s/open", dir);
+        cleanup_free char *closed = xasprintf("%s/closed", dir);
+        cr_assert_eq(mkdir(open_dir, 0755), 0);
+        cr_assert_eq(mkdir(closed, 0700), 0);
+        cr_assert_eq(chmod(closed, 0700), 0);
+        cleanup_free char *yaml = xasprintf("app: server.app:app\n"
+                                            "openenvd:\n"
+                                            "  privileged_assets:\n"
+                                            "    seen: %s/answers.json\n"
+                                            "    locked: %s/answers.json\n",
+                                            open_dir, closed);
+        manifest_errors_init(&errs, "openenv.yaml");
+        cr_assert_eq(manifest_parse(yaml, strlen(yaml), dir, 0, &errs, &b), 0);
+        manifest_errors_done(&errs);
+        struct unit_plan_context c = ctx;
+        c.manifest = b;
+
+        cleanup_free char *seen = xasprintf("%s/answers.json", open_dir);
+        cleanup_strv char **masks = unit_masks(&c);
+        cr_expect(strv_contains(masks, seen), "a reachable file alone");
+        cr_expect(strv_contains(masks, closed), "the closed directory on the way");
+        cr_expect_not(strv_contains(masks, open_dir));
+        cr_expect_not(strv_contains(masks, dir));
+        manifest_free(b);
+        (void) rmdir(open_dir);
+        (void) rmdir(closed);
+        (void) rmdir(dir);
+}
+
+/* Asset-level visibility: an observer sees the assets it lists, each, and
+ * no other (issue 26: inputs to the runner, answers to the verdict only). */
+Test(plan, each_observer_sees_only_the_assets_it_lists)
+{
+        struct manifest_errors errs;
+        struct manifest *b = NULL;
+
+        manifest_errors_init(&errs, "openenv.yaml");
+        cr_assert_eq(manifest_parse(beside_yaml, strlen(beside_yaml), "/app/env", 0, &errs, &b), 0);
+        manifest_errors_done(&errs);
+        struct unit_plan_context c = ctx;
+        c.manifest = b;
+
+        struct container_spec r, v;
+        cr_assert_eq(unit_plan_container(&c, manifest_find_container(b, "runner"), &r), 0);
+        cr_assert_eq(unit_plan_container(&c, manifest_find_container(b, "verdict"), &v), 0);
+        cr_expect_not_null(find_mount(&r, "/assets/inputs"));
+        cr_expect_null(find_mount(&r, "/assets/answers"), "the runner never sees the answers");
+        cr_expect_not_null(find_mount(&v, "/assets/answers"));
+        cr_expect_null(find_mount(&v, "/assets/inputs"), "the verdict did not list the inputs");
+        for (size_t k = 0; k < r.n_mounts; k++)
+                cr_expect(!startswith(r.mounts[k].source, "/var/lib/openenvd/assets/answers"),
+                          "runner: %s", r.mounts[k].source);
+        container_spec_done(&r);
+        container_spec_done(&v);
+        manifest_free(b);
 }
 
 Test(plan, only_the_verdict_sees_assets_and_never_the_workspace)
