@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,8 +20,8 @@ struct child_job {
         pid_t pid;
         int pidfd, out_fd; /* owned */
         struct loop_source *pid_src, *out_src, *timer;
-        char *out; /* owned, CHILD_JOB_MAX_RESULT */
-        size_t len;
+        char *out;  /* owned: the frame's length, then CHILD_JOB_MAX_RESULT */
+        size_t len; /* bytes read, the length included */
         bool out_eof, exited, killed, overflow, done;
         int status;
         child_job_done_fn done_cb;
@@ -31,21 +33,43 @@ pid_t child_job_pid(const struct child_job *j)
         return j->exited ? 0 : j->pid;
 }
 
+/* The result's length as the child framed it, once read. */
+static bool frame_length(const struct child_job *j, uint32_t *ret)
+{
+        if (j->len < sizeof(uint32_t))
+                return false;
+        memcpy(ret, j->out, sizeof(*ret));
+        return true;
+}
+
+/* The whole frame is here: the child wrote all of its result, and nothing
+ * but its _exit(0) follows. Done at once, not after its exit: tearing down
+ * a copy of the daemon's address space takes the child longer than most
+ * jobs (the reaping waits in child_job_free() or the pidfd's event). */
+static bool result_whole(const struct child_job *j)
+{
+        uint32_t n;
+        return frame_length(j, &n) && n <= CHILD_JOB_MAX_RESULT && j->len == sizeof(n) + n;
+}
+
 static void finish_if_complete(struct child_job *j)
 {
         int result;
 
-        if (j->done || !j->exited || !j->out_eof)
+        if (j->done)
                 return;
+        if (result_whole(j))
+                result = 0;
+        else if (!j->exited || !j->out_eof)
+                return;
+        else if (j->killed)
+                result = -ETIMEDOUT;
+        else
+                result = -ECHILD; /* died, or exited without its whole result */
         j->done = true;
         j->timer = loop_source_free(j->timer);
-        if (j->killed)
-                result = -ETIMEDOUT;
-        else if (j->status != 0 || j->overflow)
-                result = -ECHILD;
-        else
-                result = 0;
-        j->done_cb(j->userdata, result, j->out, result == 0 ? j->len : 0);
+        j->done_cb(j->userdata, result, j->out + sizeof(uint32_t),
+                   result == 0 ? j->len - sizeof(uint32_t) : 0);
 }
 
 static void reap(struct child_job *j)
@@ -93,14 +117,15 @@ static int on_out(struct loop_source *s, int fd, uint32_t revents, void *userdat
 
         (void) s;
         (void) revents;
-        if (j->len >= CHILD_JOB_MAX_RESULT) {
+        if (j->len >= sizeof(uint32_t) + CHILD_JOB_MAX_RESULT) {
                 /* More than the contract allows: not a result. */
                 j->overflow = true;
                 n = 0;
         } else
-                n = read(fd, j->out + j->len, CHILD_JOB_MAX_RESULT - j->len);
+                n = read(fd, j->out + j->len, sizeof(uint32_t) + CHILD_JOB_MAX_RESULT - j->len);
         if (n > 0) {
                 j->len += (size_t) n;
+                finish_if_complete(j);
                 return 0;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -126,14 +151,19 @@ static int on_timeout(struct loop_source *s, usec_t now, void *userdata)
 
 static noreturn_fn void child_main(int out_fd, child_job_fn fn, void *arg)
 {
-        char *buf = malloc(CHILD_JOB_MAX_RESULT);
+        char *buf = malloc(sizeof(uint32_t) + CHILD_JOB_MAX_RESULT);
+        uint32_t len;
         size_t n;
 
         /* A job never outlives the daemon that waits for it. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         if (!buf)
                 _exit(1);
-        n = fn(arg, buf, CHILD_JOB_MAX_RESULT);
+        /* Framed: its length first, so the parent knows it whole. */
+        n = fn(arg, buf + sizeof(len), CHILD_JOB_MAX_RESULT);
+        len = (uint32_t) MIN(n, (size_t) CHILD_JOB_MAX_RESULT);
+        memcpy(buf, &len, sizeof(len));
+        n = sizeof(len) + len;
         for (size_t off = 0; off < n;) {
                 ssize_t w = write(out_fd, buf + off, n - off);
                 if (w < 0) {
@@ -156,7 +186,7 @@ int child_job_start(struct loop *l, child_job_fn fn, void *arg, usec_t timeout,
         j->pidfd = j->out_fd = -EBADF;
         j->done_cb = done;
         j->userdata = userdata;
-        j->out = xmalloc(CHILD_JOB_MAX_RESULT);
+        j->out = xmalloc(sizeof(uint32_t) + CHILD_JOB_MAX_RESULT);
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
         j->pid = fork();

@@ -10,10 +10,11 @@
  * past the timeout, SIGKILLs it.
  *
  * done() runs once, from the loop (never from child_job_start()), with 0 and
- * the result bytes, -ETIMEDOUT (killed), or -ECHILD (the child died without
- * a complete result). The job is inert afterwards; the caller frees it,
- * also from inside done(). child_job_free() of a running job kills and
- * reaps the child.
+ * the result bytes as soon as the child has written them all (the child
+ * frames them with their length; its exit is reaped after), -ETIMEDOUT
+ * (killed), or -ECHILD (the child died without a complete result). The job is inert afterwards; the
+ * caller frees it, also from inside done(). child_job_free() of a running job kills and reaps the
+ * child.
  *
  * The child is reaped through its pidfd only: a process-wide reaper must ask
  * child_job_pid() before reaping anything (see daemon_reap()). A child
