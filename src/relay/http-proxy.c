@@ -2,10 +2,11 @@
 /*
  * The proxy and its connections: accepting (with the caps that keep a flood
  * of idle or hostile connections from locking legitimate clients out),
- * timers, upstream connections (TLS included), and the pump that
- * drives one connection until nothing more can move (socket I/O: http-io.c).
- * What a request means is
- * http-exchange.c's business; WebSockets are http-ws.c's.
+ * timers, upstream connections (TLS included), and the pump that drives one
+ * connection until nothing more can move (socket I/O: http-io.c). The pump
+ * knows no protocol: what the bytes mean, and what an upstream's failure
+ * means, is the connection's mode's business (c->mode: http_mode in
+ * http-exchange.c, ws_mode in http-ws.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,13 +101,8 @@ static void conn_free(struct http_conn *c)
         free(c->uin.data);
         strbuf_release(&c->cout);
         strbuf_release(&c->uout);
-        strbuf_release(&c->inspect);
-        strbuf_release(&c->inspect_req);
-        strbuf_release(&c->ws_first);
-        conn_exchange_done(c);
-        exchange_reset(&c->x);
-        ws_parser_done(&c->ws_c);
-        ws_parser_done(&c->ws_u);
+        exchange_free(c);
+        ws_session_free(c);
         free(c);
 }
 
@@ -115,6 +111,12 @@ static void conn_free(struct http_conn *c)
 void conn_kill(struct http_conn *c)
 {
         c->dead = true;
+}
+
+void conn_close_when_flushed(struct http_conn *c)
+{
+        c->close_after_flush = true;
+        c->linger = !c->c_eof;
 }
 
 /* --- timers --- */
@@ -138,21 +140,16 @@ void conn_arm_idle_timer(struct http_conn *c)
 static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 {
         struct http_conn *c = userdata;
-        bool between_requests = c->rstate == REQ_HEAD && c->sstate == RESP_IDLE && !c->linger;
 
         (void) s;
-        if (between_requests && buf_avail(&c->cin) > 0 && client_flushed(c)) {
-                /* Slowloris: a partial head gets 408 and a close. */
-                c->x.req_is_head = false;
-                conn_fail(c, 408, "request_timeout");
-                c->rstate = REQ_WAIT; /* never parse the partial head */
-                loop_timer_set(c->timer, now + head_timeout(c));
+        /* The mode's deadline (a head that never completes gets 408). */
+        if (!c->linger && c->mode->timer(c)) {
                 conn_pump_and_reap(c);
                 return 0;
         }
         /* Lingered long enough, an idle keep-alive connection (closed
          * without a word), or no byte moved for the idle timeout. */
-        if (c->linger || between_requests || now - c->last_activity >= c->proxy->cfg.idle_timeout)
+        if (c->linger || c->mode->idle(c) || now - c->last_activity >= c->proxy->cfg.idle_timeout)
                 conn_free(c);
         else
                 conn_arm_idle_timer(c);
@@ -160,6 +157,27 @@ static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 }
 
 /* --- upstream --- */
+
+/* What an upstream failure means is the mode's verdict; the pump carries it
+ * out. 1 progress, 0 when the connection died. */
+static int conn_upstream_fault(struct http_conn *c, enum upstream_fault fault)
+{
+        switch (c->mode->upstream_fault(c, fault)) {
+        case CONN_HANDLED:
+                return 1;
+        case CONN_UPSTREAM_GONE:
+                if (fault == UPSTREAM_CONNECT)
+                        conn_close_upstream_socket(c);
+                if (fault == UPSTREAM_SEND)
+                        c->c_fwd = 0; /* nowhere to send them */
+                c->u_eof = c->u_error = true;
+                return 1;
+        case CONN_KILL:
+                break;
+        }
+        conn_kill(c);
+        return 0;
+}
 
 static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata);
 
@@ -257,12 +275,8 @@ static int conn_handshake(struct http_conn *c)
                 c->u_hs_ready = false;
                 return tls_stream_want_write(c->tls) ? side_watch_out(&c->uio, c->usrc) : 0;
         }
-        if (r < 0) {
-                /* Refused certificate or broken handshake: the request is
-                 * still in uout/cin and is dropped unsent. */
-                conn_upstream_failed(c, "upstream_tls");
-                return 1;
-        }
+        if (r < 0) /* refused certificate or broken handshake */
+                return conn_upstream_fault(c, UPSTREAM_TLS);
         c->u_handshaking = false;
         /* Verified: let the pump write the request and read what follows. */
         c->uio.drained = c->uio.blocked = false;
@@ -315,10 +329,10 @@ static void conn_pump(struct http_conn *c)
                 /* Route and classify all that is buffered first, so that the
                  * flush below sends each direction's bytes in one go. */
                 while (!c->close_after_flush) {
-                        r = exchange_process_client(c);
+                        r = c->mode->process_client(c);
                         if (c->dead)
                                 return;
-                        r |= exchange_process_upstream(c);
+                        r |= c->mode->process_upstream(c);
                         if (c->dead)
                                 return;
                         if (!r)
@@ -328,32 +342,19 @@ static void conn_pump(struct http_conn *c)
 
                 if (c->u_handshaking && !c->u_connecting) {
                         r = conn_handshake(c);
-                        if (r < 0) {
+                        if (r < 0)
                                 conn_kill(c);
+                        if (c->dead)
                                 return;
-                        }
                         progress |= r;
                 }
                 if (upstream_ready(c)) {
                         r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off,
                                        &c->cin, &c->c_fwd);
-                        if (r < 0) {
-                                /* Upstream gone while we were sending. */
-                                if (c->sstate == RESP_HEAD && c->resp_status == 0 &&
-                                    client_flushed(c) && c->rstate != REQ_TUNNEL) {
-                                        conn_upstream_failed(c, "upstream_unavailable");
-                                        continue;
-                                }
-                                if (c->rstate == REQ_TUNNEL) {
-                                        /* The WebSocket's upstream died: the
-                                         * end-of-tunnel logic below decides. */
-                                        c->u_eof = c->u_error = true;
-                                        c->c_fwd = 0;
-                                } else {
-                                        conn_kill(c);
-                                        return;
-                                }
-                        }
+                        if (r < 0)
+                                r = conn_upstream_fault(c, UPSTREAM_SEND);
+                        if (c->dead)
+                                return;
                         progress |= r;
                 }
                 r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
@@ -374,8 +375,8 @@ static void conn_pump(struct http_conn *c)
                         break;
                 }
 
-                if (c->rstate == REQ_TUNNEL) {
-                        progress |= ws_pump_ends(c);
+                if (c->mode->pump_ends) {
+                        progress |= c->mode->pump_ends(c);
                         if (c->dead)
                                 return;
                 }
@@ -391,15 +392,11 @@ static void conn_pump(struct http_conn *c)
                 }
                 if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
                         r = buf_read(&c->uin, c->ufd, c->tls, &c->uio, c->usrc, &c->u_eof);
-                        if (r < 0) {
-                                if (c->sstate == RESP_IDLE) {
-                                        conn_close_upstream(c);
-                                        continue;
-                                }
-                                c->u_eof = true; /* reset: treated as EOF */
-                                c->u_error = true;
-                        }
-                        progress |= r != 0;
+                        if (r < 0)
+                                r = conn_upstream_fault(c, UPSTREAM_RECV);
+                        if (c->dead)
+                                return;
+                        progress |= r;
                 }
                 if (progress)
                         c->last_activity = loop_now(c->proxy->loop);
@@ -459,13 +456,8 @@ static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void 
                         /* This address is down: the next one, if any. */
                         if (p->next_addr == c->u_addr)
                                 p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
-                        if (conn_connect_next(c) < 0) {
-                                if (c->rstate == REQ_TUNNEL) {
-                                        c->u_eof = c->u_error = true; /* re-attach failed */
-                                        c->ufd = safe_close(c->ufd);
-                                } else
-                                        conn_upstream_failed(c, "upstream_unavailable");
-                        }
+                        if (conn_connect_next(c) < 0)
+                                (void) conn_upstream_fault(c, UPSTREAM_CONNECT);
                 }
         }
         conn_pump_and_reap(c);
@@ -579,15 +571,11 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         c->peer_len = peer_len;
         c->cout = (struct strbuf) STRBUF_INIT;
         c->uout = (struct strbuf) STRBUF_INIT;
-        c->inspect = (struct strbuf) STRBUF_INIT;
-        c->inspect_req = (struct strbuf) STRBUF_INIT;
-        c->ws_first = (struct strbuf) STRBUF_INIT;
-        exchange_reset(&c->x);
-        c->rstate = REQ_HEAD;
-        c->sstate = RESP_IDLE;
+        exchange_start(c);
         c->last_activity = loop_now(p->loop);
         c->authenticated = !p->cfg.auth_required;
         if (loop_add_io(p->loop, cfd, CONN_EPOLL_EVENTS, on_client_io, c, &c->csrc) < 0) {
+                exchange_free(c);
                 free(c);
                 return NULL;
         }
@@ -740,7 +728,7 @@ void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_confi
          * (it would hold the namespace alive for nothing), nor a
          * way to the previous server while it still answers. */
         for (struct http_conn *c = p->conns; c; c = c->next)
-                if (c->ufd >= 0 && c->rstate == REQ_HEAD && c->sstate == RESP_IDLE)
+                if (c->ufd >= 0 && c->mode->idle(c))
                         conn_close_upstream(c);
 }
 
