@@ -8,10 +8,10 @@
  * decides. Nothing calls up past the next layer but through the pump's
  * services (connects, closes, timers, conn_pump_and_reap()).
  *
- *   the pump         http-proxy.c: the proxy and its connections: accept
- *                    (caps, eviction, the fd limit), timers, upstream
- *                    connects, TLS, the pump; http-io.c: socket I/O. It
- *                    knows no protocol.
+ *   the pump         http-pump.c: moves bytes, asks the mode; http-io.c:
+ *                    socket I/O; http-proxy.c: the proxy and its
+ *                    connections: accept (caps, eviction, the fd limit),
+ *                    timers, upstream connects, TLS. It knows no protocol.
  *   the modes        struct conn_mode, one per connection (c->mode):
  *     http_mode      http-exchange.c: one request after the other: routing
  *                    through the policy, local answers (their words:
@@ -190,18 +190,31 @@ void side_io_event(struct side_io *io, uint32_t revents);
 bool client_flushed(const struct http_conn *c);
 bool upstream_flushed(const struct http_conn *c);
 
-/* http-proxy.c: the pump, for the modes */
+/* http-pump.c: the pump, for the modes (and the proxy's events) */
+/* Connections are never freed from inside their own pump: the pump marks
+ * them dead and the owner frees after the pump returns. */
 void conn_kill(struct http_conn *c);
 /* Moves what can move; frees the connection if it died. Safe to call from
  * the policy's callbacks of the same connection (the running pump goes on). */
 void conn_pump_and_reap(struct http_conn *c);
-void conn_arm_head_timer(struct http_conn *c);
-void conn_arm_idle_timer(struct http_conn *c);
-void conn_set_authenticated(struct http_conn *c);
 /* Once what is queued for the client is out, the connection closes (after a
  * short linger over what the client still sends, if it is still there). */
 void conn_close_when_flushed(struct http_conn *c);
+int conn_client_event(struct loop_source *s, int fd, uint32_t revents, void *userdata);
+int conn_upstream_event(struct loop_source *s, int fd, uint32_t revents, void *userdata);
+
+/* http-proxy.c: connections, timers, connects */
+void conn_free(struct http_conn *c);
+void conn_arm_head_timer(struct http_conn *c);
+void conn_arm_idle_timer(struct http_conn *c);
+void conn_set_authenticated(struct http_conn *c);
 int conn_connect_upstream(struct http_conn *c);
+/* The next address after a failed one: 0 (connecting) or the last error. */
+int conn_connect_next(struct http_conn *c);
+/* Closes the upstream socket only: what is queued for it stays (a next
+ * address may get it). */
+void conn_close_upstream_socket(struct http_conn *c);
+/* The upstream connection and everything of it: queued and buffered bytes. */
 void conn_close_upstream(struct http_conn *c);
 
 /* http-answer.c */

@@ -2,11 +2,8 @@
 /*
  * The proxy and its connections: accepting (with the caps that keep a flood
  * of idle or hostile connections from locking legitimate clients out),
- * timers, upstream connections (TLS included), and the pump that drives one
- * connection until nothing more can move (socket I/O: http-io.c). The pump
- * knows no protocol: what the bytes mean, and what an upstream's failure
- * means, is the connection's mode's business (c->mode: http_mode in
- * http-exchange.c, ws_mode in http-ws.c).
+ * timers and upstream connections (TLS included). What moves bytes on a
+ * connection is the pump (http-pump.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,11 +20,6 @@
 #include "base/macro.h"
 #include "base/util.h"
 #include "relay/http-conn.h"
-
-/* A closing connection reads and drops what its client still sends for at
- * most this long (or this many bytes), so the answer is not lost to a reset. */
-#define LINGER_TIMEOUT (USEC_PER_SEC)
-#define LINGER_BYTES   (64UL * 1024)
 
 /* --- lifecycle --- */
 
@@ -57,7 +49,7 @@ void conn_set_authenticated(struct http_conn *c)
 
 /* Closes the upstream socket only: what is queued for it stays (a next
  * address may get it). */
-static void conn_close_upstream_socket(struct http_conn *c)
+void conn_close_upstream_socket(struct http_conn *c)
 {
         c->tls = tls_stream_free(c->tls);
         c->usrc = loop_source_free(c->usrc);
@@ -76,7 +68,7 @@ void conn_close_upstream(struct http_conn *c)
         c->uout_off = 0;
 }
 
-static void conn_free(struct http_conn *c)
+void conn_free(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
 
@@ -104,19 +96,6 @@ static void conn_free(struct http_conn *c)
         exchange_free(c);
         ws_session_free(c);
         free(c);
-}
-
-/* Connections are never freed from inside their own pump: the pump marks
- * them dead and the owner frees after the pump returns. */
-void conn_kill(struct http_conn *c)
-{
-        c->dead = true;
-}
-
-void conn_close_when_flushed(struct http_conn *c)
-{
-        c->close_after_flush = true;
-        c->linger = !c->c_eof;
 }
 
 /* --- timers --- */
@@ -158,29 +137,6 @@ static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 
 /* --- upstream --- */
 
-/* What an upstream failure means is the mode's verdict; the pump carries it
- * out. 1 progress, 0 when the connection died. */
-static int conn_upstream_fault(struct http_conn *c, enum upstream_fault fault)
-{
-        switch (c->mode->upstream_fault(c, fault)) {
-        case CONN_HANDLED:
-                return 1;
-        case CONN_UPSTREAM_GONE:
-                if (fault == UPSTREAM_CONNECT)
-                        conn_close_upstream_socket(c);
-                if (fault == UPSTREAM_SEND)
-                        c->c_fwd = 0; /* nowhere to send them */
-                c->u_eof = c->u_error = true;
-                return 1;
-        case CONN_KILL:
-                break;
-        }
-        conn_kill(c);
-        return 0;
-}
-
-static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata);
-
 /* Starts a connection to address c->u_addr: 0 (maybe still in progress) or -errno. */
 static int conn_connect_addr(struct http_conn *c)
 {
@@ -219,7 +175,7 @@ static int conn_connect_addr(struct http_conn *c)
         /* A fresh connection has nothing to read: ET reports the first bytes. */
         c->uio = (struct side_io){ .drained = true, .out_watched = c->u_connecting };
         r = loop_add_io(p->loop, fd, CONN_EPOLL_EVENTS | (c->u_connecting ? EPOLLOUT : 0),
-                        on_upstream_io, c, &c->usrc);
+                        conn_upstream_event, c, &c->usrc);
         if (r < 0) {
                 c->tls = tls_stream_free(c->tls);
                 safe_close(fd);
@@ -231,7 +187,7 @@ static int conn_connect_addr(struct http_conn *c)
 }
 
 /* Tries the remaining addresses in turn: 0 (connecting) or the last error. */
-static int conn_connect_next(struct http_conn *c)
+int conn_connect_next(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
         int r = -EDESTADDRREQ;
@@ -254,214 +210,6 @@ int conn_connect_upstream(struct http_conn *c)
         c->u_first = c->proxy->next_addr;
         c->u_attempts = 0;
         return conn_connect_next(c);
-}
-
-/* The upstream can take request bytes: connected and, for TLS, verified. */
-static bool upstream_ready(const struct http_conn *c)
-{
-        return c->ufd >= 0 && !c->u_connecting && !c->u_handshaking;
-}
-
-/* Drives the upstream TLS handshake: 1 done (or failed, with the 502 queued),
- * 0 waiting for an event, -errno. */
-static int conn_handshake(struct http_conn *c)
-{
-        int r;
-
-        if (!c->u_hs_ready)
-                return 0;
-        r = tls_stream_handshake(c->tls);
-        if (r == -EAGAIN) {
-                c->u_hs_ready = false;
-                return tls_stream_want_write(c->tls) ? side_watch_out(&c->uio, c->usrc) : 0;
-        }
-        if (r < 0) /* refused certificate or broken handshake */
-                return conn_upstream_fault(c, UPSTREAM_TLS);
-        c->u_handshaking = false;
-        /* Verified: let the pump write the request and read what follows. */
-        c->uio.drained = c->uio.blocked = false;
-        return 1;
-}
-
-/* --- the pump --- */
-
-/* A closing connection: once the answer is out, the write side shuts and
- * what the client still sends is read and dropped (bounded in time and
- * bytes), so the answer is not lost to a reset. 1 while lingering. */
-static int conn_linger(struct http_conn *c)
-{
-        if (!c->linger || c->c_eof) {
-                conn_kill(c);
-                return 0;
-        }
-        if (!c->c_shut) {
-                (void) shutdown(c->cfd, SHUT_WR);
-                c->c_shut = true;
-                loop_timer_set(c->timer, loop_now(c->proxy->loop) + LINGER_TIMEOUT);
-        }
-        while (!c->c_eof && !c->cio.drained && c->lingered < LINGER_BYTES) {
-                char buf[4096];
-                ssize_t n = recv(c->cfd, buf, sizeof(buf), 0);
-                if (n > 0) {
-                        c->lingered += (size_t) n;
-                        continue;
-                }
-                if (n == 0 || !errno_is_again(errno))
-                        c->c_eof = true;
-                else
-                        c->cio.drained = true;
-        }
-        if (c->c_eof || c->lingered >= LINGER_BYTES)
-                conn_kill(c);
-        return 0;
-}
-
-static void conn_pump(struct http_conn *c)
-{
-        int progress;
-
-        do {
-                int r;
-                progress = 0;
-                if (c->dead)
-                        return;
-
-                /* Route and classify all that is buffered first, so that the
-                 * flush below sends each direction's bytes in one go. */
-                while (!c->close_after_flush) {
-                        r = c->mode->process_client(c);
-                        if (c->dead)
-                                return;
-                        r |= c->mode->process_upstream(c);
-                        if (c->dead)
-                                return;
-                        if (!r)
-                                break;
-                        progress = 1;
-                }
-
-                if (c->u_handshaking && !c->u_connecting) {
-                        r = conn_handshake(c);
-                        if (r < 0)
-                                conn_kill(c);
-                        if (c->dead)
-                                return;
-                        progress |= r;
-                }
-                if (upstream_ready(c)) {
-                        r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off,
-                                       &c->cin, &c->c_fwd);
-                        if (r < 0)
-                                r = conn_upstream_fault(c, UPSTREAM_SEND);
-                        if (c->dead)
-                                return;
-                        progress |= r;
-                }
-                r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
-                               &c->u_fwd);
-                if (r < 0) {
-                        conn_kill(c);
-                        return;
-                }
-                progress |= r;
-                if (c->close_after_flush) {
-                        if (client_flushed(c))
-                                (void) conn_linger(c);
-                        if (c->dead)
-                                return;
-                        /* Nothing else is read or routed once closing. */
-                        if (r > 0)
-                                continue;
-                        break;
-                }
-
-                if (c->mode->pump_ends) {
-                        progress |= c->mode->pump_ends(c);
-                        if (c->dead)
-                                return;
-                }
-
-                if (!c->c_eof && !c->cio.drained) {
-                        r = buf_read(&c->cin, c->cfd, NULL, &c->cio, c->csrc, &c->c_eof);
-                        if (r < 0) {
-                                conn_kill(c);
-                                return;
-                        }
-                        c->heard |= buf_avail(&c->cin) > 0;
-                        progress |= r;
-                }
-                if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
-                        r = buf_read(&c->uin, c->ufd, c->tls, &c->uio, c->usrc, &c->u_eof);
-                        if (r < 0)
-                                r = conn_upstream_fault(c, UPSTREAM_RECV);
-                        if (c->dead)
-                                return;
-                        progress |= r;
-                }
-                if (progress)
-                        c->last_activity = loop_now(c->proxy->loop);
-                /* The policy acted on this connection from a callback. */
-                progress |= c->kicked;
-                c->kicked = false;
-        } while (progress);
-}
-
-void conn_pump_and_reap(struct http_conn *c)
-{
-        /* From a policy callback inside this connection's own pump: that
-         * pump goes round once more instead (and frees it if need be). */
-        if (c->in_pump) {
-                c->kicked = true;
-                return;
-        }
-        c->in_pump = true;
-        conn_pump(c);
-        c->in_pump = false;
-        if (c->dead)
-                conn_free(c);
-}
-
-static int on_client_io(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-        struct http_conn *c = userdata;
-
-        (void) s;
-        (void) fd;
-        side_io_event(&c->cio, revents);
-        conn_pump_and_reap(c);
-        return 0;
-}
-
-static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-        struct http_conn *c = userdata;
-
-        (void) s;
-        side_io_event(&c->uio, revents);
-        if (c->tls) {
-                /* A TLS read may wait for writability and a write for
-                 * readability: any event may unblock either, so both
-                 * directions (and the handshake) are simply retried. */
-                c->uio.drained = c->uio.blocked = false;
-                c->u_hs_ready = true;
-        }
-        if (c->u_connecting) {
-                int err = 0;
-                socklen_t len = sizeof(err);
-                if (!(revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-                        return 0;
-                c->u_connecting = false;
-                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) {
-                        struct http_proxy *p = c->proxy;
-                        /* This address is down: the next one, if any. */
-                        if (p->next_addr == c->u_addr)
-                                p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
-                        if (conn_connect_next(c) < 0)
-                                (void) conn_upstream_fault(c, UPSTREAM_CONNECT);
-                }
-        }
-        conn_pump_and_reap(c);
-        return 0;
 }
 
 /* --- listener --- */
@@ -574,7 +322,7 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         exchange_start(c);
         c->last_activity = loop_now(p->loop);
         c->authenticated = !p->cfg.auth_required;
-        if (loop_add_io(p->loop, cfd, CONN_EPOLL_EVENTS, on_client_io, c, &c->csrc) < 0) {
+        if (loop_add_io(p->loop, cfd, CONN_EPOLL_EVENTS, conn_client_event, c, &c->csrc) < 0) {
                 exchange_free(c);
                 free(c);
                 return NULL;
