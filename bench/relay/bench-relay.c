@@ -5,11 +5,14 @@
  *
  * Three processes: the upstream (upstream.c, one thread per connection) on a
  * unix socket and on TCP 127.0.0.1; the relay (a frontend with trivial ops:
- * env traffic allowed, no-op hooks) on TCP 127.0.0.1 in front of the unix
- * socket; and this process, the client. "direct" is the client talking TCP to
- * the upstream's TCP listener; "relay" is the client talking TCP to the relay,
- * which talks unix to the upstream -- the deployed shape. The latency tests
- * also report "direct-unix" (the client on the upstream's unix socket).
+ * env traffic allowed, no-op hooks) on TCP 127.0.0.1 in front of the TCP
+ * listener; and this process, the client. "direct" is the client talking TCP
+ * to the upstream's TCP listener; "relay" is the client talking TCP to the
+ * relay, which talks TCP to the upstream -- the deployed shape (the unit's
+ * port reaches the env server over TCP from a socket made in its network
+ * namespace), and both legs of the relay's path the transport of the direct
+ * one. The latency tests also report "direct-unix" (the client on the
+ * upstream's unix socket).
  *
  *   bench-relay [-n REQS] [--ws-n MSGS] [--bulk-mb MB] [--bulk-reps N]
  *               [--wrk-duration S] [--only latency,wrk,bulk,ws]
@@ -18,7 +21,7 @@
  * relay, direct, ...) so that load from other processes on this shared
  * machine hits all paths alike. Timing is CLOCK_MONOTONIC per request. If
  * haproxy is installed, the latency tests add "haproxy" (one thread, HTTP
- * mode, keep-alive) in front of the same unix socket: the competitor.
+ * mode, keep-alive) in front of the same TCP listener: the competitor.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -505,7 +508,17 @@ static int relay_on_term(struct loop_source *s, const struct signalfd_siginfo *s
         exit(0);
 }
 
-static pid_t spawn_relay(int listen_fd, const char *env_sock)
+/* The relay's upstream sockets, as the daemon's unit_env_tcp_socket() makes
+ * them (there in the env server's network namespace). */
+static int bench_tcp_socket(void *ud, int family)
+{
+        int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+        (void) ud;
+        return fd < 0 ? -errno : fd;
+}
+
+static pid_t spawn_relay(int listen_fd, uint16_t up_port)
 {
         pid_t pid = fork();
 
@@ -513,7 +526,9 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
                 die("fork");
         if (pid == 0) {
                 const struct credentials creds = { .orchestrator = (char *) TOKEN };
-                struct frontend_config cfg = { .env_socket = env_sock, .creds = &creds };
+                struct frontend_config cfg = { .creds = &creds };
+                const struct frontend_env env = { .make_socket = bench_tcp_socket,
+                                                  .port = up_port };
                 struct frontend *f = NULL;
                 struct loop *l = NULL;
                 struct loop_source *term = NULL;
@@ -521,6 +536,7 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (loop_new(&l) < 0 ||
                     frontend_new(l, listen_fd, &cfg, &bench_ops, NULL, &f) < 0 ||
+                    frontend_set_env(f, &env) < 0 ||
                     loop_add_signal(l, SIGTERM, relay_on_term, NULL, &term) < 0)
                         _exit(1);
                 (void) loop_run(l);
@@ -550,11 +566,11 @@ static pid_t spawn_upstream(int unix_fd, int tcp_fd)
         return pid;
 }
 
-/* HAProxy (if installed) in front of the same unix socket, as a competitor:
+/* HAProxy (if installed) in front of the same TCP listener, as a competitor:
  * an established HTTP proxy, one thread like the relay, keep-alive on both
  * sides, accepting on listen_fd (inherited as fd 3). Its configuration is
  * checked first (haproxy -c): 0 if it is missing or refuses it. */
-static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
+static pid_t spawn_haproxy(int listen_fd, uint16_t up_port, const char *dir)
 {
         char cfg[300], log[300];
         struct command_output out;
@@ -572,8 +588,8 @@ static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
                 "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n"
                 "  timeout server 60s\n  http-reuse always\n"
                 "frontend fe\n  bind fd@3\n  default_backend be\n"
-                "backend be\n  server up %s\n",
-                env_sock);
+                "backend be\n  server up 127.0.0.1:%u\n",
+                (unsigned) up_port);
         fclose(f);
         char *check[] = {
                 (char *) "haproxy", (char *) "-c", (char *) "-q", (char *) "-f", cfg, NULL
@@ -722,13 +738,14 @@ int main(int argc, char **argv)
                 die("listen");
         /* Connections queue in the backlogs until the children accept: no wait. */
         up_pid = spawn_upstream(ufd, tfd);
-        relay_pid = spawn_relay(rfd, sock);
-        haproxy_pid = spawn_haproxy(hfd, sock, tmpdir);
+        relay_pid = spawn_relay(rfd, up_port);
+        haproxy_pid = spawn_haproxy(hfd, up_port, tmpdir);
         close(hfd);
-        printf("# upstream pid %d (unix %s, tcp 127.0.0.1:%u), relay pid %d (tcp 127.0.0.1:%u)\n",
+        printf("# upstream pid %d (unix %s, tcp 127.0.0.1:%u), relay pid %d (tcp 127.0.0.1:%u, "
+               "to the upstream over tcp)\n",
                (int) up_pid, sock, (unsigned) up_port, (int) relay_pid, (unsigned) relay_port);
         if (haproxy_pid > 0)
-                printf("# haproxy pid %d (tcp 127.0.0.1:%u, the same unix upstream)\n",
+                printf("# haproxy pid %d (tcp 127.0.0.1:%u, to the upstream over tcp)\n",
                        (int) haproxy_pid, (unsigned) haproxy_port);
 
         const struct target direct = { "direct", up_port, NULL };
