@@ -127,3 +127,31 @@ void http_exchange_error(struct http_exchange *x, unsigned status, const char *c
 {
         http_exchange_error_message(x, status, code, NULL);
 }
+
+/*
+ * Whether a local answer ends its connection whatever the client asked for.
+ * A request refused before its client proved who it is, or a malformed one,
+ * closes: its body is never read (at most lingered over), and a client that
+ * wants another try connects again. An authenticated client keeps its
+ * connection through the answers a correct request can get (404, 409, 5xx).
+ */
+bool http_answer_closes(unsigned status, bool authenticated)
+{
+        if (status < 400)
+                return false;
+        if (!authenticated)
+                return true;
+        switch (status) {
+        case 400:
+        case 401:
+        case 403:
+        case 405:
+        case 408:
+        case 411:
+        case 413:
+        case 431:
+                return true;
+        default:
+                return false;
+        }
+}

@@ -220,6 +220,8 @@ void conn_close_upstream(struct http_conn *c);
 /* http-answer.c */
 /* A local answer (status line, x->headers, x->body unless x->req_is_head). */
 void http_answer_append(struct strbuf *out, const struct http_exchange *x, bool close);
+/* Whether an answer with status closes its connection whatever the client asked. */
+bool http_answer_closes(unsigned status, bool authenticated);
 
 /* http-exchange.c: http_mode */
 /* A new connection's exchange state, in http_mode. */

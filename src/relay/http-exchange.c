@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <http_parser.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/macro.h"
 #include "base/util.h"
@@ -115,39 +114,11 @@ static void conn_upstream_failed(struct http_conn *c, const char *code)
         c->ex->rstate = REQ_WAIT;
 }
 
-/*
- * Whether a locally answered request ends its connection. A request refused
- * before its client proved who it is, or a malformed one, closes: its body is
- * never read (at most lingered over), and a client that wants another try
- * connects again. An authenticated client keeps its connection through the
- * answers a correct request can get (404, 409, 5xx).
- */
-static bool answer_closes(const struct http_conn *c, unsigned status, bool had_body)
-{
-        if (!c->ex->req_keep_alive || c->c_eof || had_body)
-                return true;
-        if (status < 400)
-                return false;
-        if (!c->authenticated)
-                return true;
-        switch (status) {
-        case 400:
-        case 401:
-        case 403:
-        case 405:
-        case 408:
-        case 411:
-        case 413:
-        case 431:
-                return true;
-        default:
-                return false;
-        }
-}
-
 static void request_done_locally(struct http_conn *c, bool had_body)
 {
-        bool close = answer_closes(c, c->x.status ?: 500, had_body);
+        /* A body is never read for a local answer: that answer is the last. */
+        bool close = !c->ex->req_keep_alive || c->c_eof || had_body ||
+                     http_answer_closes(c->x.status ?: 500, c->authenticated);
 
         conn_answer(c, close);
         if (close)
@@ -239,54 +210,6 @@ void http_handle_resume(struct http_handle *h)
 }
 
 /* --- request side --- */
-
-static bool name_in(const char *const *list, const struct http_header *hd)
-{
-        for (const char *const *s = list; *s; s++) {
-                size_t n = strlen(*s);
-                bool prefix = n > 0 && (*s)[n - 1] == '*';
-                if (prefix ? hd->name_len >= n - 1 && strncasecmp(hd->name, *s, n - 1) == 0
-                           : hd->name_len == n && strncasecmp(hd->name, *s, n) == 0)
-                        return true;
-        }
-        return false;
-}
-
-static bool header_stripped(const struct http_exchange *x, const struct http_header *hd)
-{
-        /* The framing the engine reads the body by must reach the upstream
-         * as it was parsed, whatever the policy's allowlist says. */
-        static const char *const framing[] = { "content-length", "transfer-encoding", NULL };
-
-        if (x->strip && name_in(x->strip, hd))
-                return true;
-        return x->keep && !name_in(x->keep, hd) && !name_in(framing, hd);
-}
-
-/* Request head minus stripped lines plus added ones, with the policy's
- * target if it set one, otherwise the raw bytes. */
-static void build_request_head(struct http_conn *c, const struct http_head *h, const char *raw)
-{
-        size_t pos = 0;
-
-        if (c->x.target.len > 0) {
-                size_t t = (size_t) (h->target - raw);
-                strbuf_add(&c->uout, raw, t);
-                strbuf_add(&c->uout, c->x.target.buf, c->x.target.len);
-                pos = t + h->target_len;
-        }
-        for (size_t i = 0; i < h->n_headers; i++) {
-                const struct http_header *hd = &h->headers[i];
-                if (!header_stripped(&c->x, hd))
-                        continue;
-                strbuf_add(&c->uout, raw + pos, hd->line_start - pos);
-                pos = hd->line_end;
-        }
-        /* Everything up to the final CRLF, then the additions, then CRLF. */
-        strbuf_add(&c->uout, raw + pos, h->head_len - 2 - pos);
-        strbuf_add(&c->uout, c->x.add_request.buf, c->x.add_request.len);
-        strbuf_adds(&c->uout, "\r\n");
-}
 
 static int process_head(struct http_conn *c)
 {
@@ -390,7 +313,13 @@ static int process_head(struct http_conn *c)
                         return 1;
                 }
         }
-        build_request_head(c, &h, raw);
+        http_head_rewrite(&c->uout, &h, raw,
+                          &(const struct http_head_edit){ .target = c->x.target.buf,
+                                                          .target_len = c->x.target.len,
+                                                          .strip = c->x.strip,
+                                                          .keep = c->x.keep,
+                                                          .add = c->x.add_request.buf,
+                                                          .add_len = c->x.add_request.len });
         p->stats.bytes_up += c->uout.len;
         buf_consume(&c->cin, end);
         c->ex->sstate = RESP_HEAD;
