@@ -392,6 +392,36 @@ static int request_drop_trailer(struct http_conn *c, char *data, size_t avail)
         return 1;
 }
 
+static void request_body_done(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+
+        c->ex->rstate = REQ_WAIT;
+        if (c->x.inspect_request && p->ops->on_request_inspected)
+                p->ops->on_request_inspected(p->userdata, &c->x, c->ex->inspect_req.buf ?: "",
+                                             c->ex->inspect_req.len, c->ex->inspect_req_truncated);
+}
+
+/*
+ * A body nobody looks at (Content-Length framing, not inspected) need not
+ * pass through user space: once all that is buffered of it is classified,
+ * the rest goes to the other side through a pipe (conn_pass(), splice(2)),
+ * exactly as many bytes as the framing says, so what follows the body stays
+ * the next message's. Small rests are not worth a pipe. True if passed.
+ */
+static bool request_pass(struct http_conn *c)
+{
+        struct exchange_state *e = c->ex;
+
+        /* Not before an upgrade either: the session takes the sockets over. */
+        if (e->req_body != HTTP_BODY_LENGTH || e->req_left < CONN_PASS_MIN_BYTES ||
+            c->x.inspect_request || e->upgrade_requested || c->c_eof ||
+            conn_pass(c, true, e->req_left) < 0)
+                return false;
+        e->req_left = 0; /* the body ends when the pass does */
+        return true;
+}
+
 static int http_process_client(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
@@ -432,11 +462,23 @@ static int http_process_client(struct http_conn *c)
         case REQ_BODY: {
                 size_t n = 0;
                 int r;
+                if (c->c_pass > 0) {
+                        /* The pump moves the rest of the body (a pass). */
+                        if (c->c_eof && upstream_flushed(c))
+                                conn_kill(c); /* body cut short */
+                        return 0;
+                }
+                if (c->ex->req_body == HTTP_BODY_LENGTH && c->ex->req_left == 0) {
+                        request_body_done(c); /* after a pass */
+                        return 1;
+                }
                 /* Bytes are classified behind those still waiting to be
                  * sent, so that one flush carries all of them. */
                 data += c->c_fwd;
                 avail -= c->c_fwd;
                 if (avail == 0) {
+                        if (request_pass(c))
+                                return 1;
                         if (c->c_eof && c->c_fwd == 0)
                                 conn_kill(c); /* body cut short */
                         return 0;
@@ -460,13 +502,10 @@ static int http_process_client(struct http_conn *c)
                 }
                 c->c_fwd += n;
                 p->stats.bytes_up += n;
-                if (r > 0) {
-                        c->ex->rstate = REQ_WAIT;
-                        if (c->x.inspect_request && p->ops->on_request_inspected)
-                                p->ops->on_request_inspected(
-                                        p->userdata, &c->x, c->ex->inspect_req.buf ?: "",
-                                        c->ex->inspect_req.len, c->ex->inspect_req_truncated);
-                }
+                if (r > 0)
+                        request_body_done(c);
+                else
+                        (void) request_pass(c);
                 return 1;
         }
         case REQ_DEFERRED:
@@ -575,6 +614,19 @@ static int process_response_head(struct http_conn *c)
         return 1;
 }
 
+/* As request_pass(); nor does the policy read it as it streams. */
+static bool response_pass(struct http_conn *c)
+{
+        struct exchange_state *e = c->ex;
+
+        if (e->resp_body != HTTP_BODY_LENGTH || e->resp_left < CONN_PASS_MIN_BYTES ||
+            c->x.inspect_response || c->proxy->ops->on_response_data || c->u_eof ||
+            conn_pass(c, false, e->resp_left) < 0)
+                return false;
+        e->resp_left = 0;
+        return true;
+}
+
 static int http_process_upstream(struct http_conn *c)
 {
         size_t avail = buf_avail(&c->uin);
@@ -599,11 +651,23 @@ static int http_process_upstream(struct http_conn *c)
         case RESP_BODY: {
                 size_t n;
                 int r = 0;
+                if (c->u_pass > 0) {
+                        /* The pump moves the rest of the body (a pass). */
+                        if (c->u_eof && client_flushed(c))
+                                conn_kill(c); /* truncated response */
+                        return 0;
+                }
+                if (c->ex->resp_body == HTTP_BODY_LENGTH && c->ex->resp_left == 0) {
+                        response_complete(c); /* after a pass */
+                        return 1;
+                }
                 /* As for request bodies: classify behind the unsent bytes
                  * (the head), so head and body leave in one send. */
                 data += c->u_fwd;
                 avail -= c->u_fwd;
                 if (avail == 0) {
+                        if (response_pass(c))
+                                return 1;
                         if (!c->u_eof || c->u_fwd > 0)
                                 return 0;
                         if (c->ex->resp_body == HTTP_BODY_EOF)
@@ -632,6 +696,8 @@ static int http_process_upstream(struct http_conn *c)
                 c->proxy->stats.bytes_down += n;
                 if (r > 0)
                         response_complete(c);
+                else
+                        (void) response_pass(c);
                 return 1;
         }
         }

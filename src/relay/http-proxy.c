@@ -66,6 +66,12 @@ void conn_close_upstream(struct http_conn *c)
         c->u_fwd = 0;
         strbuf_reset(&c->uout);
         c->uout_off = 0;
+        /* A pass in either direction was the upstream's exchange's. */
+        c->c_pass = c->u_pass = 0;
+        if (c->c_pipe.pending > 0)
+                conn_pipe_close(&c->c_pipe);
+        if (c->u_pipe.pending > 0)
+                conn_pipe_close(&c->u_pipe);
 }
 
 void conn_free(struct http_conn *c)
@@ -88,6 +94,8 @@ void conn_free(struct http_conn *c)
         loop_source_free(c->csrc);
         loop_source_free(c->timer);
         conn_close_upstream(c);
+        conn_pipe_close(&c->c_pipe);
+        conn_pipe_close(&c->u_pipe);
         safe_close(c->cfd);
         free(c->cin.data);
         free(c->uin.data);
@@ -319,6 +327,8 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         c->peer_len = peer_len;
         c->cout = (struct strbuf) STRBUF_INIT;
         c->uout = (struct strbuf) STRBUF_INIT;
+        conn_pipe_init(&c->c_pipe);
+        conn_pipe_init(&c->u_pipe);
         exchange_start(c);
         c->last_activity = loop_now(p->loop);
         c->authenticated = !p->cfg.auth_required;

@@ -78,6 +78,96 @@ static int conn_handshake(struct http_conn *c)
         return 1;
 }
 
+/* --- passes --- */
+
+int conn_pass(struct http_conn *c, bool to_upstream, uint64_t n)
+{
+        /* TLS records are not the bytes to splice. */
+        if (c->tls)
+                return -EOPNOTSUPP;
+        /* The buffer's bytes go first: all of them must be classified. */
+        if (to_upstream ? c->c_fwd != buf_avail(&c->cin) : c->u_fwd != buf_avail(&c->uin))
+                return -EBUSY;
+        if (conn_pipe_open(to_upstream ? &c->c_pipe : &c->u_pipe) < 0)
+                return -EMFILE;
+        *(to_upstream ? &c->c_pass : &c->u_pass) = n;
+        return 0;
+}
+
+/* Everything due to the upstream, in order: what the pipe still holds (a
+ * pass that ended), what the mode queued and classified, then the client's
+ * bytes of a pass through the pipe (filled only once all before them is
+ * out, so they keep their place). Reading stops once closing, as buffered
+ * reads do. 1 progress, 0 nothing or blocked, -errno from the upstream; a
+ * client's error kills. */
+static int conn_send_upstream(struct http_conn *c)
+{
+        int progress = 0, r;
+
+        for (;;) {
+                ssize_t n;
+
+                r = pipe_drain(&c->c_pipe, c->ufd, &c->uio, c->usrc);
+                if (r < 0)
+                        return r;
+                progress |= r;
+                if (c->c_pipe.pending > 0)
+                        return progress;
+                r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off, &c->cin,
+                               &c->c_fwd);
+                if (r < 0)
+                        return r;
+                progress |= r;
+                if (c->c_pass == 0 || !upstream_flushed(c) || c->close_after_flush || c->c_eof ||
+                    c->cio.drained)
+                        return progress;
+                n = pipe_fill(&c->c_pipe, c->cfd, &c->cio, &c->c_pass, &c->c_eof);
+                if (n < 0) {
+                        conn_kill(c);
+                        return 0;
+                }
+                if (n == 0)
+                        return progress | c->c_eof; /* drained, or the mode hears of the end */
+                c->proxy->stats.bytes_up += (uint64_t) n;
+                c->proxy->stats.bytes_spliced += (uint64_t) n;
+                progress = 1;
+        }
+}
+
+/* The same towards the client: -errno from the client; an upstream's error
+ * is the mode's (conn_upstream_fault()). */
+static int conn_send_client(struct http_conn *c)
+{
+        int progress = 0, r;
+
+        for (;;) {
+                ssize_t n;
+
+                r = pipe_drain(&c->u_pipe, c->cfd, &c->cio, c->csrc);
+                if (r < 0)
+                        return r;
+                progress |= r;
+                if (c->u_pipe.pending > 0)
+                        return progress;
+                r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
+                               &c->u_fwd);
+                if (r < 0)
+                        return r;
+                progress |= r;
+                if (c->u_pass == 0 || !client_flushed(c) || c->close_after_flush ||
+                    !upstream_ready(c) || c->u_eof || c->uio.drained)
+                        return progress;
+                n = pipe_fill(&c->u_pipe, c->ufd, &c->uio, &c->u_pass, &c->u_eof);
+                if (n < 0)
+                        return progress | conn_upstream_fault(c, UPSTREAM_RECV);
+                if (n == 0)
+                        return progress | c->u_eof;
+                c->proxy->stats.bytes_down += (uint64_t) n;
+                c->proxy->stats.bytes_spliced += (uint64_t) n;
+                progress = 1;
+        }
+}
+
 /* --- the pump --- */
 
 /* A closing connection: once the answer is out, the write side shuts and
@@ -144,20 +234,18 @@ static void conn_pump(struct http_conn *c)
                         progress |= r;
                 }
                 if (upstream_ready(c)) {
-                        r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off,
-                                       &c->cin, &c->c_fwd);
+                        r = conn_send_upstream(c);
                         if (r < 0)
                                 r = conn_upstream_fault(c, UPSTREAM_SEND);
                         if (c->dead)
                                 return;
                         progress |= r;
                 }
-                r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
-                               &c->u_fwd);
-                if (r < 0) {
+                r = conn_send_client(c);
+                if (r < 0)
                         conn_kill(c);
+                if (c->dead)
                         return;
-                }
                 progress |= r;
                 if (c->close_after_flush) {
                         if (client_flushed(c))
@@ -176,7 +264,8 @@ static void conn_pump(struct http_conn *c)
                                 return;
                 }
 
-                if (!c->c_eof && !c->cio.drained) {
+                /* While a pass runs, its side's bytes are the pipe's. */
+                if (!c->c_eof && !c->cio.drained && c->c_pass == 0) {
                         r = buf_read(&c->cin, c->cfd, NULL, &c->cio, c->csrc, &c->c_eof);
                         if (r < 0) {
                                 conn_kill(c);
@@ -185,7 +274,7 @@ static void conn_pump(struct http_conn *c)
                         c->heard |= buf_avail(&c->cin) > 0;
                         progress |= r;
                 }
-                if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
+                if (upstream_ready(c) && !c->u_eof && !c->uio.drained && c->u_pass == 0) {
                         r = buf_read(&c->uin, c->ufd, c->tls, &c->uio, c->usrc, &c->u_eof);
                         if (r < 0)
                                 r = conn_upstream_fault(c, UPSTREAM_RECV);
