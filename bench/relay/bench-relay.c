@@ -647,6 +647,18 @@ static double proc_cpu_s(pid_t pid)
         return (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
 }
 
+/* CPU seconds so far of this process (the client), the relay and the
+ * upstream (its exited threads included: /proc/PID/stat sums them). */
+static void cpu_of_three(pid_t relay, pid_t up, double ret[3])
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        ret[0] = (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        ret[1] = proc_cpu_s(relay);
+        ret[2] = proc_cpu_s(up);
+}
+
 /* Context switches (voluntary + involuntary) of the live threads of a
  * process: each voluntary one is a sleep, so a wake-up, of that thread. */
 static double proc_switches(pid_t pid)
@@ -847,14 +859,24 @@ int main(int argc, char **argv)
         if (only_has(only, "bulk")) {
                 unsigned long long bytes = (unsigned long long) bulk_mb * 1000000ULL;
                 double up[2][64], down[2][64];
+                /* CPU seconds of [target][upload, download][client, relay, upstream]. */
+                double cpu[2][2][3] = {};
                 const struct target *bt[2] = { &direct, &relay };
                 if (bulk_reps > 64)
                         bulk_reps = 64;
                 memset(bulk_buf, 'b', sizeof(bulk_buf));
                 for (unsigned r = 0; r < bulk_reps; r++)
                         for (int t = 0; t < 2; t++) {
+                                double c0[3], c1[3];
+                                cpu_of_three(relay_pid, up_pid, c0);
                                 up[t][r] = (double) bytes / 1e6 / bulk_upload(bt[t], bytes);
+                                cpu_of_three(relay_pid, up_pid, c1);
+                                for (int i = 0; i < 3; i++)
+                                        cpu[t][0][i] += c1[i] - c0[i];
                                 down[t][r] = (double) bytes / 1e6 / bulk_download(bt[t], bytes);
+                                cpu_of_three(relay_pid, up_pid, c0);
+                                for (int i = 0; i < 3; i++)
+                                        cpu[t][1][i] += c0[i] - c1[i];
                         }
                 for (int t = 0; t < 2; t++) {
                         qsort(up[t], bulk_reps, sizeof(double), cmp_double);
@@ -870,6 +892,20 @@ int main(int argc, char **argv)
                 printf("%-34s %12.0f %12s %12.0f %13.1f%%  >= 90%%: %s\n",
                        xasprintf("download %u MB, MB/s (median of %u)", bulk_mb, bulk_reps), dd,
                        "-", dr, 100.0 * dr / dd, met(ok_d));
+                /* Where the CPU goes (all three processes share the
+                 * machine's CPUs): per GB moved, over every repetition;
+                 * direct's client and upstream, then the relayed path's. */
+                for (int d = 0; d < 2; d++) {
+                        double gb = (double) bytes * bulk_reps / 1e9;
+                        printf("%-34s %12.2f %12s %12.2f   (client %.2f / %.2f, relay %.2f, "
+                               "upstream %.2f / %.2f)\n",
+                               d == 0 ? "  upload CPU s per GB, all"
+                                      : "  download CPU s per GB, all",
+                               (cpu[0][d][0] + cpu[0][d][2]) / gb, "-",
+                               (cpu[1][d][0] + cpu[1][d][1] + cpu[1][d][2]) / gb, cpu[0][d][0] / gb,
+                               cpu[1][d][0] / gb, cpu[1][d][1] / gb, cpu[0][d][2] / gb,
+                               cpu[1][d][2] / gb);
+                }
                 fflush(stdout);
         }
         if (only_has(only, "ws")) {
