@@ -5,11 +5,14 @@
  *
  * Three processes: the upstream (upstream.c, one thread per connection) on a
  * unix socket and on TCP 127.0.0.1; the relay (a frontend with trivial ops:
- * env traffic allowed, no-op hooks) on TCP 127.0.0.1 in front of the unix
- * socket; and this process, the client. "direct" is the client talking TCP to
- * the upstream's TCP listener; "relay" is the client talking TCP to the relay,
- * which talks unix to the upstream -- the deployed shape. The latency tests
- * also report "direct-unix" (the client on the upstream's unix socket).
+ * env traffic allowed, no-op hooks) on TCP 127.0.0.1 in front of the TCP
+ * listener; and this process, the client. "direct" is the client talking TCP
+ * to the upstream's TCP listener; "relay" is the client talking TCP to the
+ * relay, which talks TCP to the upstream -- the deployed shape (the unit's
+ * port reaches the env server over TCP from a socket made in its network
+ * namespace), and both legs of the relay's path the transport of the direct
+ * one. The latency tests also report "direct-unix" (the client on the
+ * upstream's unix socket).
  *
  *   bench-relay [-n REQS] [--ws-n MSGS] [--bulk-mb MB] [--bulk-reps N]
  *               [--wrk-duration S] [--only latency,wrk,bulk,ws]
@@ -18,7 +21,7 @@
  * relay, direct, ...) so that load from other processes on this shared
  * machine hits all paths alike. Timing is CLOCK_MONOTONIC per request. If
  * haproxy is installed, the latency tests add "haproxy" (one thread, HTTP
- * mode, keep-alive) in front of the same unix socket: the competitor.
+ * mode, keep-alive) in front of the same TCP listener: the competitor.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -505,7 +508,17 @@ static int relay_on_term(struct loop_source *s, const struct signalfd_siginfo *s
         exit(0);
 }
 
-static pid_t spawn_relay(int listen_fd, const char *env_sock)
+/* The relay's upstream sockets, as the daemon's unit_env_tcp_socket() makes
+ * them (there in the env server's network namespace). */
+static int bench_tcp_socket(void *ud, int family)
+{
+        int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+        (void) ud;
+        return fd < 0 ? -errno : fd;
+}
+
+static pid_t spawn_relay(int listen_fd, uint16_t up_port)
 {
         pid_t pid = fork();
 
@@ -513,7 +526,9 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
                 die("fork");
         if (pid == 0) {
                 const struct credentials creds = { .orchestrator = (char *) TOKEN };
-                struct frontend_config cfg = { .env_socket = env_sock, .creds = &creds };
+                struct frontend_config cfg = { .creds = &creds };
+                const struct frontend_env env = { .make_socket = bench_tcp_socket,
+                                                  .port = up_port };
                 struct frontend *f = NULL;
                 struct loop *l = NULL;
                 struct loop_source *term = NULL;
@@ -521,6 +536,7 @@ static pid_t spawn_relay(int listen_fd, const char *env_sock)
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (loop_new(&l) < 0 ||
                     frontend_new(l, listen_fd, &cfg, &bench_ops, NULL, &f) < 0 ||
+                    frontend_set_env(f, &env) < 0 ||
                     loop_add_signal(l, SIGTERM, relay_on_term, NULL, &term) < 0)
                         _exit(1);
                 (void) loop_run(l);
@@ -550,11 +566,11 @@ static pid_t spawn_upstream(int unix_fd, int tcp_fd)
         return pid;
 }
 
-/* HAProxy (if installed) in front of the same unix socket, as a competitor:
+/* HAProxy (if installed) in front of the same TCP listener, as a competitor:
  * an established HTTP proxy, one thread like the relay, keep-alive on both
  * sides, accepting on listen_fd (inherited as fd 3). Its configuration is
  * checked first (haproxy -c): 0 if it is missing or refuses it. */
-static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
+static pid_t spawn_haproxy(int listen_fd, uint16_t up_port, const char *dir)
 {
         char cfg[300], log[300];
         struct command_output out;
@@ -572,8 +588,8 @@ static pid_t spawn_haproxy(int listen_fd, const char *env_sock, const char *dir)
                 "defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n"
                 "  timeout server 60s\n  http-reuse always\n"
                 "frontend fe\n  bind fd@3\n  default_backend be\n"
-                "backend be\n  server up %s\n",
-                env_sock);
+                "backend be\n  server up 127.0.0.1:%u\n",
+                (unsigned) up_port);
         fclose(f);
         char *check[] = {
                 (char *) "haproxy", (char *) "-c", (char *) "-q", (char *) "-f", cfg, NULL
@@ -629,6 +645,18 @@ static double proc_cpu_s(pid_t pid)
             sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
                 return NAN;
         return (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds so far of this process (the client), the relay and the
+ * upstream (its exited threads included: /proc/PID/stat sums them). */
+static void cpu_of_three(pid_t relay, pid_t up, double ret[3])
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        ret[0] = (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+        ret[1] = proc_cpu_s(relay);
+        ret[2] = proc_cpu_s(up);
 }
 
 /* Context switches (voluntary + involuntary) of the live threads of a
@@ -722,13 +750,14 @@ int main(int argc, char **argv)
                 die("listen");
         /* Connections queue in the backlogs until the children accept: no wait. */
         up_pid = spawn_upstream(ufd, tfd);
-        relay_pid = spawn_relay(rfd, sock);
-        haproxy_pid = spawn_haproxy(hfd, sock, tmpdir);
+        relay_pid = spawn_relay(rfd, up_port);
+        haproxy_pid = spawn_haproxy(hfd, up_port, tmpdir);
         close(hfd);
-        printf("# upstream pid %d (unix %s, tcp 127.0.0.1:%u), relay pid %d (tcp 127.0.0.1:%u)\n",
+        printf("# upstream pid %d (unix %s, tcp 127.0.0.1:%u), relay pid %d (tcp 127.0.0.1:%u, "
+               "to the upstream over tcp)\n",
                (int) up_pid, sock, (unsigned) up_port, (int) relay_pid, (unsigned) relay_port);
         if (haproxy_pid > 0)
-                printf("# haproxy pid %d (tcp 127.0.0.1:%u, the same unix upstream)\n",
+                printf("# haproxy pid %d (tcp 127.0.0.1:%u, to the upstream over tcp)\n",
                        (int) haproxy_pid, (unsigned) haproxy_port);
 
         const struct target direct = { "direct", up_port, NULL };
@@ -830,14 +859,24 @@ int main(int argc, char **argv)
         if (only_has(only, "bulk")) {
                 unsigned long long bytes = (unsigned long long) bulk_mb * 1000000ULL;
                 double up[2][64], down[2][64];
+                /* CPU seconds of [target][upload, download][client, relay, upstream]. */
+                double cpu[2][2][3] = {};
                 const struct target *bt[2] = { &direct, &relay };
                 if (bulk_reps > 64)
                         bulk_reps = 64;
                 memset(bulk_buf, 'b', sizeof(bulk_buf));
                 for (unsigned r = 0; r < bulk_reps; r++)
                         for (int t = 0; t < 2; t++) {
+                                double c0[3], c1[3];
+                                cpu_of_three(relay_pid, up_pid, c0);
                                 up[t][r] = (double) bytes / 1e6 / bulk_upload(bt[t], bytes);
+                                cpu_of_three(relay_pid, up_pid, c1);
+                                for (int i = 0; i < 3; i++)
+                                        cpu[t][0][i] += c1[i] - c0[i];
                                 down[t][r] = (double) bytes / 1e6 / bulk_download(bt[t], bytes);
+                                cpu_of_three(relay_pid, up_pid, c0);
+                                for (int i = 0; i < 3; i++)
+                                        cpu[t][1][i] += c0[i] - c1[i];
                         }
                 for (int t = 0; t < 2; t++) {
                         qsort(up[t], bulk_reps, sizeof(double), cmp_double);
@@ -853,6 +892,20 @@ int main(int argc, char **argv)
                 printf("%-34s %12.0f %12s %12.0f %13.1f%%  >= 90%%: %s\n",
                        xasprintf("download %u MB, MB/s (median of %u)", bulk_mb, bulk_reps), dd,
                        "-", dr, 100.0 * dr / dd, met(ok_d));
+                /* Where the CPU goes (all three processes share the
+                 * machine's CPUs): per GB moved, over every repetition;
+                 * direct's client and upstream, then the relayed path's. */
+                for (int d = 0; d < 2; d++) {
+                        double gb = (double) bytes * bulk_reps / 1e9;
+                        printf("%-34s %12.2f %12s %12.2f   (client %.2f / %.2f, relay %.2f, "
+                               "upstream %.2f / %.2f)\n",
+                               d == 0 ? "  upload CPU s per GB, all"
+                                      : "  download CPU s per GB, all",
+                               (cpu[0][d][0] + cpu[0][d][2]) / gb, "-",
+                               (cpu[1][d][0] + cpu[1][d][1] + cpu[1][d][2]) / gb, cpu[0][d][0] / gb,
+                               cpu[1][d][0] / gb, cpu[1][d][1] / gb, cpu[0][d][2] / gb,
+                               cpu[1][d][2] / gb);
+                }
                 fflush(stdout);
         }
         if (only_has(only, "ws")) {

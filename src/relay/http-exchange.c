@@ -1,81 +1,55 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One request after the other on a connection: the head is parsed and
- * routed through the policy, then answered here (now or later), held,
- * forwarded (head rewritten, body framed and optionally inspected) or
- * turned into a WebSocket; the response is framed back and its end makes
- * room for the next request.
+ * http_mode: one request after the other on a connection. The head is
+ * parsed and routed through the policy, then answered here (now or later),
+ * held, forwarded (head rewritten, body framed and optionally inspected) or
+ * turned into a WebSocket (ws_mode from then on); the response is framed
+ * back and its end makes room for the next request. The exchange's state
+ * (struct exchange_state) is written here only.
  */
 #include <errno.h>
 #include <http_parser.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/macro.h"
 #include "base/util.h"
 #include "relay/http-conn.h"
 
+enum req_state {
+        REQ_HEAD,      /* waiting for / parsing a request head */
+        REQ_BODY,      /* forwarding a request body */
+        REQ_READ_BODY, /* collecting a body for a local answer */
+        REQ_WAIT,      /* request sent (or answered), response not finished */
+        REQ_DEFERRED,  /* a local answer the policy gives later */
+        REQ_HELD,      /* the head waits in the buffer until the policy resumes it */
+};
+
+enum resp_state {
+        RESP_IDLE,
+        RESP_HEAD,
+        RESP_BODY,
+};
+
+struct exchange_state {
+        uint64_t req_left, resp_left;
+        struct strbuf inspect;     /* response body (inspect_response), a body read here */
+        struct strbuf inspect_req; /* request body (inspect_request) */
+        struct http_chunked req_chunked, resp_chunked;
+        enum req_state rstate;
+        enum resp_state sstate;
+        enum http_body_kind req_body, resp_body;
+        unsigned resp_status;
+        bool req_keep_alive, resp_keep_alive, upgrade_requested;
+        bool answer_later;     /* http_exchange_defer() was called */
+        bool in_body_callback; /* inside on_request_body() */
+        bool inspect_truncated;
+        bool inspect_req_truncated;
+};
+
 /* --- local answers --- */
 
-static const char *status_reason(unsigned status)
-{
-        switch (status) {
-        case 101:
-                return "Switching Protocols";
-        case 200:
-                return "OK";
-        case 400:
-                return "Bad Request";
-        case 401:
-                return "Unauthorized";
-        case 403:
-                return "Forbidden";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 408:
-                return "Request Timeout";
-        case 409:
-                return "Conflict";
-        case 411:
-                return "Length Required";
-        case 413:
-                return "Content Too Large";
-        case 429:
-                return "Too Many Requests";
-        case 431:
-                return "Request Header Fields Too Large";
-        case 500:
-                return "Internal Server Error";
-        case 502:
-                return "Bad Gateway";
-        case 503:
-                return "Service Unavailable";
-        default:
-                return "Status";
-        }
-}
-
-void http_exchange_respond(struct http_exchange *x, unsigned status, const char *json)
-{
-        x->status = status;
-        x->content_type = NULL;
-        strbuf_reset(&x->body);
-        strbuf_adds(&x->body, json);
-}
-
-void http_exchange_respond_body(struct http_exchange *x, unsigned status, const char *content_type,
-                                const char *body, size_t len)
-{
-        x->status = status;
-        x->content_type = content_type;
-        strbuf_reset(&x->body);
-        strbuf_add(&x->body, body, len);
-}
-
 /* Ends the policy's part in the current exchange (idempotent). */
-void conn_exchange_done(struct http_conn *c)
+static void conn_exchange_done(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
 
@@ -84,7 +58,7 @@ void conn_exchange_done(struct http_conn *c)
         c->x.data = NULL;
 }
 
-void exchange_reset(struct http_exchange *x)
+static void exchange_reset(struct http_exchange *x)
 {
         strbuf_release(&x->add_request);
         strbuf_release(&x->add_response);
@@ -103,28 +77,18 @@ void exchange_reset(struct http_exchange *x)
 }
 
 /* Queues the exchange's local answer for the client. */
-void conn_answer(struct http_conn *c, bool close)
+static void conn_answer(struct http_conn *c, bool close)
 {
         struct http_exchange *x = &c->x;
 
         if (x->status == 0)
                 http_exchange_error(x, 500, "infrastructure_error");
-        strbuf_addf(&c->cout, "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n",
-                    x->status, status_reason(x->status),
-                    x->content_type ? x->content_type : "application/json", x->body.len);
-        strbuf_add(&c->cout, x->headers.buf, x->headers.len);
+        http_answer_append(&c->cout, x, close);
         if (close)
-                strbuf_adds(&c->cout, "Connection: close\r\n");
-        strbuf_adds(&c->cout, "\r\n");
-        if (!x->req_is_head)
-                strbuf_add(&c->cout, x->body.buf, x->body.len);
-        if (close) {
-                c->close_after_flush = true;
-                c->linger = !c->c_eof;
-        }
+                conn_close_when_flushed(c);
 }
 
-void conn_fail(struct http_conn *c, unsigned status, const char *code)
+static void conn_fail(struct http_conn *c, unsigned status, const char *code)
 {
         http_exchange_error(&c->x, status, code);
         conn_answer(c, true);
@@ -133,7 +97,7 @@ void conn_fail(struct http_conn *c, unsigned status, const char *code)
 /* The upstream failed before any byte of its response reached the client:
  * a clean 502 with code, the request's remaining bytes dropped, and the
  * connection closed after the answer. */
-void conn_upstream_failed(struct http_conn *c, const char *code)
+static void conn_upstream_failed(struct http_conn *c, const char *code)
 {
         struct http_proxy *p = c->proxy;
 
@@ -143,52 +107,24 @@ void conn_upstream_failed(struct http_conn *c, const char *code)
         } else
                 p->stats.upstream_failures++;
         conn_close_upstream(c);
-        c->sstate = RESP_IDLE;
+        c->ex->sstate = RESP_IDLE;
         c->cin.start = c->cin.end = 0;
         c->c_fwd = 0;
         conn_fail(c, 502, code);
-        c->rstate = REQ_WAIT;
-}
-
-/*
- * Whether a locally answered request ends its connection. A request refused
- * before its client proved who it is, or a malformed one, closes: its body is
- * never read (at most lingered over), and a client that wants another try
- * connects again. An authenticated client keeps its connection through the
- * answers a correct request can get (404, 409, 5xx).
- */
-static bool answer_closes(const struct http_conn *c, unsigned status, bool had_body)
-{
-        if (!c->req_keep_alive || c->c_eof || had_body)
-                return true;
-        if (status < 400)
-                return false;
-        if (!c->authenticated)
-                return true;
-        switch (status) {
-        case 400:
-        case 401:
-        case 403:
-        case 405:
-        case 408:
-        case 411:
-        case 413:
-        case 431:
-                return true;
-        default:
-                return false;
-        }
+        c->ex->rstate = REQ_WAIT;
 }
 
 static void request_done_locally(struct http_conn *c, bool had_body)
 {
-        bool close = answer_closes(c, c->x.status ?: 500, had_body);
+        /* A body is never read for a local answer: that answer is the last. */
+        bool close = !c->ex->req_keep_alive || c->c_eof || had_body ||
+                     http_answer_closes(c->x.status ?: 500, c->authenticated);
 
         conn_answer(c, close);
         if (close)
-                c->rstate = REQ_WAIT;
+                c->ex->rstate = REQ_WAIT;
         else {
-                c->rstate = REQ_HEAD;
+                c->ex->rstate = REQ_HEAD;
                 conn_arm_head_timer(c);
         }
 }
@@ -223,26 +159,19 @@ void *http_handle_data(const struct http_handle *h)
 
 struct http_handle *http_exchange_defer(struct http_exchange *x)
 {
-        exchange_conn(x)->answer_later = true;
+        exchange_conn(x)->ex->answer_later = true;
         return http_exchange_handle(x);
-}
-
-bool http_exchange_ws_detached(const struct http_exchange *x)
-{
-        const struct http_conn *c =
-                (const struct http_conn *) ((const char *) x - offsetof(struct http_conn, x));
-        return c->ws_detached;
 }
 
 static void deferred_answer(struct http_conn *c)
 {
         /* Answered from inside on_request_body(): the pump goes on there. */
-        c->answer_later = false;
-        if (c->in_body_callback)
+        c->ex->answer_later = false;
+        if (c->ex->in_body_callback)
                 return;
-        if (c->rstate != REQ_DEFERRED)
+        if (c->mode != &http_mode || c->ex->rstate != REQ_DEFERRED)
                 return;
-        c->rstate = REQ_WAIT;
+        c->ex->rstate = REQ_WAIT;
         c->last_activity = loop_now(c->proxy->loop);
         request_done_locally(c, false);
         conn_pump_and_reap(c);
@@ -272,63 +201,15 @@ void http_handle_resume(struct http_handle *h)
 {
         struct http_conn *c = h->conn;
 
-        if (c->rstate != REQ_HELD)
+        if (c->mode != &http_mode || c->ex->rstate != REQ_HELD)
                 return;
-        c->rstate = REQ_HEAD;
+        c->ex->rstate = REQ_HEAD;
         c->last_activity = loop_now(c->proxy->loop);
         conn_arm_head_timer(c);
         conn_pump_and_reap(c);
 }
 
 /* --- request side --- */
-
-static bool name_in(const char *const *list, const struct http_header *hd)
-{
-        for (const char *const *s = list; *s; s++) {
-                size_t n = strlen(*s);
-                bool prefix = n > 0 && (*s)[n - 1] == '*';
-                if (prefix ? hd->name_len >= n - 1 && strncasecmp(hd->name, *s, n - 1) == 0
-                           : hd->name_len == n && strncasecmp(hd->name, *s, n) == 0)
-                        return true;
-        }
-        return false;
-}
-
-static bool header_stripped(const struct http_exchange *x, const struct http_header *hd)
-{
-        /* The framing the engine reads the body by must reach the upstream
-         * as it was parsed, whatever the policy's allowlist says. */
-        static const char *const framing[] = { "content-length", "transfer-encoding", NULL };
-
-        if (x->strip && name_in(x->strip, hd))
-                return true;
-        return x->keep && !name_in(x->keep, hd) && !name_in(framing, hd);
-}
-
-/* Request head minus stripped lines plus added ones, with the policy's
- * target if it set one, otherwise the raw bytes. */
-static void build_request_head(struct http_conn *c, const struct http_head *h, const char *raw)
-{
-        size_t pos = 0;
-
-        if (c->x.target.len > 0) {
-                size_t t = (size_t) (h->target - raw);
-                strbuf_add(&c->uout, raw, t);
-                strbuf_add(&c->uout, c->x.target.buf, c->x.target.len);
-                pos = t + h->target_len;
-        }
-        for (size_t i = 0; i < h->n_headers; i++) {
-                const struct http_header *hd = &h->headers[i];
-                if (!header_stripped(&c->x, hd))
-                        continue;
-                strbuf_add(&c->uout, raw + pos, hd->line_start - pos);
-                pos = hd->line_end;
-        }
-        /* Everything up to the final CRLF, then the additions, then CRLF. */
-        strbuf_add(&c->uout, raw + pos, h->head_len - 2 - pos);
-        strbuf_add(&c->uout, c->x.add_request.buf, c->x.add_request.len);
-        strbuf_adds(&c->uout, "\r\n");
-}
 
 static int process_head(struct http_conn *c)
 {
@@ -349,19 +230,19 @@ static int process_head(struct http_conn *c)
         exchange_reset(&c->x);
         if (r == -E2BIG) {
                 conn_fail(c, 431, "head_too_large");
-                c->rstate = REQ_WAIT;
+                c->ex->rstate = REQ_WAIT;
                 return 1;
         }
         if (r < 0) {
                 conn_fail(c, 400, "bad_request");
-                c->rstate = REQ_WAIT;
+                c->ex->rstate = REQ_WAIT;
                 return 1;
         }
         r = http_head_parse(raw, end, false, false, &h);
         if (r < 0) {
                 conn_fail(c, r == -E2BIG ? 431 : 400,
                           r == -E2BIG ? "head_too_large" : "bad_request");
-                c->rstate = REQ_WAIT;
+                c->ex->rstate = REQ_WAIT;
                 return 1;
         }
         p->stats.requests++;
@@ -372,10 +253,10 @@ static int process_head(struct http_conn *c)
         c->x.path_len = q ? (size_t) (q - h.target) : h.target_len;
         if (q)
                 strbuf_add(&c->x.query, q + 1, h.target_len - c->x.path_len - 1);
-        c->req_keep_alive = h.keep_alive;
-        c->req_body = h.body;
-        c->req_left = h.content_length;
-        c->upgrade_requested = h.upgrade;
+        c->ex->req_keep_alive = h.keep_alive;
+        c->ex->req_body = h.body;
+        c->ex->req_left = h.content_length;
+        c->ex->upgrade_requested = h.upgrade;
         c->last_activity = loop_now(p->loop);
         conn_arm_idle_timer(c);
 
@@ -386,11 +267,13 @@ static int process_head(struct http_conn *c)
         switch (action) {
         case HTTP_ACTION_HOLD:
                 /* The head stays in the buffer: routed again on resume. */
-                c->rstate = REQ_HELD;
+                c->ex->rstate = REQ_HELD;
                 loop_timer_set(c->timer, USEC_INFINITY);
                 return 0;
         case HTTP_ACTION_WS_ACCEPT:
                 if (h.body == HTTP_BODY_NONE && ws_accept_local(c, &h) >= 0) {
+                        /* A session of the policy's own: it sees every message. */
+                        c->x.watch_ws = c->x.ws_sticky = true;
                         buf_consume(&c->cin, end);
                         return 1;
                 }
@@ -406,8 +289,8 @@ static int process_head(struct http_conn *c)
                         action = HTTP_ACTION_RESPOND;
                 } else {
                         buf_consume(&c->cin, end);
-                        strbuf_reset(&c->inspect);
-                        c->rstate = REQ_READ_BODY;
+                        strbuf_reset(&c->ex->inspect);
+                        c->ex->rstate = REQ_READ_BODY;
                         return 1;
                 }
                 break;
@@ -430,23 +313,29 @@ static int process_head(struct http_conn *c)
                         return 1;
                 }
         }
-        build_request_head(c, &h, raw);
+        http_head_rewrite(&c->uout, &h, raw,
+                          &(const struct http_head_edit){ .target = c->x.target.buf,
+                                                          .target_len = c->x.target.len,
+                                                          .strip = c->x.strip,
+                                                          .keep = c->x.keep,
+                                                          .add = c->x.add_request.buf,
+                                                          .add_len = c->x.add_request.len });
         p->stats.bytes_up += c->uout.len;
         buf_consume(&c->cin, end);
-        c->sstate = RESP_HEAD;
-        c->resp_status = 0;
-        strbuf_reset(&c->inspect);
-        c->inspect_truncated = false;
-        strbuf_reset(&c->inspect_req);
-        c->inspect_req_truncated = false;
+        c->ex->sstate = RESP_HEAD;
+        c->ex->resp_status = 0;
+        strbuf_reset(&c->ex->inspect);
+        c->ex->inspect_truncated = false;
+        strbuf_reset(&c->ex->inspect_req);
+        c->ex->inspect_req_truncated = false;
         if (h.body == HTTP_BODY_NONE) {
-                c->rstate = REQ_WAIT;
+                c->ex->rstate = REQ_WAIT;
                 if (c->x.inspect_request && p->ops->on_request_inspected)
                         p->ops->on_request_inspected(p->userdata, &c->x, "", 0, false);
         } else {
-                c->rstate = REQ_BODY;
-                http_chunked_init(&c->req_chunked);
-                c->req_chunked.stop_at_trailer = true;
+                c->ex->rstate = REQ_BODY;
+                http_chunked_init(&c->ex->req_chunked);
+                c->ex->req_chunked.stop_at_trailer = true;
         }
         return 1;
 }
@@ -456,13 +345,13 @@ static void request_data(void *userdata, const char *data, size_t len)
 {
         struct http_conn *c = userdata;
 
-        if (!c->x.inspect_request || c->inspect_req_truncated)
+        if (!c->x.inspect_request || c->ex->inspect_req_truncated)
                 return;
-        if (c->inspect_req.len + len > HTTP_MAX_INSPECT_BYTES) {
-                c->inspect_req_truncated = true;
+        if (c->ex->inspect_req.len + len > HTTP_MAX_INSPECT_BYTES) {
+                c->ex->inspect_req_truncated = true;
                 return;
         }
-        strbuf_add(&c->inspect_req, data, len);
+        strbuf_add(&c->ex->inspect_req, data, len);
 }
 
 /*
@@ -473,14 +362,14 @@ static void request_data(void *userdata, const char *data, size_t len)
  */
 static int request_body_take(struct http_conn *c, const char *data, size_t avail, size_t *ret_n)
 {
-        if (c->req_body == HTTP_BODY_LENGTH) {
-                size_t n = (size_t) MIN((uint64_t) avail, c->req_left);
-                c->req_left -= n;
+        if (c->ex->req_body == HTTP_BODY_LENGTH) {
+                size_t n = (size_t) MIN((uint64_t) avail, c->ex->req_left);
+                c->ex->req_left -= n;
                 *ret_n = n;
                 request_data(c, data, n);
-                return c->req_left == 0;
+                return c->ex->req_left == 0;
         }
-        return http_chunked_feed(&c->req_chunked, data, avail, request_data, c, ret_n);
+        return http_chunked_feed(&c->ex->req_chunked, data, avail, request_data, c, ret_n);
 }
 
 /*
@@ -494,7 +383,7 @@ static int request_body_take(struct http_conn *c, const char *data, size_t avail
 static int request_drop_trailer(struct http_conn *c, char *data, size_t avail)
 {
         size_t n;
-        int r = http_chunked_trailer_line(&c->req_chunked, data, avail, &n);
+        int r = http_chunked_trailer_line(&c->ex->req_chunked, data, avail, &n);
 
         if (r <= 0)
                 return r;
@@ -503,13 +392,43 @@ static int request_drop_trailer(struct http_conn *c, char *data, size_t avail)
         return 1;
 }
 
-int exchange_process_client(struct http_conn *c)
+static void request_body_done(struct http_conn *c)
+{
+        struct http_proxy *p = c->proxy;
+
+        c->ex->rstate = REQ_WAIT;
+        if (c->x.inspect_request && p->ops->on_request_inspected)
+                p->ops->on_request_inspected(p->userdata, &c->x, c->ex->inspect_req.buf ?: "",
+                                             c->ex->inspect_req.len, c->ex->inspect_req_truncated);
+}
+
+/*
+ * A body nobody looks at (Content-Length framing, not inspected) need not
+ * pass through user space: once all that is buffered of it is classified,
+ * the rest goes to the other side through a pipe (conn_pass(), splice(2)),
+ * exactly as many bytes as the framing says, so what follows the body stays
+ * the next message's. Small rests are not worth a pipe. True if passed.
+ */
+static bool request_pass(struct http_conn *c)
+{
+        struct exchange_state *e = c->ex;
+
+        /* Not before an upgrade either: the session takes the sockets over. */
+        if (e->req_body != HTTP_BODY_LENGTH || e->req_left < CONN_PASS_MIN_BYTES ||
+            c->x.inspect_request || e->upgrade_requested || c->c_eof ||
+            conn_pass(c, true, e->req_left) < 0)
+                return false;
+        e->req_left = 0; /* the body ends when the pass does */
+        return true;
+}
+
+static int http_process_client(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
         size_t avail = buf_avail(&c->cin);
         const char *data = c->cin.data ? c->cin.data + c->cin.start : NULL;
 
-        switch (c->rstate) {
+        switch (c->ex->rstate) {
         case REQ_HEAD:
                 if (avail == 0 || !client_flushed(c) || c->c_fwd > 0) {
                         if (avail == 0 && c->c_eof && client_flushed(c))
@@ -518,21 +437,21 @@ int exchange_process_client(struct http_conn *c)
                 }
                 return process_head(c);
         case REQ_READ_BODY: {
-                size_t n = (size_t) MIN((uint64_t) avail, c->req_left);
-                strbuf_add(&c->inspect, data, n);
+                size_t n = (size_t) MIN((uint64_t) avail, c->ex->req_left);
+                strbuf_add(&c->ex->inspect, data, n);
                 buf_consume(&c->cin, n);
-                c->req_left -= n;
-                if (c->req_left > 0) {
+                c->ex->req_left -= n;
+                if (c->ex->req_left > 0) {
                         if (c->c_eof)
                                 conn_kill(c);
                         return n > 0;
                 }
-                c->in_body_callback = true;
-                p->ops->on_request_body(p->userdata, &c->x, c->inspect.buf, c->inspect.len);
-                c->in_body_callback = false;
-                strbuf_reset(&c->inspect);
-                if (c->answer_later) {
-                        c->rstate = REQ_DEFERRED;
+                c->ex->in_body_callback = true;
+                p->ops->on_request_body(p->userdata, &c->x, c->ex->inspect.buf, c->ex->inspect.len);
+                c->ex->in_body_callback = false;
+                strbuf_reset(&c->ex->inspect);
+                if (c->ex->answer_later) {
+                        c->ex->rstate = REQ_DEFERRED;
                         /* Waiting is no idle time: the policy's deadline rules. */
                         loop_timer_set(c->timer, USEC_INFINITY);
                         return 1;
@@ -543,11 +462,23 @@ int exchange_process_client(struct http_conn *c)
         case REQ_BODY: {
                 size_t n = 0;
                 int r;
+                if (c->c_pass > 0) {
+                        /* The pump moves the rest of the body (a pass). */
+                        if (c->c_eof && upstream_flushed(c))
+                                conn_kill(c); /* body cut short */
+                        return 0;
+                }
+                if (c->ex->req_body == HTTP_BODY_LENGTH && c->ex->req_left == 0) {
+                        request_body_done(c); /* after a pass */
+                        return 1;
+                }
                 /* Bytes are classified behind those still waiting to be
                  * sent, so that one flush carries all of them. */
                 data += c->c_fwd;
                 avail -= c->c_fwd;
                 if (avail == 0) {
+                        if (request_pass(c))
+                                return 1;
                         if (c->c_eof && c->c_fwd == 0)
                                 conn_kill(c); /* body cut short */
                         return 0;
@@ -571,17 +502,12 @@ int exchange_process_client(struct http_conn *c)
                 }
                 c->c_fwd += n;
                 p->stats.bytes_up += n;
-                if (r > 0) {
-                        c->rstate = REQ_WAIT;
-                        if (c->x.inspect_request && p->ops->on_request_inspected)
-                                p->ops->on_request_inspected(
-                                        p->userdata, &c->x, c->inspect_req.buf ?: "",
-                                        c->inspect_req.len, c->inspect_req_truncated);
-                }
+                if (r > 0)
+                        request_body_done(c);
+                else
+                        (void) request_pass(c);
                 return 1;
         }
-        case REQ_TUNNEL:
-                return ws_process_client(c);
         case REQ_DEFERRED:
         case REQ_HELD:
                 /* The client left while its answer was pending: nobody to
@@ -605,13 +531,13 @@ static void response_data(void *userdata, const char *data, size_t len)
 
         if (len > 0 && p->ops->on_response_data)
                 p->ops->on_response_data(p->userdata, &c->x, data, len);
-        if (!c->x.inspect_response || c->inspect_truncated)
+        if (!c->x.inspect_response || c->ex->inspect_truncated)
                 return;
-        if (c->inspect.len + len > HTTP_MAX_INSPECT_BYTES) {
-                c->inspect_truncated = true;
+        if (c->ex->inspect.len + len > HTTP_MAX_INSPECT_BYTES) {
+                c->ex->inspect_truncated = true;
                 return;
         }
-        strbuf_add(&c->inspect, data, len);
+        strbuf_add(&c->ex->inspect, data, len);
 }
 
 static void response_complete(struct http_conn *c)
@@ -619,16 +545,17 @@ static void response_complete(struct http_conn *c)
         struct http_proxy *p = c->proxy;
 
         if (c->x.inspect_response && p->ops->on_response)
-                p->ops->on_response(p->userdata, &c->x, c->resp_status, c->inspect.buf,
-                                    c->inspect.len, c->inspect_truncated);
+                p->ops->on_response(p->userdata, &c->x, c->ex->resp_status, c->ex->inspect.buf,
+                                    c->ex->inspect.len, c->ex->inspect_truncated);
         conn_exchange_done(c);
-        strbuf_reset(&c->inspect);
-        c->sstate = RESP_IDLE;
-        if (!c->resp_keep_alive || !c->req_keep_alive || c->rstate != REQ_WAIT || c->c_eof) {
+        strbuf_reset(&c->ex->inspect);
+        c->ex->sstate = RESP_IDLE;
+        if (!c->ex->resp_keep_alive || !c->ex->req_keep_alive || c->ex->rstate != REQ_WAIT ||
+            c->c_eof) {
                 c->close_after_flush = true;
                 return;
         }
-        c->rstate = REQ_HEAD;
+        c->ex->rstate = REQ_HEAD;
         conn_arm_head_timer(c);
 }
 
@@ -651,12 +578,12 @@ static int process_response_head(struct http_conn *c)
                 return 1;
         }
         c->proxy->stats.bytes_down += end;
-        c->resp_status = h.status;
+        c->ex->resp_status = h.status;
         /* An upgrade nobody asked for, or over TLS (TLS records cannot be
          * spliced, and no WebSocket goes to a provider): the upstream broke
          * the exchange's framing before a byte of it reached the client, who
          * gets a 502 and never a tunnel; that upstream connection closes. */
-        if (h.status == 101 && (!c->upgrade_requested || c->tls)) {
+        if (h.status == 101 && (!c->ex->upgrade_requested || c->tls)) {
                 conn_upstream_failed(c, "upstream_unavailable");
                 return 1;
         }
@@ -676,27 +603,40 @@ static int process_response_head(struct http_conn *c)
                 return ws_tunnel_start(c);
         if (c->proxy->ops->on_response_head)
                 c->proxy->ops->on_response_head(c->proxy->userdata, &c->x, &h);
-        c->resp_keep_alive = h.keep_alive;
-        c->resp_body = h.body;
-        c->resp_left = h.content_length;
-        http_chunked_init(&c->resp_chunked);
+        c->ex->resp_keep_alive = h.keep_alive;
+        c->ex->resp_body = h.body;
+        c->ex->resp_left = h.content_length;
+        http_chunked_init(&c->ex->resp_chunked);
         if (h.body == HTTP_BODY_NONE)
                 response_complete(c);
         else
-                c->sstate = RESP_BODY;
+                c->ex->sstate = RESP_BODY;
         return 1;
 }
 
-int exchange_process_upstream(struct http_conn *c)
+/* As request_pass(); nor does the policy read it as it streams. */
+static bool response_pass(struct http_conn *c)
+{
+        struct exchange_state *e = c->ex;
+
+        if (e->resp_body != HTTP_BODY_LENGTH || e->resp_left < CONN_PASS_MIN_BYTES ||
+            c->x.inspect_response || c->proxy->ops->on_response_data || c->u_eof ||
+            conn_pass(c, false, e->resp_left) < 0)
+                return false;
+        e->resp_left = 0;
+        return true;
+}
+
+static int http_process_upstream(struct http_conn *c)
 {
         size_t avail = buf_avail(&c->uin);
         const char *data = c->uin.data ? c->uin.data + c->uin.start : NULL;
 
-        switch (c->sstate) {
+        switch (c->ex->sstate) {
         case RESP_IDLE:
                 if (c->u_fwd > 0)
                         return 0; /* the end of the last response is still unsent */
-                if (c->rstate != REQ_TUNNEL && (avail > 0 || c->u_eof)) {
+                if (avail > 0 || c->u_eof) {
                         /* Bytes or EOF with no request outstanding: this
                          * upstream connection is done; a new one is opened
                          * for the next request. */
@@ -711,31 +651,44 @@ int exchange_process_upstream(struct http_conn *c)
         case RESP_BODY: {
                 size_t n;
                 int r = 0;
+                if (c->u_pass > 0) {
+                        /* The pump moves the rest of the body (a pass). */
+                        if (c->u_eof && client_flushed(c))
+                                conn_kill(c); /* truncated response */
+                        return 0;
+                }
+                if (c->ex->resp_body == HTTP_BODY_LENGTH && c->ex->resp_left == 0) {
+                        response_complete(c); /* after a pass */
+                        return 1;
+                }
                 /* As for request bodies: classify behind the unsent bytes
                  * (the head), so head and body leave in one send. */
                 data += c->u_fwd;
                 avail -= c->u_fwd;
                 if (avail == 0) {
+                        if (response_pass(c))
+                                return 1;
                         if (!c->u_eof || c->u_fwd > 0)
                                 return 0;
-                        if (c->resp_body == HTTP_BODY_EOF)
+                        if (c->ex->resp_body == HTTP_BODY_EOF)
                                 response_complete(c);
                         else
                                 conn_kill(c); /* truncated response */
                         return 1;
                 }
-                if (c->resp_body == HTTP_BODY_CHUNKED) {
-                        r = http_chunked_feed(&c->resp_chunked, data, avail, response_data, c, &n);
+                if (c->ex->resp_body == HTTP_BODY_CHUNKED) {
+                        r = http_chunked_feed(&c->ex->resp_chunked, data, avail, response_data, c,
+                                              &n);
                         if (r < 0) {
                                 conn_kill(c);
                                 return 0;
                         }
                 } else {
                         n = avail;
-                        if (c->resp_body == HTTP_BODY_LENGTH) {
-                                n = (size_t) MIN((uint64_t) avail, c->resp_left);
-                                c->resp_left -= n;
-                                r = c->resp_left == 0;
+                        if (c->ex->resp_body == HTTP_BODY_LENGTH) {
+                                n = (size_t) MIN((uint64_t) avail, c->ex->resp_left);
+                                c->ex->resp_left -= n;
+                                r = c->ex->resp_left == 0;
                         }
                         response_data(c, data, n);
                 }
@@ -743,12 +696,90 @@ int exchange_process_upstream(struct http_conn *c)
                 c->proxy->stats.bytes_down += n;
                 if (r > 0)
                         response_complete(c);
+                else
+                        (void) response_pass(c);
                 return 1;
         }
-        case RESP_TUNNEL:
-                return ws_process_upstream(c);
-        case RESP_WS_HANDSHAKE:
-                return ws_process_handshake(c);
         }
         return 0;
+}
+
+/* --- the mode --- */
+
+static enum conn_verdict http_upstream_fault(struct http_conn *c, enum upstream_fault fault)
+{
+        struct exchange_state *e = c->ex;
+
+        switch (fault) {
+        case UPSTREAM_SEND:
+                /* Gone while the request went out: a clean 502 if nothing
+                 * of a response reached the client yet. */
+                if (e->sstate == RESP_HEAD && e->resp_status == 0 && client_flushed(c)) {
+                        conn_upstream_failed(c, "upstream_unavailable");
+                        return CONN_HANDLED;
+                }
+                return CONN_KILL;
+        case UPSTREAM_RECV:
+                if (e->sstate == RESP_IDLE) {
+                        /* No response outstanding: the next request connects anew. */
+                        conn_close_upstream(c);
+                        return CONN_HANDLED;
+                }
+                return CONN_UPSTREAM_GONE; /* a reset reads as EOF: the framing decides */
+        case UPSTREAM_CONNECT:
+                conn_upstream_failed(c, "upstream_unavailable");
+                return CONN_HANDLED;
+        case UPSTREAM_TLS:
+                /* The request is still in uout/cin and is dropped unsent. */
+                conn_upstream_failed(c, "upstream_tls");
+                return CONN_HANDLED;
+        }
+        return CONN_KILL;
+}
+
+static bool http_idle(const struct http_conn *c)
+{
+        return c->ex->rstate == REQ_HEAD && c->ex->sstate == RESP_IDLE;
+}
+
+static int http_timer(struct http_conn *c)
+{
+        if (!http_idle(c) || buf_avail(&c->cin) == 0 || !client_flushed(c))
+                return 0;
+        /* Slowloris: a partial head gets 408 and a close. */
+        c->x.req_is_head = false;
+        conn_fail(c, 408, "request_timeout");
+        c->ex->rstate = REQ_WAIT; /* never parse the partial head */
+        conn_arm_head_timer(c);
+        return 1;
+}
+
+const struct conn_mode http_mode = {
+        .process_client = http_process_client,
+        .process_upstream = http_process_upstream,
+        .upstream_fault = http_upstream_fault,
+        .idle = http_idle,
+        .timer = http_timer,
+};
+
+void exchange_start(struct http_conn *c)
+{
+        c->ex = xcalloc(1, sizeof(*c->ex));
+        c->ex->inspect = (struct strbuf) STRBUF_INIT;
+        c->ex->inspect_req = (struct strbuf) STRBUF_INIT;
+        c->ex->rstate = REQ_HEAD;
+        c->ex->sstate = RESP_IDLE;
+        exchange_reset(&c->x);
+        c->mode = &http_mode;
+}
+
+void exchange_free(struct http_conn *c)
+{
+        conn_exchange_done(c);
+        exchange_reset(&c->x);
+        if (!c->ex)
+                return;
+        strbuf_release(&c->ex->inspect);
+        strbuf_release(&c->ex->inspect_req);
+        c->ex = mfree(c->ex);
 }

@@ -324,3 +324,50 @@ int http_status_line_parse(const char *buf, size_t len, unsigned *ret_status)
         *ret_status = p.status_code;
         return 1;
 }
+
+static bool name_in(const char *const *list, const struct http_header *hd)
+{
+        for (const char *const *s = list; *s; s++) {
+                size_t n = strlen(*s);
+                bool prefix = n > 0 && (*s)[n - 1] == '*';
+                if (prefix ? hd->name_len >= n - 1 && strncasecmp(hd->name, *s, n - 1) == 0
+                           : hd->name_len == n && strncasecmp(hd->name, *s, n) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool header_stripped(const struct http_head_edit *edit, const struct http_header *hd)
+{
+        /* The framing the engine reads the body by must reach the upstream
+         * as it was parsed, whatever the policy's allowlist says. */
+        static const char *const framing[] = { "content-length", "transfer-encoding", NULL };
+
+        if (edit->strip && name_in(edit->strip, hd))
+                return true;
+        return edit->keep && !name_in(edit->keep, hd) && !name_in(framing, hd);
+}
+
+void http_head_rewrite(struct strbuf *out, const struct http_head *h, const char *raw,
+                       const struct http_head_edit *edit)
+{
+        size_t pos = 0;
+
+        if (edit->target_len > 0) {
+                size_t t = (size_t) (h->target - raw);
+                strbuf_add(out, raw, t);
+                strbuf_add(out, edit->target, edit->target_len);
+                pos = t + h->target_len;
+        }
+        for (size_t i = 0; i < h->n_headers; i++) {
+                const struct http_header *hd = &h->headers[i];
+                if (!header_stripped(edit, hd))
+                        continue;
+                strbuf_add(out, raw + pos, hd->line_start - pos);
+                pos = hd->line_end;
+        }
+        /* Everything up to the final CRLF, then the additions, then CRLF. */
+        strbuf_add(out, raw + pos, h->head_len - 2 - pos);
+        strbuf_add(out, edit->add, edit->add_len);
+        strbuf_adds(out, "\r\n");
+}

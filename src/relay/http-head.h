@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "base/limits.h"
+#include "base/strbuf.h"
 
 enum http_body_kind {
         HTTP_BODY_NONE,
@@ -76,3 +77,20 @@ const struct http_header *http_head_get(const struct http_head *h, const char *n
 const char *http_head_method(const struct http_head *h);
 /* True if the comma-separated header value contains token (case-insensitive). */
 bool http_value_has_token(const char *value, size_t len, const char *token);
+
+/* What a proxy changes in a request head: whole header lines out, lines in,
+ * another target; everything else stays the client's bytes. */
+struct http_head_edit {
+        const char *target; /* if target_len > 0: the request target instead */
+        size_t target_len;
+        const char *const *strip; /* header names to remove (NULL-terminated; "x-*" a prefix) */
+        /* If set, the only header names kept (as strip), besides the body's
+         * framing (Content-Length, Transfer-Encoding), which always stays. */
+        const char *const *keep;
+        const char *add; /* raw "Name: value\r\n" lines, added before the final CRLF */
+        size_t add_len;
+};
+
+/* Appends request head h (parsed from raw) to out as edit says. */
+void http_head_rewrite(struct strbuf *out, const struct http_head *h, const char *raw,
+                       const struct http_head_edit *edit);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Socket I/O of a connection's two sides: buffered reads (plain or TLS),
- * gathered writes of generated then relayed bytes, and EPOLLOUT subscribed
- * only while a side waits for it (fewer epoll_ctl calls per request).
+ * gathered writes of generated then relayed bytes, splice(2) through a pipe
+ * for passed bodies, and EPOLLOUT subscribed only while a side waits for it
+ * (fewer epoll_ctl calls per request).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -13,6 +15,9 @@
 #include "base/macro.h"
 #include "base/util.h"
 #include "relay/http-conn.h"
+
+/* Asked of splice(2) per fill: more than any pipe holds (pipe(7)). */
+#define PIPE_FILL_MAX (1024UL * 1024)
 
 size_t buf_avail(const struct conn_buf *b)
 {
@@ -171,10 +176,87 @@ void side_io_event(struct side_io *io, uint32_t revents)
 
 bool client_flushed(const struct http_conn *c)
 {
-        return c->cout_off >= c->cout.len && c->u_fwd == 0;
+        return c->cout_off >= c->cout.len && c->u_fwd == 0 && c->u_pipe.pending == 0;
 }
 
 bool upstream_flushed(const struct http_conn *c)
 {
-        return c->uout_off >= c->uout.len && c->c_fwd == 0;
+        return c->uout_off >= c->uout.len && c->c_fwd == 0 && c->c_pipe.pending == 0;
+}
+
+/* --- passes: splice(2) through a pipe --- */
+
+void conn_pipe_init(struct conn_pipe *p)
+{
+        *p = (struct conn_pipe){ .fd = { -EBADF, -EBADF } };
+}
+
+int conn_pipe_open(struct conn_pipe *p)
+{
+        if (p->fd[0] >= 0)
+                return 0;
+        if (pipe2(p->fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+                /* Out of fds or pipe pages (pipe-user-pages-hard). */
+                conn_pipe_init(p);
+                return negative_errno();
+        }
+        return 0;
+}
+
+void conn_pipe_close(struct conn_pipe *p)
+{
+        safe_close(p->fd[0]);
+        safe_close(p->fd[1]);
+        conn_pipe_init(p);
+}
+
+/* Sends what the pipe holds to fd: 1 progress, 0 nothing or blocked, -errno. */
+int pipe_drain(struct conn_pipe *p, int fd, struct side_io *io, struct loop_source *src)
+{
+        int progress = 0;
+
+        if (io->blocked)
+                return 0;
+        while (p->pending > 0) {
+                ssize_t n = splice(p->fd[0], NULL, fd, NULL, p->pending,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                if (n < 0) {
+                        if (!errno_is_again(errno))
+                                return negative_errno();
+                        io->blocked = true;
+                        return side_watch_out(io, src) < 0 ? -ENOMEM : progress;
+                }
+                if (n == 0)
+                        return -EIO; /* bytes in the pipe, none came out */
+                p->pending -= (size_t) n;
+                progress = 1;
+        }
+        return progress;
+}
+
+/* Reads up to *left bytes from fd into the pipe, which must be empty: that
+ * way -EAGAIN is the socket's (a pipe that ran out of slots returns short)
+ * and marks the side drained. The bytes read, 0 for none (drained, or the
+ * end of the stream: *eof), -errno. */
+ssize_t pipe_fill(struct conn_pipe *p, int fd, struct side_io *io, uint64_t *left, bool *eof)
+{
+        ssize_t n;
+
+        if (p->pending > 0)
+                return 0;
+        n = splice(fd, NULL, p->fd[1], NULL, (size_t) MIN(*left, (uint64_t) PIPE_FILL_MAX),
+                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n < 0) {
+                if (!errno_is_again(errno))
+                        return negative_errno();
+                io->drained = true;
+                return 0;
+        }
+        if (n == 0) {
+                *eof = true;
+                return 0;
+        }
+        p->pending = (size_t) n;
+        *left -= (uint64_t) n;
+        return n;
 }

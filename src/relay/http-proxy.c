@@ -2,10 +2,8 @@
 /*
  * The proxy and its connections: accepting (with the caps that keep a flood
  * of idle or hostile connections from locking legitimate clients out),
- * timers, upstream connections (TLS included), and the pump that
- * drives one connection until nothing more can move (socket I/O: http-io.c).
- * What a request means is
- * http-exchange.c's business; WebSockets are http-ws.c's.
+ * timers and upstream connections (TLS included). What moves bytes on a
+ * connection is the pump (http-pump.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +20,6 @@
 #include "base/macro.h"
 #include "base/util.h"
 #include "relay/http-conn.h"
-
-/* A closing connection reads and drops what its client still sends for at
- * most this long (or this many bytes), so the answer is not lost to a reset. */
-#define LINGER_TIMEOUT (USEC_PER_SEC)
-#define LINGER_BYTES   (64UL * 1024)
 
 /* --- lifecycle --- */
 
@@ -56,7 +49,7 @@ void conn_set_authenticated(struct http_conn *c)
 
 /* Closes the upstream socket only: what is queued for it stays (a next
  * address may get it). */
-static void conn_close_upstream_socket(struct http_conn *c)
+void conn_close_upstream_socket(struct http_conn *c)
 {
         c->tls = tls_stream_free(c->tls);
         c->usrc = loop_source_free(c->usrc);
@@ -73,9 +66,15 @@ void conn_close_upstream(struct http_conn *c)
         c->u_fwd = 0;
         strbuf_reset(&c->uout);
         c->uout_off = 0;
+        /* A pass in either direction was the upstream's exchange's. */
+        c->c_pass = c->u_pass = 0;
+        if (c->c_pipe.pending > 0)
+                conn_pipe_close(&c->c_pipe);
+        if (c->u_pipe.pending > 0)
+                conn_pipe_close(&c->u_pipe);
 }
 
-static void conn_free(struct http_conn *c)
+void conn_free(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
 
@@ -95,26 +94,16 @@ static void conn_free(struct http_conn *c)
         loop_source_free(c->csrc);
         loop_source_free(c->timer);
         conn_close_upstream(c);
+        conn_pipe_close(&c->c_pipe);
+        conn_pipe_close(&c->u_pipe);
         safe_close(c->cfd);
         free(c->cin.data);
         free(c->uin.data);
         strbuf_release(&c->cout);
         strbuf_release(&c->uout);
-        strbuf_release(&c->inspect);
-        strbuf_release(&c->inspect_req);
-        strbuf_release(&c->ws_first);
-        conn_exchange_done(c);
-        exchange_reset(&c->x);
-        ws_parser_done(&c->ws_c);
-        ws_parser_done(&c->ws_u);
+        exchange_free(c);
+        ws_session_free(c);
         free(c);
-}
-
-/* Connections are never freed from inside their own pump: the pump marks
- * them dead and the owner frees after the pump returns. */
-void conn_kill(struct http_conn *c)
-{
-        c->dead = true;
 }
 
 /* --- timers --- */
@@ -138,21 +127,16 @@ void conn_arm_idle_timer(struct http_conn *c)
 static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 {
         struct http_conn *c = userdata;
-        bool between_requests = c->rstate == REQ_HEAD && c->sstate == RESP_IDLE && !c->linger;
 
         (void) s;
-        if (between_requests && buf_avail(&c->cin) > 0 && client_flushed(c)) {
-                /* Slowloris: a partial head gets 408 and a close. */
-                c->x.req_is_head = false;
-                conn_fail(c, 408, "request_timeout");
-                c->rstate = REQ_WAIT; /* never parse the partial head */
-                loop_timer_set(c->timer, now + head_timeout(c));
+        /* The mode's deadline (a head that never completes gets 408). */
+        if (!c->linger && c->mode->timer(c)) {
                 conn_pump_and_reap(c);
                 return 0;
         }
         /* Lingered long enough, an idle keep-alive connection (closed
          * without a word), or no byte moved for the idle timeout. */
-        if (c->linger || between_requests || now - c->last_activity >= c->proxy->cfg.idle_timeout)
+        if (c->linger || c->mode->idle(c) || now - c->last_activity >= c->proxy->cfg.idle_timeout)
                 conn_free(c);
         else
                 conn_arm_idle_timer(c);
@@ -160,8 +144,6 @@ static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 }
 
 /* --- upstream --- */
-
-static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata);
 
 /* Starts a connection to address c->u_addr: 0 (maybe still in progress) or -errno. */
 static int conn_connect_addr(struct http_conn *c)
@@ -201,7 +183,7 @@ static int conn_connect_addr(struct http_conn *c)
         /* A fresh connection has nothing to read: ET reports the first bytes. */
         c->uio = (struct side_io){ .drained = true, .out_watched = c->u_connecting };
         r = loop_add_io(p->loop, fd, CONN_EPOLL_EVENTS | (c->u_connecting ? EPOLLOUT : 0),
-                        on_upstream_io, c, &c->usrc);
+                        conn_upstream_event, c, &c->usrc);
         if (r < 0) {
                 c->tls = tls_stream_free(c->tls);
                 safe_close(fd);
@@ -213,7 +195,7 @@ static int conn_connect_addr(struct http_conn *c)
 }
 
 /* Tries the remaining addresses in turn: 0 (connecting) or the last error. */
-static int conn_connect_next(struct http_conn *c)
+int conn_connect_next(struct http_conn *c)
 {
         struct http_proxy *p = c->proxy;
         int r = -EDESTADDRREQ;
@@ -236,240 +218,6 @@ int conn_connect_upstream(struct http_conn *c)
         c->u_first = c->proxy->next_addr;
         c->u_attempts = 0;
         return conn_connect_next(c);
-}
-
-/* The upstream can take request bytes: connected and, for TLS, verified. */
-static bool upstream_ready(const struct http_conn *c)
-{
-        return c->ufd >= 0 && !c->u_connecting && !c->u_handshaking;
-}
-
-/* Drives the upstream TLS handshake: 1 done (or failed, with the 502 queued),
- * 0 waiting for an event, -errno. */
-static int conn_handshake(struct http_conn *c)
-{
-        int r;
-
-        if (!c->u_hs_ready)
-                return 0;
-        r = tls_stream_handshake(c->tls);
-        if (r == -EAGAIN) {
-                c->u_hs_ready = false;
-                return tls_stream_want_write(c->tls) ? side_watch_out(&c->uio, c->usrc) : 0;
-        }
-        if (r < 0) {
-                /* Refused certificate or broken handshake: the request is
-                 * still in uout/cin and is dropped unsent. */
-                conn_upstream_failed(c, "upstream_tls");
-                return 1;
-        }
-        c->u_handshaking = false;
-        /* Verified: let the pump write the request and read what follows. */
-        c->uio.drained = c->uio.blocked = false;
-        return 1;
-}
-
-/* --- the pump --- */
-
-/* A closing connection: once the answer is out, the write side shuts and
- * what the client still sends is read and dropped (bounded in time and
- * bytes), so the answer is not lost to a reset. 1 while lingering. */
-static int conn_linger(struct http_conn *c)
-{
-        if (!c->linger || c->c_eof) {
-                conn_kill(c);
-                return 0;
-        }
-        if (!c->c_shut) {
-                (void) shutdown(c->cfd, SHUT_WR);
-                c->c_shut = true;
-                loop_timer_set(c->timer, loop_now(c->proxy->loop) + LINGER_TIMEOUT);
-        }
-        while (!c->c_eof && !c->cio.drained && c->lingered < LINGER_BYTES) {
-                char buf[4096];
-                ssize_t n = recv(c->cfd, buf, sizeof(buf), 0);
-                if (n > 0) {
-                        c->lingered += (size_t) n;
-                        continue;
-                }
-                if (n == 0 || !errno_is_again(errno))
-                        c->c_eof = true;
-                else
-                        c->cio.drained = true;
-        }
-        if (c->c_eof || c->lingered >= LINGER_BYTES)
-                conn_kill(c);
-        return 0;
-}
-
-static void conn_pump(struct http_conn *c)
-{
-        int progress;
-
-        do {
-                int r;
-                progress = 0;
-                if (c->dead)
-                        return;
-
-                /* Route and classify all that is buffered first, so that the
-                 * flush below sends each direction's bytes in one go. */
-                while (!c->close_after_flush) {
-                        r = exchange_process_client(c);
-                        if (c->dead)
-                                return;
-                        r |= exchange_process_upstream(c);
-                        if (c->dead)
-                                return;
-                        if (!r)
-                                break;
-                        progress = 1;
-                }
-
-                if (c->u_handshaking && !c->u_connecting) {
-                        r = conn_handshake(c);
-                        if (r < 0) {
-                                conn_kill(c);
-                                return;
-                        }
-                        progress |= r;
-                }
-                if (upstream_ready(c)) {
-                        r = flush_side(c->ufd, c->tls, &c->uio, c->usrc, &c->uout, &c->uout_off,
-                                       &c->cin, &c->c_fwd);
-                        if (r < 0) {
-                                /* Upstream gone while we were sending. */
-                                if (c->sstate == RESP_HEAD && c->resp_status == 0 &&
-                                    client_flushed(c) && c->rstate != REQ_TUNNEL) {
-                                        conn_upstream_failed(c, "upstream_unavailable");
-                                        continue;
-                                }
-                                if (c->rstate == REQ_TUNNEL) {
-                                        /* The WebSocket's upstream died: the
-                                         * end-of-tunnel logic below decides. */
-                                        c->u_eof = c->u_error = true;
-                                        c->c_fwd = 0;
-                                } else {
-                                        conn_kill(c);
-                                        return;
-                                }
-                        }
-                        progress |= r;
-                }
-                r = flush_side(c->cfd, NULL, &c->cio, c->csrc, &c->cout, &c->cout_off, &c->uin,
-                               &c->u_fwd);
-                if (r < 0) {
-                        conn_kill(c);
-                        return;
-                }
-                progress |= r;
-                if (c->close_after_flush) {
-                        if (client_flushed(c))
-                                (void) conn_linger(c);
-                        if (c->dead)
-                                return;
-                        /* Nothing else is read or routed once closing. */
-                        if (r > 0)
-                                continue;
-                        break;
-                }
-
-                if (c->rstate == REQ_TUNNEL) {
-                        progress |= ws_pump_ends(c);
-                        if (c->dead)
-                                return;
-                }
-
-                if (!c->c_eof && !c->cio.drained) {
-                        r = buf_read(&c->cin, c->cfd, NULL, &c->cio, c->csrc, &c->c_eof);
-                        if (r < 0) {
-                                conn_kill(c);
-                                return;
-                        }
-                        c->heard |= buf_avail(&c->cin) > 0;
-                        progress |= r;
-                }
-                if (upstream_ready(c) && !c->u_eof && !c->uio.drained) {
-                        r = buf_read(&c->uin, c->ufd, c->tls, &c->uio, c->usrc, &c->u_eof);
-                        if (r < 0) {
-                                if (c->sstate == RESP_IDLE) {
-                                        conn_close_upstream(c);
-                                        continue;
-                                }
-                                c->u_eof = true; /* reset: treated as EOF */
-                                c->u_error = true;
-                        }
-                        progress |= r != 0;
-                }
-                if (progress)
-                        c->last_activity = loop_now(c->proxy->loop);
-                /* The policy acted on this connection from a callback. */
-                progress |= c->kicked;
-                c->kicked = false;
-        } while (progress);
-}
-
-void conn_pump_and_reap(struct http_conn *c)
-{
-        /* From a policy callback inside this connection's own pump: that
-         * pump goes round once more instead (and frees it if need be). */
-        if (c->in_pump) {
-                c->kicked = true;
-                return;
-        }
-        c->in_pump = true;
-        conn_pump(c);
-        c->in_pump = false;
-        if (c->dead)
-                conn_free(c);
-}
-
-static int on_client_io(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-        struct http_conn *c = userdata;
-
-        (void) s;
-        (void) fd;
-        side_io_event(&c->cio, revents);
-        conn_pump_and_reap(c);
-        return 0;
-}
-
-static int on_upstream_io(struct loop_source *s, int fd, uint32_t revents, void *userdata)
-{
-        struct http_conn *c = userdata;
-
-        (void) s;
-        side_io_event(&c->uio, revents);
-        if (c->tls) {
-                /* A TLS read may wait for writability and a write for
-                 * readability: any event may unblock either, so both
-                 * directions (and the handshake) are simply retried. */
-                c->uio.drained = c->uio.blocked = false;
-                c->u_hs_ready = true;
-        }
-        if (c->u_connecting) {
-                int err = 0;
-                socklen_t len = sizeof(err);
-                if (!(revents & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-                        return 0;
-                c->u_connecting = false;
-                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) {
-                        struct http_proxy *p = c->proxy;
-                        /* This address is down: the next one, if any. */
-                        if (p->next_addr == c->u_addr)
-                                p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
-                        if (conn_connect_next(c) < 0) {
-                                if (c->rstate == REQ_TUNNEL) {
-                                        c->u_eof = c->u_error = true; /* re-attach failed */
-                                        c->ufd = safe_close(c->ufd);
-                                } else
-                                        conn_upstream_failed(c, "upstream_unavailable");
-                        }
-                }
-        }
-        conn_pump_and_reap(c);
-        return 0;
 }
 
 /* --- listener --- */
@@ -579,15 +327,13 @@ static struct http_conn *conn_new(struct http_proxy *p, int cfd,
         c->peer_len = peer_len;
         c->cout = (struct strbuf) STRBUF_INIT;
         c->uout = (struct strbuf) STRBUF_INIT;
-        c->inspect = (struct strbuf) STRBUF_INIT;
-        c->inspect_req = (struct strbuf) STRBUF_INIT;
-        c->ws_first = (struct strbuf) STRBUF_INIT;
-        exchange_reset(&c->x);
-        c->rstate = REQ_HEAD;
-        c->sstate = RESP_IDLE;
+        conn_pipe_init(&c->c_pipe);
+        conn_pipe_init(&c->u_pipe);
+        exchange_start(c);
         c->last_activity = loop_now(p->loop);
         c->authenticated = !p->cfg.auth_required;
-        if (loop_add_io(p->loop, cfd, CONN_EPOLL_EVENTS, on_client_io, c, &c->csrc) < 0) {
+        if (loop_add_io(p->loop, cfd, CONN_EPOLL_EVENTS, conn_client_event, c, &c->csrc) < 0) {
+                exchange_free(c);
                 free(c);
                 return NULL;
         }
@@ -740,7 +486,7 @@ void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_confi
          * (it would hold the namespace alive for nothing), nor a
          * way to the previous server while it still answers. */
         for (struct http_conn *c = p->conns; c; c = c->next)
-                if (c->ufd >= 0 && c->rstate == REQ_HEAD && c->sstate == RESP_IDLE)
+                if (c->ufd >= 0 && c->mode->idle(c))
                         conn_close_upstream(c);
 }
 

@@ -190,6 +190,7 @@ struct http_proxy_stats {
         uint64_t requests;            /* request heads routed */
         uint64_t evicted;             /* unauthenticated connections closed to make room */
         uint64_t refused_at_fd_limit; /* connections closed at once: no fd left */
+        uint64_t bytes_spliced;       /* of bytes_up and bytes_down: bodies passed through a pipe */
 };
 void http_proxy_stats(const struct http_proxy *p, struct http_proxy_stats *ret);
 

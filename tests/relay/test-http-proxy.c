@@ -465,6 +465,122 @@ Test(proxy, fd_limit_keeps_the_newcomer_that_got_the_last_fd, .timeout = 120)
         close(go[1]);
 }
 
+/* --- bodies nobody reads: passed through a pipe (splice) --- */
+
+/* Reads what is left on fd until its end: the byte count; *ret_closed
+ * false if it timed out (the relay left the client hanging). */
+static size_t read_to_end(int fd, bool *ret_closed)
+{
+        static char buf[65536];
+        size_t total = 0;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n > 0) {
+                        total += (size_t) n;
+                        continue;
+                }
+                *ret_closed = n == 0 || errno == ECONNRESET;
+                return total;
+        }
+}
+
+/* A request body and a response body the policy does not inspect (no
+ * /step, no /mcp) move socket to pipe to socket: every byte arrives in its
+ * place, the pipelined request behind the body is the next request (not
+ * body), the counters count them, and the connection carries on. */
+Test(proxy, uninspected_bodies_pass_exactly, .timeout = 120)
+{
+        enum { N = 3 * 1024 * 1024 + 17, BIG = 2000003 };
+        struct http_proxy_stats s0 = proxy_stats(), s1;
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        cleanup_free char *body = xmalloc(N);
+        cleanup_free char *head = xasprintf(
+                "POST /echo HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: %d\r\n\r\n", N);
+        uint32_t x = 2463534242u;
+        struct response r;
+
+        for (size_t i = 0; i < N; i++) {
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32: no runs to hide a shift */
+                body[i] = (char) x;
+        }
+        cl_send(c.fd, head);
+        cr_assert(write_all(c.fd, body, N) >= 0);
+        cl_send(c.fd, "GET /echo-head?after HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+
+        cr_assert(cl_response(&c, false, &r));
+        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.body.len, (size_t) N);
+        cr_assert(memcmp(r.body.buf, body, N) == 0, "the body changed on its way");
+        response_release(&r);
+        cr_assert(cl_response(&c, false, &r), "the request after the body got no answer");
+        cr_assert_eq(r.status, 200);
+        cr_assert(startswith(r.body.buf, "GET /echo-head?after HTTP/1.1\r\n"), "%s", r.body.buf);
+        response_release(&r);
+
+        cl_send(c.fd, "GET /big?n=2000003 HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        cr_assert(cl_response(&c, false, &r));
+        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.body.len, (size_t) BIG);
+        for (size_t i = 0; i < BIG; i++)
+                cr_assert_eq(r.body.buf[i], 'x', "byte %zu", i);
+        response_release(&r);
+
+        s1 = proxy_stats();
+        /* Each body but what came in one buffer with its head went through a pipe. */
+        cr_assert_geq(s1.bytes_spliced - s0.bytes_spliced, 2ULL * N + BIG - 3 * 65536ULL);
+        cr_assert_geq(s1.bytes_up - s0.bytes_up, (uint64_t) N);
+        cr_assert_lt(s1.bytes_up - s0.bytes_up, N + 1024ULL, "heads and the body only");
+        cr_assert_geq(s1.bytes_down - s0.bytes_down, (uint64_t) N + BIG);
+        cr_assert_lt(s1.bytes_down - s0.bytes_down, (uint64_t) N + BIG + 2048);
+        close(c.fd);
+        strbuf_release(&c.in);
+}
+
+/* The upstream dies halfway through a passed body, either way: the client
+ * sees its connection end (never a hang), and the relay goes on. */
+Test(proxy, upstream_dying_mid_pass_ends_the_connection, .timeout = 120)
+{
+        struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
+        struct http_head h;
+        size_t end = 0, got;
+        bool closed = false;
+        struct response r;
+
+        /* Download: 4 MB announced, 2 MB sent, then the upstream closes. */
+        cl_send(c.fd, "GET /cut?n=4000000 HTTP/1.1\r\nHost: x\r\n" AUTH "\r\n");
+        while (http_head_find_end(c.in.buf, c.in.len, &end) <= 0)
+                cr_assert(cl_fill(&c), "no response head");
+        cr_assert(http_head_parse(c.in.buf, end, true, false, &h) == 0);
+        cr_assert_eq(h.status, 200);
+        got = c.in.len - end + read_to_end(c.fd, &closed);
+        cr_assert(closed, "the client was left waiting for the rest");
+        cr_assert_eq(got, 2000000, "%zu bytes of the body", got);
+        close(c.fd);
+        strbuf_release(&c.in);
+
+        /* Upload: the upstream leaves after the head, 8 MB announced. */
+        c = (struct cl){ .fd = cl_connect(), .in = STRBUF_INIT };
+        struct timeval tv = { .tv_sec = 5 };
+        static char chunk[65536];
+        size_t sent = 0;
+        cr_assert(setsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == 0);
+        cl_send(c.fd, "POST /drop HTTP/1.1\r\nHost: x\r\n" AUTH "Content-Length: 8000000\r\n\r\n");
+        while (sent < 8000000) {
+                ssize_t n = send(c.fd, chunk, sizeof(chunk), MSG_NOSIGNAL);
+                if (n <= 0)
+                        break; /* the relay closed, or stopped reading (SO_SNDTIMEO) */
+                sent += (size_t) n;
+        }
+        (void) read_to_end(c.fd, &closed);
+        cr_assert(closed, "the client was left hanging after %zu bytes", sent);
+        close(c.fd);
+
+        r = request("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        cr_assert_eq(r.status, 200);
+        response_release(&r);
+}
+
 /* --- service relay (the model proxy: test-model-proxy.c) --- */
 
 static char svc_sock[300];

@@ -160,6 +160,10 @@ async def handle(r, w):
                 except (asyncio.IncompleteReadError, ConnectionError):
                     pass  # the client (or the relay) went away
                 return
+            if path == "/drop":
+                # A server that leaves after the head, the body unread.
+                w.transport.abort()
+                return
             body = await read_body(r, hdrs)
             if MODEL and path == "/log":
                 w.write(resp(200, json.dumps(seen).encode()))
@@ -208,6 +212,13 @@ async def handle(r, w):
             elif path == "/big":
                 n = int(target.split("=")[1])
                 w.write(resp(200, b"x" * n, "application/octet-stream"))
+            elif path == "/cut":
+                # A response whose server dies halfway through its body.
+                n = int(target.split("=")[1])
+                w.write(f"HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n".encode() + b"c" * (n // 2))
+                await w.drain()
+                w.close()
+                return
             elif path == "/unasked-101":
                 # An env server that switches protocols on a plain request
                 # and then talks in its new protocol.
