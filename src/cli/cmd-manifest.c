@@ -96,7 +96,7 @@ static void print_summary(const char *file, const struct manifest *m)
                         cleanup_free char *cmd = manifest_container_command_line(c);
 
                         for (unsigned p = 0; p < PHASE_MANIFEST_MAX; p++)
-                                if (c->phases & PHASE_BIT(p))
+                                if (manifest_container_lists(c, p))
                                         strbuf_addf(&ph, "%s%s", ph.len ? "," : "",
                                                     phase_to_string(p));
                         print_limits_row(c->name, manifest_egress_to_string(c->egress), c->port,

@@ -135,6 +135,17 @@ bool manifest_container_reads(const struct manifest_container *c, enum manifest_
         return false;
 }
 
+bool manifest_container_lists(const struct manifest_container *c, enum phase p)
+{
+        return c->phases & PHASE_BIT(p);
+}
+
+bool manifest_container_runs_early(const struct manifest_container *c)
+{
+        return manifest_container_lists(c, PHASE_READY) ||
+               manifest_container_lists(c, PHASE_RUNNING);
+}
+
 char *manifest_read_to_string(const struct manifest_read *r)
 {
         switch (r->kind) {

@@ -235,6 +235,11 @@ const struct manifest_asset *manifest_find_asset(const struct manifest *m, const
 size_t manifest_observer_order(const struct manifest *m,
                                const struct manifest_container *const **ret);
 bool manifest_container_reads(const struct manifest_container *c, enum manifest_read_kind kind);
+/* Whether an observer lists phase p; whether it lists ready or running: it
+ * runs beside the agent zone (else only once that is stopped, in frozen,
+ * sealed or grading: every observer lists one of the five). */
+bool manifest_container_lists(const struct manifest_container *c, enum phase p);
+bool manifest_container_runs_early(const struct manifest_container *c);
 /* "uvicorn <app> --host 0.0.0.0 --port <port>" etc.: argv[0..] joined by spaces. */
 char *manifest_container_command_line(const struct manifest_container *c);
 /* The env server's default command: uvicorn <app> --host <host> --port <port>

@@ -32,6 +32,22 @@ static int write_actions(struct episode *e)
         return action_record_write(&e->actions, fd, UNIT_ACTIONS_FILE);
 }
 
+/* What the turn of phase gives mb: the plan's phase and count of actions
+ * (OPENENVD_PHASE, OPENENVD_ACTIONS) and, for a reader of it, the record
+ * of actions as it stands. */
+static int plan_turn(struct episode *e, struct ep_member *mb, enum phase phase)
+{
+        int r;
+
+        e->plan.phase = phase;
+        e->plan.actions = episode_actions(e);
+        if (!manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) || (r = write_actions(e)) >= 0)
+                return 0;
+        free(mb->start_error);
+        mb->start_error = xasprintf("the record of actions: %s", strerror(-r));
+        return r;
+}
+
 /* A new network namespace made by the daemon for a native member (never
  * one an earlier container used: sandbox/netns-keep.h), or NULL: the
  * container makes its own. */
@@ -70,14 +86,10 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
         cleanup_error_detail struct error_detail error = {};
         int r;
 
-        e->plan.phase = phase;
-        e->plan.actions = episode_actions(e);
-        if (!gated && manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS) &&
-            (r = write_actions(e)) < 0) {
-                free(mb->start_error);
-                mb->start_error = xasprintf("the record of actions: %s", strerror(-r));
+        /* (Made ahead, it gets its turn's again at the release.) */
+        r = plan_turn(e, mb, phase);
+        if (r < 0)
                 return r;
-        }
         r = unit_plan_container(&e->plan, mb->mc, &spec);
         if (r < 0) {
                 free(mb->start_error);
@@ -152,17 +164,13 @@ bool episode_member_gated(const struct ep_member *mb)
 int episode_release_member(struct episode *e, struct ep_member *mb, enum phase phase)
 {
         char **env = NULL;
-        int r = 0;
+        int r = plan_turn(e, mb, phase);
 
-        e->plan.phase = phase;
-        e->plan.actions = episode_actions(e);
-        if (manifest_container_reads(mb->mc, MANIFEST_READ_ACTIONS))
-                r = write_actions(e);
-        if (r >= 0) {
-                unit_plan_turn_env(&e->plan, mb->mc, &env);
-                r = member_release(mb->m, env);
-                strv_free(env);
-        }
+        if (r < 0)
+                return r;
+        unit_plan_turn_env(&e->plan, mb->mc, &env);
+        r = member_release(mb->m, env);
+        strv_free(env);
         if (r < 0) {
                 free(mb->start_error);
                 mb->start_error = xasprintf("release: %s", strerror(-r));

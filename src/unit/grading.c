@@ -44,16 +44,6 @@ static void run_step(struct episode *e);
 static void run_observers(struct episode *e, enum phase phase, bool stop_only,
                           void (*then)(struct episode *e));
 
-static bool lists(const struct manifest_container *c, enum phase p)
-{
-        return c->phases & PHASE_BIT(p);
-}
-
-static bool early(const struct manifest_container *c)
-{
-        return lists(c, PHASE_READY) || lists(c, PHASE_RUNNING);
-}
-
 static bool reads(const struct manifest_container *c, enum manifest_read_kind k)
 {
         return manifest_container_reads(c, k);
@@ -337,7 +327,7 @@ static bool run_advance(struct episode *e)
                 bool fresh = e->workspace_copies++ > 0;
                 if (fresh)
                         observer_gate_discard_workspace_readers(e);
-                if (start_custody(e, src, dst, "ws", mb * 1024 * 1024, fresh,
+                if (start_custody(e, src, dst, UNIT_WORKSPACE_COPY_NAME, mb * 1024 * 1024, fresh,
                                   after_workspace_copy) < 0) {
                         verdict_fail(&e->verdict, VERDICT_INFRASTRUCTURE_ERROR, "daemon",
                                      "workspace custody copy could not start");
@@ -358,14 +348,15 @@ static bool run_advance(struct episode *e)
 
                 if (e->run.stop_only) {
                         /* Early observers not listed later: end them now. */
-                        if (!early(c) || !mb->m || lists(c, PHASE_SEALED) ||
-                            lists(c, PHASE_GRADING))
+                        if (!manifest_container_runs_early(c) || !mb->m ||
+                            manifest_container_lists(c, PHASE_SEALED) ||
+                            manifest_container_lists(c, PHASE_GRADING))
                                 continue;
                         e->run.current = mb;
                         mb->killed = !mb->exited;
                         return collect(e);
                 }
-                if (!lists(c, e->run.phase))
+                if (!manifest_container_lists(c, e->run.phase))
                         continue;
                 /* The first failure ends sealing and grading: what follows
                  * would grade a broken episode. (An inspection shows what
@@ -437,7 +428,7 @@ void grading_start_early_observers(struct episode *e)
 
         for (size_t i = 0; i < n; i++) {
                 struct ep_member *mb = episode_find_member(e, order[i]);
-                if (!early(order[i]))
+                if (!manifest_container_runs_early(order[i]))
                         continue;
                 if (episode_start_member(e, mb, PHASE_READY) < 0) {
                         observer_fail(e, mb, OBSERVER_FAULT_NOT_STARTED, NULL,

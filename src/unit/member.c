@@ -462,7 +462,8 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         if (m->gate_fd >= 0 && fcntl(m->gate_fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
 
-        /* The container's side: stdout+stderr and, last, the notify pipe. */
+        /* The container's side: stdout+stderr, then the notify pipe and the
+         * gate, after the spec's own fds. */
         memcpy(pass, spec.pass_fds ? spec.pass_fds : pass, spec.n_pass_fds * sizeof(int));
         if (a->notify) {
                 spec.notify = true;

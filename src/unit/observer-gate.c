@@ -32,19 +32,11 @@
 #include "base/util.h"
 #include "unit/episode-internal.h"
 
-static bool lists(const struct manifest_container *c, enum phase p)
-{
-        return c->phases & PHASE_BIT(p);
-}
-
-/* Runs only while the agent zone is stopped: before that, nothing may hold
- * an observer's place (early observers run beside the agent, started when
- * the episode goes live). */
+/* Runs only while the agent zone is stopped (early observers run beside
+ * the agent, started when the episode goes live). */
 static bool runs_late_only(const struct manifest_container *c)
 {
-        return c->zone == MANIFEST_ZONE_OBSERVERS && !lists(c, PHASE_READY) &&
-               !lists(c, PHASE_RUNNING) &&
-               (lists(c, PHASE_FROZEN) || lists(c, PHASE_SEALED) || lists(c, PHASE_GRADING));
+        return c->zone == MANIFEST_ZONE_OBSERVERS && !manifest_container_runs_early(c);
 }
 
 static int make_empty_dir(const char *path)
@@ -60,7 +52,7 @@ static int make_view_dirs(struct episode *e, const struct manifest_container *c)
 
         if (manifest_container_reads(c, MANIFEST_READ_WORKSPACE)) {
                 cleanup_free char *copy = unit_workspace_copy_dir(&e->plan);
-                cleanup_free char *ws = xasprintf("%s/ws", copy);
+                cleanup_free char *ws = xasprintf("%s/%s", copy, UNIT_WORKSPACE_COPY_NAME);
                 r = make_empty_dir(ws);
         }
         for (size_t i = 0; r >= 0 && i < c->n_reads; i++) {

@@ -488,10 +488,12 @@ static void plan_observer_views(const struct unit_plan_context *ctx,
                          * copy made once the agent zone was empty, so no
                          * FIFO, device or sparse file the agent left can
                          * stall or flood an observer. */
-                        if (unit_phase_sees_live_workspace(ctx->phase))
+                        if (unit_phase_sees_live_workspace(ctx->phase)) {
                                 src = xasprintf("%s/workspace/merged", ctx->episode_dir);
-                        else
-                                src = xasprintf("%s/workspace-copy/ws", ctx->episode_dir);
+                        } else {
+                                cleanup_free char *copy = unit_workspace_copy_dir(ctx);
+                                src = xasprintf("%s/%s", copy, UNIT_WORKSPACE_COPY_NAME);
+                        }
                         container_spec_add_bind(s, src, "/workspace", VIEW_FLAGS, false);
                         break;
                 case MANIFEST_READ_ASSET:

@@ -96,7 +96,10 @@ const char *unit_zone_cgroup(enum manifest_zone_kind z);
 /* Host paths (newly allocated). */
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container);
 char *unit_observer_dir(const struct unit_plan_context *ctx, const char *observer, const char *sub);
+/* <episode>/workspace-copy, the copy's tmpfs; the copy itself is its
+ * UNIT_WORKSPACE_COPY_NAME, what observers see as /workspace. */
 char *unit_workspace_copy_dir(const struct unit_plan_context *ctx);
+#define UNIT_WORKSPACE_COPY_NAME "ws"
 /* <episode>/actions: the daemon's record of actions (action-record.h), in
  * UNIT_ACTIONS_FILE; observers that read `actions` see it as /actions. */
 #define UNIT_ACTIONS_FILE "actions.jsonl"

@@ -154,6 +154,13 @@ static void schedule_sweep(struct unit *u)
         loop_defer(u->cfg.loop, sweep, u);
 }
 
+/* Sealed or graded: its verdict is still to come. */
+static bool live_grading(const struct unit *u)
+{
+        enum episode_state s = u->live ? episode_state(u->live) : EPISODE_GONE;
+        return s == EPISODE_SEALING || s == EPISODE_SEALED || s == EPISODE_GRADING;
+}
+
 static void remember(struct unit *u, struct episode *e)
 {
         json_t *v = verdict_to_json(episode_verdict(e), episode_id(e));
@@ -370,12 +377,6 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
 /* The live episode's state changed: the unit's phase follows it, by the
  * episode's table (episode_state_phase()); a move the orchestrator or the
  * environment already made is not made twice. */
-static bool live_grading(const struct unit *u)
-{
-        enum episode_state s = u->live ? episode_state(u->live) : EPISODE_GONE;
-        return s == EPISODE_SEALING || s == EPISODE_SEALED || s == EPISODE_GRADING;
-}
-
 static void on_state_changed(struct episode *e, enum episode_state from, const char *reason,
                              void *userdata)
 {
