@@ -125,11 +125,15 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
         }
         container_spec_done(&spec);
         if (r < 0) {
+                free(mb->start_error);
+                mb->start_error = xstrdup(error.message ?: strerror(-r));
+                /* Made ahead, it is started at its turn instead: only that
+                 * start's failure is the episode's (observer-gate.c logs). */
+                if (gated)
+                        return r;
                 log_error_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
                                  "episode %s: container %s: %s", e->id, mb->mc->name,
                                  error.message ?: "failed");
-                free(mb->start_error);
-                mb->start_error = xstrdup(error.message ?: strerror(-r));
                 verdict_add_event(&e->verdict,
                                   json_pack("{s:s,s:s,s:o}", "what", "start_failed", "container",
                                             mb->mc->name, "error", text_to_json(mb->start_error)));

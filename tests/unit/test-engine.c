@@ -1284,6 +1284,28 @@ Test(engine, observer_whose_release_fails_starts_anew)
         observer_lost_before_its_turn(fake_close_gate);
 }
 
+/* A failure to make one ahead is no failure, nor an event of the episode:
+ * it starts at its turn, and only that start counts. */
+Test(engine, observer_not_made_ahead_starts_at_its_turn)
+{
+        char refusal[128];
+
+        fb.fail_start = "runner";
+        custody_ready();
+        fb.fail_start = NULL;
+        cr_expect_null(fake_last(&fb, "runner"), "not made ahead");
+        cr_assert_eq(
+                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+        observer_passes("runner", "{}");
+        observer_passes("judge", "{}");
+        RUN_UNTIL(end_result != 1);
+        cr_expect_str_eq(verdict_field("verdict"), "graded");
+        json_t *v = unit_verdict(u, NULL);
+        cleanup_free char *events = json_dumps(json_object_get(v, "events"), 0);
+        cr_expect_null(strstr(events, "start_failed"), "%s", events);
+        json_decref(v);
+}
+
 /* An inspection's copy is the episode's first; sealing's goes to a fresh
  * tmpfs, which the runner made ahead does not show: it is started anew. */
 Test(engine, second_workspace_copy_discards_the_gated_readers)
