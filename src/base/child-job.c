@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/exit-code.h"
 #include "base/util.h"
 
 struct child_job {
@@ -22,8 +21,7 @@ struct child_job {
         struct loop_source *pid_src, *out_src, *timer;
         char *out;  /* owned: the frame's length, then CHILD_JOB_MAX_RESULT */
         size_t len; /* bytes read, the length included */
-        bool out_eof, exited, killed, overflow, done;
-        int status;
+        bool out_eof, exited, killed, done;
         child_job_done_fn done_cb;
         void *userdata;
 };
@@ -80,17 +78,17 @@ static void reap(struct child_job *j)
                 return;
         if (waitid(P_PIDFD, (id_t) j->pidfd, &si, WEXITED | WNOHANG) < 0) {
                 /* ECHILD: reaped by someone else (PID 1's reaper of
-                 * orphans). It is over all the same, with its status lost:
-                 * a failure, but one that still ends the job (and frees its
-                 * pidfd) instead of leaving it waiting forever. */
+                 * orphans). It is over all the same: what it wrote says
+                 * how it went (finish_if_complete()), and the job ends
+                 * (and frees its pidfd) instead of waiting forever. */
                 if (errno != ECHILD)
                         return;
-                si = (siginfo_t){ .si_code = CLD_KILLED, .si_status = SIGKILL };
         } else if (si.si_pid == 0) {
                 return;
         }
+        /* Its status adds nothing: only a whole result counts, and a child
+         * that wrote one only _exit(0)s after. */
         j->exited = true;
-        j->status = exit_status_from_siginfo(si.si_code, si.si_status);
         j->pid_src = loop_source_free(j->pid_src);
 }
 
@@ -118,8 +116,8 @@ static int on_out(struct loop_source *s, int fd, uint32_t revents, void *userdat
         (void) s;
         (void) revents;
         if (j->len >= sizeof(uint32_t) + CHILD_JOB_MAX_RESULT) {
-                /* More than the contract allows: not a result. */
-                j->overflow = true;
+                /* More than the contract allows: not a result (read as an
+                 * end, never whole). */
                 n = 0;
         } else
                 n = read(fd, j->out + j->len, sizeof(uint32_t) + CHILD_JOB_MAX_RESULT - j->len);

@@ -604,6 +604,19 @@ static int setup_signals(struct shim *s)
         return loop_add_signals(s->loop, &blocked, on_signal, s, &s->signals);
 }
 
+/* An fd the daemon passed (3 and up), kept from the principal. */
+static int inherited_fd(const char *value, int *ret)
+{
+        unsigned v;
+        int r = parse_uint(value, 3, 1024, &v);
+
+        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
+                r = -errno;
+        if (r >= 0)
+                *ret = (int) v;
+        return r;
+}
+
 int main(int argc, char **argv)
 {
         struct shim s = { .notify_fd = -EBADF, .code = EXIT_SETUP_FAILED };
@@ -639,22 +652,12 @@ int main(int argc, char **argv)
                 r = -EINVAL;
                 if (i + 1 >= argc)
                         ; /* an option without its value */
-                else if (streq(argv[i], "--notify-fd")) {
-                        unsigned v;
-                        r = parse_uint(argv[i + 1], 3, 1024, &v);
-                        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
-                                r = -errno;
-                        if (r >= 0)
-                                s.notify_fd = (int) v;
-                } else if (streq(argv[i], "--gate-fd")) {
-                        unsigned v;
-                        r = parse_uint(argv[i + 1], 3, 1024, &v);
-                        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
-                                r = -errno;
-                        if (r >= 0)
-                                gate_fd = (int) v;
-                } else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
-                           streq(argv[i], "--fd-to-tcp"))
+                else if (streq(argv[i], "--notify-fd"))
+                        r = inherited_fd(argv[i + 1], &s.notify_fd);
+                else if (streq(argv[i], "--gate-fd"))
+                        r = inherited_fd(argv[i + 1], &gate_fd);
+                else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
+                         streq(argv[i], "--fd-to-tcp"))
                         r = forward_add(&s, argv[i], argv[i + 1]);
                 if (r < 0) {
                         errno = -r;
