@@ -35,10 +35,8 @@ static const char *logs_query(const struct query_param *q, struct member_log_que
         if (q[P_SINCE].value && parse_uint(q[P_SINCE].value, 0, MEMBER_LOG_MAX_BYTES, &v) < 0)
                 return q[P_SINCE].why;
         ret->since = q[P_SINCE].value ? v : 0;
-        if (q[P_TIMESTAMPS].value && !streq(q[P_TIMESTAMPS].value, "0") &&
-            !streq(q[P_TIMESTAMPS].value, "1"))
+        if (query_flag(&q[P_TIMESTAMPS], &ret->timestamps))
                 return q[P_TIMESTAMPS].why;
-        ret->timestamps = q[P_TIMESTAMPS].value && streq(q[P_TIMESTAMPS].value, "1");
         if (q[P_FORMAT].value && !streq(q[P_FORMAT].value, "text") &&
             !streq(q[P_FORMAT].value, "json"))
                 return q[P_FORMAT].why;

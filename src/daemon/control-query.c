@@ -23,6 +23,12 @@ struct query_param query_episode_id(char buf[static QUERY_EPISODE_ID_SIZE])
                                      "episode_id: 1 to 63 of [A-Za-z0-9._-]", NULL };
 }
 
+const char *query_flag(const struct query_param *q, bool *ret)
+{
+        *ret = q->value && streq(q->value, "1");
+        return q->value && !*ret && !streq(q->value, "0") ? q->why : NULL;
+}
+
 const char *query_parse(const char *query, struct query_param *params, size_t n)
 {
         for (const char *p = query; p && *p;) {

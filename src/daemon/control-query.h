@@ -26,6 +26,10 @@ struct query_param {
 #define QUERY_EPISODE_ID_SIZE 64
 struct query_param query_episode_id(char buf[static QUERY_EPISODE_ID_SIZE]);
 
+/* A flag as /verdict's wait and /logs' timestamps take it, "0" or "1":
+ * *ret (false when absent); NULL, or why it is refused. */
+const char *query_flag(const struct query_param *q, bool *ret);
+
 /* Parses query into params (n of them); NULL, or why it is refused. */
 const char *query_parse(const char *query, struct query_param *params, size_t n);
 /* why (NULL: nothing) as the reply: 400 bad_request saying why. True if so. */

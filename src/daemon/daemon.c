@@ -213,17 +213,15 @@ static void control_verdict(struct daemon *d, const struct frontend_request *req
                 query_episode_id(id),
                 { "wait", wait, sizeof(wait), "wait: 0 or 1", NULL },
         };
+        bool wait_final;
         json_t *v;
 
         if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply) ||
-            query_refused(q[1].value && !streq(q[1].value, "0") && !streq(q[1].value, "1")
-                                  ? q[1].why
-                                  : NULL,
-                          reply))
+            query_refused(query_flag(&q[1], &wait_final), reply))
                 return;
         /* wait=1: the live episode's verdict once it is final, instead of
          * a client polling through its grading. */
-        if (!q[0].value && q[1].value && streq(q[1].value, "1") && unit_verdict_pending(d->unit)) {
+        if (!q[0].value && wait_final && unit_verdict_pending(d->unit)) {
                 struct pending_op *op = op_new(d, OP_VERDICT, req);
                 int r = unit_wait_verdict(d->unit, op_done, op);
                 reply->later = true;
