@@ -158,6 +158,62 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP_DEADLINE_S = 10.0
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "prctl(%d): %s" % (option, os.strerror(err)))
+
+
+def _own_children() -> List[int]:
+    """The pids whose parent is this process (from /proc: a comm may hold
+    spaces and parentheses, so ppid is read after the last ')')."""
+    me, kids = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rfind(b")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == me:
+            kids.append(int(name))
+    return kids
+
+
+def sweep(deadline_s: float = SWEEP_DEADLINE_S) -> None:
+    """Kills and reaps every process this one has left, wherever it went:
+    as a child subreaper (run_cases(sweep=True) makes it one) it inherits
+    the processes that left a case's process group and session (setsid(),
+    a double fork) when their parents die, so killing its children until
+    it has none kills them all, generation by generation. Raises
+    RuntimeError when some outlive deadline_s (a runner must not write
+    results while agent code still runs beside it)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            return
+        for pid in _own_children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > end:
+            raise RuntimeError("processes of the cases outlived %gs after SIGKILL" % deadline_s)
+        time.sleep(0.001)
+
+
 def _run_one(argv: Sequence[str], data: bytes, timeout: float, output_limit: int,
              env: Mapping[str, str], memory_bytes: Optional[int]) -> dict:
     def limits():
@@ -233,9 +289,8 @@ def _run_one(argv: Sequence[str], data: bytes, timeout: float, output_limit: int
             timed_out = True
     finally:
         # Whatever the case left in its group (a background child holding
-        # the pipes, say) goes with it. One that left the group with
-        # setsid() is bounded by the observer's cgroup: the daemon copies
-        # /out only once that cgroup is empty.
+        # the pipes, say) goes with it; one that left the group with
+        # setsid() goes in sweep() (sweep_all).
         _kill_group(proc.pid)
         proc.wait()
         sel.close()
@@ -256,7 +311,7 @@ def _run_one(argv: Sequence[str], data: bytes, timeout: float, output_limit: int
 
 def run_cases(argv: Sequence[str], cases: Mapping[str, bytes], *, timeout: float = 2.0,
               output_limit: int = OUTPUT_LIMIT, env: Optional[Mapping[str, str]] = None,
-              memory_bytes: Optional[int] = None) -> List[dict]:
+              memory_bytes: Optional[int] = None, sweep_all: bool = False) -> List[dict]:
     """Runs argv once per case, in id order: the case's bytes on stdin, a
     fresh empty working directory under $TMPDIR, the minimal CASE_ENV (or
     env), its own session and process group, an address-space limit when
@@ -267,15 +322,28 @@ def run_cases(argv: Sequence[str], cases: Mapping[str, bytes], *, timeout: float
     signal, timed_out, output_truncated, time_s, stdout_b64 (the bytes it
     printed, base64: any bytes, exactly), stderr_tail (the last STDERR_TAIL
     bytes, decoded with replacement: for people, never scored).
+
+    sweep_all: after each case, also every process it left outside its
+    group (sweep()): none of a case's processes meets the next case or
+    outlives the results, where one that left with setsid() could rewrite
+    them after they are written (the daemon copies /out only when the
+    observer's cgroup is empty, but the results are written before that).
+    The caller becomes a child subreaper for good: for a runner that is its
+    container's only program (the `run` command), not for an env server
+    whose other children must live on.
     """
     if not argv:
         raise ValueError("run_cases: an empty command")
+    if sweep_all:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
     results = []
     for cid in sorted(cases):
         if not CASE_ID.match(cid):
             raise ValueError("case id %r must match %s" % (cid, CASE_ID.pattern))
         r = _run_one(argv, bytes(cases[cid]), timeout, output_limit,
                      CASE_ENV if env is None else env, memory_bytes)
+        if sweep_all:
+            sweep()
         results.append({"id": cid, **r})
     return results
 
@@ -506,9 +574,14 @@ def main(argv: Sequence[str]) -> int:
         cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
         if not cmd:
             p.error("run: the command to test comes after --")
+        # Agent code runs as this process's uid: non-dumpable, this process's
+        # memory, fds and /proc files are closed to it (ptrace is refused by
+        # openenvd's seccomp filter; /proc/<pid>/mem is not a syscall).
+        _prctl(PR_SET_DUMPABLE, 0)
         res = run_cases(cmd, load_cases(a.inputs), timeout=a.timeout,
                         output_limit=a.output_limit,
-                        memory_bytes=a.memory_mb * 1024 * 1024 if a.memory_mb else None)
+                        memory_bytes=a.memory_mb * 1024 * 1024 if a.memory_mb else None,
+                        sweep_all=True)
         write_results(a.out, res)
         return 0
     v = score(a.results, load_cases(a.answers, ".out"),

@@ -181,6 +181,76 @@ class Runner(Tmp):
         with open(target) as f:
             self.assertEqual(f.read(), "untouched")
 
+    # Each runs the runner in a process of its own: sweeping makes the
+    # caller a child subreaper, and the non-dumpable flag is the process's.
+    DETACH = ("import os, sys, time\n"
+              "if os.fork() == 0:\n"
+              "    os.setsid()\n"
+              "    if os.fork() == 0:\n"
+              "        open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+              "        time.sleep(60)\n"
+              "    os._exit(0)\n"
+              "os.wait()\n"
+              "while not os.path.exists(sys.argv[1]): time.sleep(0.001)\n")
+
+    def detached_pid_after(self, sweep_all):
+        """The pid of what a case left behind in a new session, once the
+        runner has returned: its process, or None when it is gone."""
+        marker = os.path.join(self.dir, "detached.pid")
+        code = ("import sys; sys.path.insert(0, %r); import openenvd_grading as G\n"
+                "G.run_cases([%r, '-c', %r, %r], {'a': b''}, sweep_all=%r)\n"
+                % (os.path.join(REPO, "python"), PY, self.DETACH, marker, sweep_all))
+        subprocess.run([PY, "-c", code], check=True, timeout=60)
+        with open(marker) as f:
+            pid = int(f.read())
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            alive = False
+        return pid if alive else None
+
+    def test_a_process_that_left_its_session_is_killed_before_the_results(self):
+        # Left alone, it could rewrite the results after they are written
+        # (claiming a slow program ran in time, say): the daemon copies /out
+        # only when the cgroup is empty, which is after.
+        self.assertIsNone(self.detached_pid_after(sweep_all=True))
+
+    def test_without_the_sweep_it_outlives_the_runner(self):
+        # The attack is real: the group kill alone does not reach it.
+        pid = self.detached_pid_after(sweep_all=False)
+        self.assertIsNotNone(pid)
+        os.kill(pid, 9)
+
+    def test_agent_code_cannot_open_the_runners_memory(self):
+        # Agent code runs as the runner's uid; /proc/<pid>/mem is checked
+        # like ptrace, which a non-dumpable process refuses to its own uid.
+        # As root both would run as nobody (root may open anything).
+        os.chmod(self.dir, 0o777)
+        probe = self.write("probe.py", "import os\ntry:\n"
+                           "    open('/proc/%d/mem' % os.getppid(), 'r+b').close()\n"
+                           "    print('opened')\n"
+                           "except OSError as e:\n    print('refused', e.errno)\n")
+        inputs = os.path.join(self.dir, "in")
+        os.mkdir(inputs)
+        self.write("in/a.in", "")
+        # Nobody may not reach the repository or this Python (a clone under
+        # /root, a pyenv): Debian's, and a copy of the module.
+        user, py = (65534, "/usr/bin/python3") if os.geteuid() == 0 else (None, PY)
+        main = shutil.copy(os.path.join(REPO, "python", "openenvd_grading.py"), self.dir)
+        subprocess.run([py, main, "run", "--inputs", inputs, "--out", self.results, "--",
+                        py, probe], check=True, user=user, timeout=60)
+        with open(self.results) as f:
+            out = base64.b64decode(json.load(f)["cases"][0]["stdout_b64"])
+        self.assertTrue(out.startswith(b"refused"), out)
+        # The same probe under a dumpable runner opens it: the check can fail.
+        code = ("import sys; sys.path.insert(0, %r); import base64, openenvd_grading as G\n"
+                "print(base64.b64decode(G.run_cases([%r, %r], {'a': b''})[0]['stdout_b64'])"
+                ".decode())" % (self.dir, py, probe))
+        r = subprocess.run([py, "-c", code], check=True, user=user, timeout=60,
+                           capture_output=True, text=True)
+        self.assertEqual(r.stdout.strip(), "opened")
+
 
 class Verdict(Tmp):
     ANSWERS = {"a": b"3\n", "b": b"5\n"}
