@@ -231,8 +231,11 @@ static void member_on_exited(struct member *m, int status, void *userdata)
         mb->exited = true;
         mb->status = status;
         /* Made ahead and never released: nothing of the episode ran in it;
-         * it is started anew at its turn (observer-gate.c). */
+         * it is started anew at its turn (observer-gate.c). Killed with its
+         * episode (closed, failed, torn down) it is no news. */
         if (episode_member_gated(mb)) {
+                if (e->state >= EPISODE_CLOSED)
+                        return;
                 log_info_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
                                 "episode %s: observer %s exited before its turn", e->id,
                                 mb->mc->name);
