@@ -16,7 +16,7 @@ answers, one connection at a time:
   fork fd [noreseed]     the same on the listening socket passed with the
                          message (SCM_RIGHTS)
   probe [noreseed]       a copy answers "probe JSON" (its first random
-                         values, bench/template/randomness.py) and exits
+                         values, and what stays shared) and exits
   nsfork | plainfork     a copy that unshares mount, pid, net and ipc
                          namespaces (or not), forks its pid 1 there, which
                          answers "ns ..."; then both exit (root only)
@@ -130,7 +130,10 @@ def copy_main(conn, config, rngs, args, fds):
     if args[0] == "fd":
         sock = socket.socket(fileno=fds[0])
     else:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto given, not 0: asyncio sets TCP_NODELAY on accepted sockets
+        # only when their proto says TCP, and without it every response
+        # (h11 writes head and body apart) waits for a delayed ACK, 40 ms.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", int(args[0])))
         sock.listen(2048)
