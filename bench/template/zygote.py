@@ -19,7 +19,7 @@ answers, one connection at a time:
                          values, and what stays shared) and exits
   nsfork | plainfork     a copy that unshares mount, pid, net and ipc
                          namespaces (or not), forks its pid 1 there, which
-                         answers "ns ..."; then both exit (root only)
+                         answers "ns pid N copy PID"; then both exit (root)
   cpu PID                "cpu PID SECONDS" once the template reaped the copy
                          (user + system, wait4's rusage), else "cpu PID -"
   self                   "self PID SECONDS": the template's own CPU time
@@ -121,9 +121,9 @@ def copy_main(conn, config, rngs, args, fds):
             if libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC) != 0:
                 conn.send(b"ns error %d" % ctypes.get_errno())
                 os._exit(1)
-        pid = os.fork()
+        copy, pid = os.getpid(), os.fork()
         if pid == 0:
-            conn.send(b"ns pid %d" % os.getpid())
+            conn.send(b"ns pid %d copy %d" % (os.getpid(), copy))
             os._exit(0)
         os.waitpid(pid, 0)
         os._exit(0)
