@@ -24,8 +24,9 @@
  * UNIT_STANDBY_BACKOFF << (n - 1): a failure that repeats itself (a missing
  * module) is not retried back to back. */
 #define UNIT_STANDBY_BACKOFF (1 * USEC_PER_SEC)
-/* How long a standby's container starts wait while the live episode is
- * sealed and graded (unit.c, on_provision_not_before()). */
+/* How long a standby's preparation and container starts wait while the live
+ * episode is sealed and graded, and after it went live (its first exchange
+ * is relayed then): unit.c, on_provision_not_before(). */
 #define UNIT_STANDBY_YIELD (50 * USEC_PER_MSEC)
 #define UNIT_MAX_WAITERS   64
 
@@ -66,6 +67,7 @@ struct unit {
         bool cold_pending;      /* a reset waits for a free slot */
         unsigned standby_failures;
         usec_t live_sealed_at;             /* when the live episode began sealing (loop clock) */
+        usec_t live_exposed_at;            /* when the live episode went live (loop clock) */
         usec_t standby_yield;              /* UNIT_STANDBY_YIELD (tests change it) */
         char *standby_error;               /* owned: why the last standby failed */
         struct loop_source *standby_timer; /* owned: the backoff's end */

@@ -551,6 +551,26 @@ Test(engine, standby_goes_live_and_the_next_is_built_after)
         cr_expect_eq(fake_starts(&fb, "harness"), 1);
 }
 
+/* The client's reset that made the standby live is relayed next: the next
+ * standby starts nothing for standby_yield after that, then is built. */
+Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
+{
+        char refusal[128];
+
+        boot(unit_yaml, true);
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        u->standby_yield = 60 * USEC_PER_SEC;
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        settle();
+        cr_expect(u->standby && episode_state(u->standby) == EPISODE_PROVISIONING);
+        cr_expect_eq(fake_starts(&fb, "env"), 1, "no container of the next standby yet");
+        u->standby_yield = 0;
+        episode_provision_resume(u->standby);
+        standby_ready();
+        cr_expect_eq(fake_starts(&fb, "env"), 2);
+}
+
 Test(engine, standby_member_exit_discards_it)
 {
         boot(unit_yaml, true);
@@ -1348,13 +1368,13 @@ static void standby_built_during_grading(usec_t yield, unsigned *ret_envs, unsig
 
         fb.manual_ready = true;
         boot(unit_yaml, true);
-        u->standby_yield = yield;
         cr_assert_eq(unit_start(u, true), 0);
         RUN_UNTIL(fake_find(&fb, "sim") != NULL);
         fb.fail_start = "sim";
         fake_ready(fake_find(&fb, "env"));
         fake_ready(fake_find(&fb, "sim"));
         RUN_UNTIL(u->standby_failures == 1);
+        u->standby_yield = yield; /* the retry is made while the live episode is graded */
         fb.fail_start = NULL;
         fb.manual_ready = false;
         *ret_envs = made("env");
