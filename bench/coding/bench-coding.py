@@ -21,10 +21,12 @@ DIR/tests/{inputs,answers} with the arguments of the manifest.
    once the verdict is final. Client side, time.perf_counter():
      done -> verdict   the step's answer received -> the verdict's received
      observers (host)  stage + run + score, each a fresh process, timed by
-                       this process around subprocess.run (their own start,
-                       imports and work; no container, no daemon)
-   and, for where Python's start goes, `python3 -c pass` and
-   `python3 openenvd_grading.py --help` (start and the module's imports).
+                       this process around posix_spawn and waitpid (their
+                       own start, imports, work and exit; no container, no
+                       daemon)
+   and, for where Python's start goes, `python3 -c pass`, `python3 -I -S -c
+   pass` (no site: what start-up costs without it) and `python3
+   openenvd_grading.py --help` (start and the module's imports).
 2. Episode loop: blocks of --block N back-to-back episodes (5), standby and
    cold alternating, REPS episodes per daemon, each block started at rest:
    reset -> step(submit) -> verdict per episode, and episodes/s = episodes
@@ -133,12 +135,19 @@ class Host:
         self.n = 0
 
     def _timed(self, argv, env, check=True):
+        """argv's wall time, started with posix_spawn (a vfork in glibc, as the
+        daemon's launcher and shim start a program; fork() of this process,
+        which holds OpenEnv's client, would cost milliseconds of its own)."""
+        null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
         t0 = time.perf_counter()
-        p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
+        _, status = os.waitpid(pid, 0)
         t = time.perf_counter() - t0
-        if check and p.returncode != 0:
-            raise SystemExit("host: %s -> %d: %s" % (argv, p.returncode, p.stdout[-2000:]))
+        if check and os.waitstatus_to_exitcode(status) != 0:
+            p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+            raise SystemExit("host: %s -> %d (again: %d): %s" % (
+                argv, os.waitstatus_to_exitcode(status), p.returncode, p.stdout[-2000:]))
         return t
 
     def run(self):
@@ -172,6 +181,7 @@ class Host:
                 raise SystemExit("host: the honest program did not score 1.0")
         t["observers"] = t["stage"] + t["run"] + t["score"]
         t["python_start"] = self._timed([PY, "-c", "pass"], env("stage"))
+        t["python_start_nosite"] = self._timed([PY, "-I", "-S", "-c", "pass"], env("stage"))
         t["grading_import"] = self._timed([PY, self.grading, "--help"], env("stage"))
         shutil.rmtree(d)
         return t
@@ -307,12 +317,15 @@ def report(path):
     for name in ("standby", "cold"):
         d2v = ms([e["done_to_verdict"] for e in g[name]])
         what = "standby on (the next standby building)" if name == "standby" else "--no-standby"
-        row("done -> verdict, %s" % what, d2v)
+        row("done -> verdict, %s" % what, d2v,
+            "(reset median %.1f, step median %.1f)" % (med(ms([e["reset"] for e in g[name]])),
+                                                     med(ms([e["step"] for e in g[name]]))))
     row("observers' own run time, host (stage + run + score)", obs)
     for k in ("stage", "run", "score"):
         row("  %s" % k, ms([h[k] for h in host]))
     row("  python3 -c pass (a grading starts 7: 3 observers, 4 cases)",
         ms([h["python_start"] for h in host]))
+    row("  python3 -I -S -c pass (no site)", ms([h["python_start_nosite"] for h in host]))
     row("  python3 openenvd_grading.py --help (start + imports)",
         ms([h["grading_import"] for h in host]))
     for name in ("standby", "cold"):
