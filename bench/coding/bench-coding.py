@@ -198,10 +198,8 @@ STEPS = [  # (name, the entry that ends the step), each from the previous one's 
 ]
 
 
-def log_steps(path, episode_ids):
-    """{episode id: {step: seconds since the previous}} from a JSON log."""
-    want = set(episode_ids)
-    marks = {}
+def _log_entries(path):
+    """(time, entry) of every JSON entry of a log."""
     with open(path, errors="replace") as f:
         for line in f:
             if not line.startswith("{"):
@@ -210,17 +208,36 @@ def log_steps(path, episode_ids):
                 e = json.loads(line)
             except ValueError:
                 continue
-            eid = e.get("episode_id")
-            if eid not in want:
-                continue
-            msg = e.get("msg", "")
-            t = datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
-            m = marks.setdefault(eid, {})
-            if "running -> sealing" in msg:
-                m.setdefault("done", t)
-            for name, needle in STEPS:
-                if needle in msg:
-                    m.setdefault(name, t)
+            yield datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp(), e
+
+
+def log_steps(path, episode_ids):
+    """{episode id: {step: seconds since the previous}} from a JSON log: the
+    grading's steps (STEPS), and for an episode that was a standby, its
+    reset: exposed -> the next standby's containers started (the daemon's
+    loop) -> the env server accepted the client's /ws."""
+    want = set(episode_ids)
+    marks = {}
+    last_start = None  # the last container start of any episode
+    for t, e in _log_entries(path):
+        eid = e.get("episode_id")
+        msg = e.get("msg", "")
+        if "started as pid" in msg or "made ahead of its turn" in msg:
+            last_start = (t, eid)
+        if eid not in want:
+            continue
+        m = marks.setdefault(eid, {})
+        if "standby -> ready (standby)" in msg:
+            m.setdefault("exposed", t)
+        if "/ws\" [accepted]" in msg and "exposed" in m and "ws accepted" not in m:
+            m["ws accepted"] = t
+            if last_start and last_start[1] != eid and last_start[0] >= m["exposed"]:
+                m["next standby started"] = last_start[0]
+        if "running -> sealing" in msg:
+            m.setdefault("done", t)
+        for name, needle in STEPS:
+            if needle in msg:
+                m.setdefault(name, t)
     out = {}
     for eid, m in marks.items():
         if "done" not in m or any(name not in m for name, _ in STEPS):
@@ -229,6 +246,9 @@ def log_steps(path, episode_ids):
         for name, _ in STEPS:
             row[name] = m[name] - prev
             prev = m[name]
+        if "next standby started" in m:
+            row["reset"] = {"next standby started": m["next standby started"] - m["exposed"],
+                            "ws accepted": m["ws accepted"] - m["next standby started"]}
         out[eid] = row
     return out
 
@@ -350,8 +370,15 @@ def report(path):
                 k, o = own[step]
                 extra = "%s's own %.1f: the daemon's %.1f" % (k, o, med(v) - o)
             row("  -> %s" % step, v, extra)
-        total = ms([sum(s.values()) for s in steps.values()])
+        total = ms([sum(s[k] for k, _ in STEPS) for s in steps.values()])
         row("  done seen -> graded, in the log", total)
+        resets = [s["reset"] for s in steps.values() if "reset" in s]
+        if resets:
+            print("  the client's reset of a ready standby, in the log (%d episodes):" % len(resets))
+            row("    exposed -> the next standby's containers started",
+                ms([x["next standby started"] for x in resets]))
+            row("    -> the env server accepted the client's /ws",
+                ms([x["ws accepted"] for x in resets]))
     print("episode loop: back-to-back blocks of %d, standby and cold alternating" % r["block"])
     eps = {}
     for name in ("standby", "cold"):
