@@ -136,8 +136,7 @@ class Host:
 
     def _timed(self, argv, env, check=True):
         """argv's wall time, started with posix_spawn (a vfork in glibc, as the
-        daemon's launcher and shim start a program; fork() of this process,
-        which holds OpenEnv's client, would cost milliseconds of its own)."""
+        daemon's launcher and shim start a program) and waited for."""
         null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
         t0 = time.perf_counter()
         pid = os.posix_spawn(argv[0], argv, env, file_actions=null)
