@@ -3,26 +3,29 @@
 #
 # One command for the benchmark suites (bench/README.md):
 #
-#   sudo bench/run.sh [relay|unit|launch|openenv|template|fleet|attacks|all] [BUILD_DIR]   (default: all build)
+#   sudo bench/run.sh [relay|unit|launch|openenv|coding|template|fleet|attacks|all] [BUILD_DIR]   (default: all build)
 #
 # relay: bench-relay (no root needed); unit: bench/unit/run.sh; launch:
-# bench/launch/run.sh; openenv: bench/openenv/run.sh; template:
+# bench/launch/run.sh; openenv: bench/openenv/run.sh; coding:
+# bench/coding/run.sh (grading time of examples/coding, issue 26); template:
 # bench/template/run.sh (cold vs forked-from-template episodes, issue 27); fleet:
-# bench/fleet/run.sh (both need ../shared/openenv-real and python3-numpy;
+# bench/fleet/run.sh (these four need ../shared/openenv-real, all but coding
+# python3-numpy too;
 # they say "unavailable" without the snapshot); attacks:
 # bench/attacks/liveness.py (answers while attacked).
 # Every suite prints its rows with the target and met/MISSED. The machine's
 # load is printed before and after each suite: wall-clock numbers from a
 # loaded machine are not comparable (bench/README.md, "Method").
 # Extra arguments: BENCH_RELAY_ARGS, BENCH_UNIT_REPS (50), BENCH_LAUNCH_RUNS
-# (100), BENCH_OPENENV_REPS (20), BENCH_TEMPLATE_REPS (10), BENCH_FLEET_UNITS ("1 2 4 8"),
+# (100), BENCH_OPENENV_REPS (20), BENCH_CODING_REPS (20),
+# BENCH_TEMPLATE_REPS (10), BENCH_FLEET_UNITS ("1 2 4 8"),
 # BENCH_FLEET_EPISODES (5), BENCH_ATTACK_SECONDS (15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${2:-build}
-case "$what" in relay | unit | launch | openenv | template | fleet | attacks | all) ;; *)
-        echo "usage: bench/run.sh [relay|unit|launch|openenv|template|fleet|attacks|all] [BUILD_DIR]" >&2
+case "$what" in relay | unit | launch | openenv | coding | template | fleet | attacks | all) ;; *)
+        echo "usage: bench/run.sh [relay|unit|launch|openenv|coding|template|fleet|attacks|all] [BUILD_DIR]" >&2
         exit 2
         ;;
 esac
@@ -46,6 +49,7 @@ want relay && suite relay "$BUILD/bench/relay/bench-relay" ${BENCH_RELAY_ARGS:-}
 want unit && suite unit bench/unit/run.sh "$BUILD" "${BENCH_UNIT_REPS:-50}"
 want launch && suite launch bench/launch/run.sh "$BUILD" "${BENCH_LAUNCH_RUNS:-100}"
 want openenv && suite openenv bench/openenv/run.sh "$BUILD" "${BENCH_OPENENV_REPS:-20}"
+want coding && suite coding bench/coding/run.sh "$BUILD" "${BENCH_CODING_REPS:-20}"
 want template && suite template bench/template/run.sh "${BENCH_TEMPLATE_REPS:-10}"
 # shellcheck disable=SC2086 # the list of unit counts is split on purpose
 want fleet && suite fleet bench/fleet/run.sh "$BUILD" ${BENCH_FLEET_UNITS:-1 2 4 8}
