@@ -47,6 +47,9 @@ import sys
 import time
 from datetime import datetime
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchlib import pct  # noqa: E402
+
 HONEST = "import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n"
 PY = "/usr/bin/python3"
 
@@ -313,11 +316,6 @@ def main():
 
 
 # --- the report ----------------------------------------------------------------------
-
-def pct(v, p):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
-
 
 def report(path):
     r = json.load(open(path))

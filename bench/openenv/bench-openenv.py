@@ -21,19 +21,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchlib import pct, free_port  # noqa: E402
+
 STEP_OK = b'{"action": {"column": 3}}'
 STEP_DONE = b'{"action": {"column": 7}}'  # off the board: done, reward -1
-
-
-def pct(v, p):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Http:

@@ -20,14 +20,13 @@ Per iteration and daemon, client-side, CLOCK_MONOTONIC (time.perf_counter):
 """
 import http.client
 import json
+import os
 import statistics
 import sys
 import time
 
-
-def pct(v, p):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from benchlib import pct  # noqa: E402
 
 
 class Daemon:
