@@ -274,12 +274,20 @@ for name, doc in (("results.json", {"version": 1, "score": 1.0}), ("verdict.json
     except OSError as e:
         did[name] = e.strerror
 for i in ("1", "2"):
+    p = "/workspace/examples/%%s.out" %% i
     try:
-        with open("/workspace/examples/%%s.out" %% i, "w") as f:
+        with open(p, "w") as f:
             f.write("42\\n")
         did[i + ".out"] = "written"
     except OSError as e:
         did[i + ".out"] = e.strerror
+        try:  # or a new file renamed over it
+            with open(p + ".new", "w") as f:
+                f.write("42\\n")
+            os.replace(p + ".new", p)
+            did[i + ".out"] = "replaced"
+        except OSError as e:
+            did[i + ".out"] += ", then " + e.strerror
 try:
     os.makedirs(os.path.join(STATE, "episodes"), exist_ok=True)
     with open(os.path.join(STATE, "episodes", "planted"), "w") as f:
@@ -288,6 +296,7 @@ try:
 except OSError as e:
     did["state"] = e.strerror
 sys.stderr.write(json.dumps(did))
+sys.stderr.flush()
 print(42)
 sys.stdout.flush()
 os._exit(0)
