@@ -166,7 +166,8 @@ while d != "/":  # the unit's directory and every one above it
         git_dir(os.path.join(d, ".git"))
     d = os.path.dirname(d)
 deadline = time.monotonic() + 2.0
-todo = [DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/srv", "/home", "/root", "/"]
+todo = [DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/srv", "/home", "/root",
+        "/"]
 while todo and time.monotonic() < deadline:
     d = todo.pop(0)
     if d in ("/proc", "/sys", "/dev"):
@@ -191,18 +192,21 @@ while todo and time.monotonic() < deadline:
                 obj(e.path)
         except OSError:
             pass
-report(found or leaked, {"found": sorted(set(found))[:10], "n": len(set(found)), "leaked": leaked[:10]})
+report(found or leaked,
+       {"found": sorted(set(found))[:10], "n": len(set(found)), "leaked": leaked[:10]})
 """
 
 EXIT_EARLY = "import sys\nsys.exit(0)\nprint(sum(map(int, sys.stdin.read().split())))\n"
 # Everything but the last character, flushed, then out: "0" leaves nothing.
-EXIT_PARTIAL = ("import os, sys\nsys.stdout.write(str(sum(map(int, sys.stdin.read().split())))[:-1])\n"
+EXIT_PARTIAL = ("import os, sys\n"
+                "sys.stdout.write(str(sum(map(int, sys.stdin.read().split())))[:-1])\n"
                 "sys.stdout.flush()\nos._exit(0)\n")
 
 FORGE = """
 # No import but os: as json.py itself this must not import json.
 import os
-CASE = '{"id": "%s", "exit_code": 0, "signal": null, "timed_out": false, "output_truncated": false, '
+CASE = '{"id": "%s", "exit_code": 0, "signal": null, "timed_out": false, '
+CASE += '"output_truncated": false, '
 CASE += '"time_s": 0.01, "stdout_b64": "MQo=", "stderr_tail": "", "passed": true}'
 RESULTS = '{"version": 1, "score": 1.0, "cases": [%s]}' % ", ".join(
     CASE % c for c in ("big", "empty", "lines", "many"))
@@ -411,6 +415,15 @@ def sha256_tree(path):
     return h.hexdigest()
 
 
+def install_hashes():
+    """What the agent must never change: the grader, the env, the seed, the tests, the manifest."""
+    dest = S["dest"]
+    h = {p: sha256_tree(os.path.join(dest, p)) for p in ("grading", "seed", "tests", "server")}
+    with open(os.path.join(dest, "openenv.yaml"), "rb") as f:
+        h["openenv.yaml"] = hashlib.sha256(f.read()).hexdigest()
+    return h
+
+
 def install():
     """examples/coding in a git checkout that commits everything, answers
     included, then install.sh in place: the checkout is the unit's directory."""
@@ -421,16 +434,15 @@ def install():
     S["dest"] = dest
     shutil.copytree(os.path.join(REPO, "examples", "coding"), dest)
     git = ["git", "-C", dest, "-c", "user.name=openenvd test", "-c", "user.email=test@invalid"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the unit, hidden answers too"]):
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["commit", "-q", "-m", "the unit, hidden answers too"]):
         subprocess.run(git + args, check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["bash", os.path.join(REPO, "examples", "coding", "install.sh"), dest, FIXTURE],
                    check=True)
     # The containers' root is read-only: byte code compiled here, as an image build would.
     subprocess.run([PY, "-m", "compileall", "-q", "-j", "0", dest], check=True,
                    stdout=subprocess.DEVNULL, env={"PATH": SYSTEM_PATH})
-    S["hashes"] = {p: sha256_tree(os.path.join(dest, p)) for p in ("grading", "seed", "tests", "server")}
-    with open(os.path.join(dest, "openenv.yaml"), "rb") as f:
-        S["hashes"]["openenv.yaml"] = hashlib.sha256(f.read()).hexdigest()
+    S["hashes"] = install_hashes()
 
 
 def daemon():
@@ -458,8 +470,9 @@ def played(name):
                            timeout=1800, env=env)
         check(r.returncode == 0 and r.stdout.strip(),
               "the client failed (%d):\n%s" % (r.returncode, r.stderr[-3000:]))
-        S["played"] = {e["name"]: e for e in json.loads(r.stdout.strip().splitlines()[-1])["episodes"]}
-        print("# the client played %d episodes in %.1f s" % (len(S["played"]), time.monotonic() - t0))
+        eps = json.loads(r.stdout.strip().splitlines()[-1])["episodes"]
+        S["played"] = {e["name"]: e for e in eps}
+        print("# the client played %d episodes in %.1f s" % (len(eps), time.monotonic() - t0))
     e = S["played"].get(name)
     check(e is not None, "episode %s not played" % name)
     check(not e.get("error"), "episode %s: the client failed:\n%s" % (name, e.get("error")))
@@ -473,7 +486,8 @@ def last(e):
 def graded(e):
     """The verdict, graded with the runner's own summary; the verdict observer's part."""
     v = e["verdict"]
-    check(v and v["episode_id"] == e["episode_id"], "%s: the episode's verdict: %s" % (e["name"], v))
+    check(v and v["episode_id"] == e["episode_id"],
+          "%s: the episode's verdict: %s" % (e["name"], v))
     check(v["verdict"] == "graded", "%s: graded: %s" % (e["name"], json.dumps(v)[:2000]))
     check(v["observers"]["runner"] == RUNNER,
           "%s: the runner's summary: %s" % (e["name"], v["observers"]["runner"]))
@@ -488,7 +502,8 @@ def scores_nothing(e, why="wrong answer"):
           "%s: scored %s" % (e["name"], s))
     if why:
         whys = {c: x["why"] for c, x in s["cases"].items()}
-        check(set(whys.values()) == {why}, "%s: cases %s (want every one %r)" % (e["name"], whys, why))
+        check(set(whys.values()) == {why},
+              "%s: cases %s (want every one %r)" % (e["name"], whys, why))
     return s
 
 
@@ -595,9 +610,7 @@ def case_rewrite_grader():
     seen = example_report(e)
     check(not seen["got"], "at step time: %s" % seen["what"])
     scores_nothing(e)
-    now = {p: sha256_tree(os.path.join(S["dest"], p)) for p in ("grading", "seed", "tests", "server")}
-    with open(os.path.join(S["dest"], "openenv.yaml"), "rb") as f:
-        now["openenv.yaml"] = hashlib.sha256(f.read()).hexdigest()
+    now = install_hashes()
     check(now == S["hashes"], "the install changed: %s" % sorted(
         p for p in now if now[p] != S["hashes"][p]))
     print("# from the env: %s" % seen["what"])
@@ -716,6 +729,8 @@ def main():
                         % FIXTURE)
     if os.geteuid() != 0:
         return skip_all(CASES, "needs root")
+    if not shutil.which("git", path=SYSTEM_PATH):
+        return skip_all(CASES, "git is not installed (the install is a git checkout)")
     return run_cases(CASES, install, teardown)
 
 
