@@ -169,6 +169,29 @@ static char *asset_mask_path(const char *path)
         return xstrdup(path);
 }
 
+/* The history of an asset is the asset: in a git work tree its bytes are
+ * also in .git (objects, packs: `git log --all -p` shows them), readable
+ * wherever that directory is seen — a unit started in its own checkout, an
+ * image built by `COPY . /app` from the env's repository. So the .git of
+ * every work tree around an asset is masked with it (a directory or, in a
+ * linked worktree or a submodule, the file naming the git dir), the
+ * innermost and those around it (a submodule's objects are also in its
+ * superproject's .git/modules). Found once per call by lstat() up to /. */
+static void add_asset_git_dirs(char ***v, const char *asset)
+{
+        cleanup_free char *d = xstrdup(asset);
+        char *slash;
+
+        while ((slash = strrchr(d, '/'))) {
+                struct stat st;
+
+                *slash = '\0';
+                cleanup_free char *git = xasprintf("%s/.git", d);
+                if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+                        strv_add_unique(v, asset_mask_path(git));
+        }
+}
+
 char **unit_masks(const struct unit_plan_context *ctx)
 {
         const struct manifest *m = ctx->manifest;
@@ -182,8 +205,10 @@ char **unit_masks(const struct unit_plan_context *ctx)
          * the answers (issue 26). What the unit needs is never below an
          * asset (the manifest refuses it, manifest-rules.c), and files
          * beside one are no asset: the author names each. */
-        for (size_t i = 0; i < m->n_assets; i++)
+        for (size_t i = 0; i < m->n_assets; i++) {
                 strv_add_unique(&v, asset_mask_path(m->assets[i].path));
+                add_asset_git_dirs(&v, m->assets[i].path);
+        }
         if (ctx->extra_masks)
                 for (char *const *e = ctx->extra_masks; *e; e++)
                         strv_add_unique(&v, xstrdup(*e));

@@ -3,6 +3,7 @@
  * The planner decides what every container can see and reach; these tests
  * pin the isolation-relevant parts of each plan without a kernel.
  */
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -256,6 +257,53 @@ Test(plan, an_asset_behind_a_closed_directory_is_masked_at_that_directory)
         manifest_free(b);
         (void) rmdir(open_dir);
         (void) rmdir(closed);
+        (void) rmdir(dir);
+}
+
+/* The history of an asset is the asset: the .git of each work tree around it
+ * is masked (a superproject's directory and a submodule's file naming its git
+ * dir), nothing else of the checkout. */
+Test(plan, the_git_dirs_around_an_asset_are_masked)
+{
+        char dir[] = "/tmp/plan-git.XXXXXX";
+        struct manifest_errors errs;
+        struct manifest *b = NULL;
+
+        cr_assert_not_null(mkdtemp(dir));
+        cr_assert_eq(chmod(dir, 0755), 0);
+        cleanup_free char *git = xasprintf("%s/.git", dir);
+        cleanup_free char *sub = xasprintf("%s/sub", dir);
+        cleanup_free char *sub_git = xasprintf("%s/sub/.git", dir);
+        cleanup_free char *tests = xasprintf("%s/sub/tests", dir);
+        cr_assert_eq(mkdir(git, 0755), 0);
+        cr_assert_eq(mkdir(sub, 0755), 0);
+        cr_assert_eq(mkdir(tests, 0755), 0);
+        FILE *f = fopen(sub_git, "we");
+        cr_assert_not_null(f);
+        cr_assert_geq(fputs("gitdir: ../.git/modules/sub\n", f), 0);
+        cr_assert_eq(fclose(f), 0);
+        static const char yaml[] = "app: server.app:app\n"
+                                   "openenvd:\n"
+                                   "  privileged_assets:\n"
+                                   "    answers: tests/answers.json\n";
+        manifest_errors_init(&errs, "openenv.yaml");
+        cr_assert_eq(manifest_parse(yaml, strlen(yaml), sub, 0, &errs, &b), 0);
+        manifest_errors_done(&errs);
+        struct unit_plan_context c = ctx;
+        c.manifest = b;
+
+        cleanup_strv char **masks = unit_masks(&c);
+        cr_expect(strv_contains(masks, git), "the superproject's .git");
+        cr_expect(strv_contains(masks, sub_git), "the submodule's .git file");
+        for (char **k = masks; *k; k++)
+                cr_expect(!startswith(*k, dir) || streq(*k, git) || streq(*k, sub_git) ||
+                                  endswith(*k, "/answers.json"),
+                          "masks %s", *k);
+        manifest_free(b);
+        (void) unlink(sub_git);
+        (void) rmdir(tests);
+        (void) rmdir(sub);
+        (void) rmdir(git);
         (void) rmdir(dir);
 }
 
