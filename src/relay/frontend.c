@@ -51,6 +51,9 @@ struct session {
         bool failed;      /* held: no episode could be started */
         char *first;      /* detached: the message to open the next episode with */
         size_t first_len;
+        /* ROUTE_WS: client messages the env has not answered yet (OpenEnv's
+         * /ws is request, then exactly one reply; "close" has none). */
+        unsigned unanswered;
 };
 
 static const char *const strip_env[] = { "authorization", NULL };
@@ -548,10 +551,15 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
                 return;
         }
         if (s->route == ROUTE_WS) {
-                if (from_client)
+                if (from_client) {
                         n = openenv_ws_actions(data, len);
-                else
+                        if (openenv_ws_type(data, len) != OPENENV_WS_CLOSE)
+                                s->unanswered++;
+                } else {
                         done = openenv_ws_done(data, len);
+                        if (s->unanswered > 0)
+                                s->unanswered--;
+                }
         } else if (s->route == ROUTE_WS_MCP) {
                 if (from_client)
                         n = openenv_mcp_actions(data, len);
@@ -574,8 +582,28 @@ static void fe_on_ws_event(void *userdata, struct http_exchange *x, enum http_ws
         struct session *s = session_of(x);
 
         (void) userdata;
-        if (s && ev == HTTP_WS_ATTACH_FAILED)
+        if (!s)
+                return;
+        switch (ev) {
+        case HTTP_WS_ATTACH_FAILED:
                 ws_error(s, "EPISODE_UNAVAILABLE", "the episode's env server did not accept");
+                break;
+        case HTTP_WS_ATTACHED:
+                /* The message that asked for the episode went with the handshake. */
+                s->unanswered = 1;
+                break;
+        case HTTP_WS_DETACHED:
+                /* The env server went away (killed, crashed) with a request
+                 * of the client's unanswered: the client waits for exactly
+                 * one reply, and without this one it hung until its own
+                 * timeout (the stock client: minutes). */
+                if (s->unanswered > 0)
+                        ws_error(s, "EPISODE_ENDED",
+                                 "the episode's env server ended before it answered; the "
+                                 "episode is over (its verdict: GET /verdict)");
+                s->unanswered = 0;
+                break;
+        }
 }
 
 static const struct http_proxy_ops frontend_proxy_ops = {

@@ -11,8 +11,8 @@ is fetched with GET /verdict?wait=1 (openenvd's control API, not OpenEnv's:
 the token in BASE_URL as Bearer). Prints
 {"episodes": [{"name", "episode_id", "observations": [...], "verdict", "error"}]}:
 every observation as the stock client parsed it. An episode that breaks the
-session (an exception) is recorded with its error and the next one gets a
-new client.
+session (an exception) is recorded with its error and what it had got so far,
+and the next one gets a new client.
 
 Runs with the real OpenEnv and the unit's package on PYTHONPATH (the
 install's parent directory, the fixture's src/, the install's pylib/).
@@ -49,9 +49,7 @@ def observation(r):
     return o
 
 
-def play(env, base, episode):
-    out = {"name": episode["name"], "episode_id": None, "observations": [], "verdict": None,
-           "error": None}
+def play(env, base, episode, out):
     t0 = time.monotonic()
     r = env.reset()
     out["episode_id"] = control(base, "GET", "/info")["episode_id"]
@@ -64,7 +62,6 @@ def play(env, base, episode):
     if r.done:
         out["verdict"] = control(base, "GET", "/verdict?wait=1")
     out["seconds"] = round(time.monotonic() - t0, 3)
-    return out
 
 
 def main():
@@ -78,11 +75,13 @@ def main():
             with CodingEnv(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
                 while left:
                     episode = left.pop(0)
+                    out = {"name": episode["name"], "episode_id": None, "observations": [],
+                           "verdict": None, "error": None}
+                    results.append(out)
                     try:
-                        results.append(play(env, base, episode))
+                        play(env, base, episode, out)
                     except Exception:  # noqa: BLE001 - recorded; a new client for the next
-                        results.append({"name": episode["name"],
-                                        "error": traceback.format_exc()})
+                        out["error"] = traceback.format_exc()
                         break
         except Exception:  # noqa: BLE001 - closing a broken session
             pass
