@@ -371,6 +371,21 @@ Test(ws, env_gone_without_close_frame_detaches_the_session)
         cl_done(&c);
 }
 
+/* The env server dies with the client's request unanswered: openenvd's
+ * error is the one reply the client waits for; the session stays. */
+Test(ws, a_request_the_env_never_answered_gets_episode_ended)
+{
+        struct cl c = ws_open();
+
+        ws_send_text(c.fd, "{\"type\":\"state\"}");
+        ws_expect_text(&c, "{\"type\":\"state\"}");
+        ws_send_text(c.fd, "vanish");
+        expect_error(&c, "EPISODE_ENDED");
+        ws_send_text(c.fd, "{\"type\":\"state\"}");
+        ws_expect_text(&c, "{\"type\":\"state\"}");
+        cl_done(&c);
+}
+
 Test(ws, handshake_without_an_episode_is_accepted_here)
 {
         struct cl c;

@@ -119,6 +119,10 @@ async def websocket(r, w, hdrs, head):
             ws_send(w, 2, b"y" * int(data[4:]))  # frames of any size stream through
         elif data.startswith(b'{"jsonrpc"'):
             ws_send(w, 1, json.dumps(mcp_answer(json.loads(data))).encode())
+        elif data == b"vanish":
+            # Killed mid-request: gone without a reply or a close frame.
+            w.close()
+            return
         elif data == b"done-exit":
             # The env's last word, then it is gone (the unit kills it on
             # done): no close frame, just the end of the stream.
