@@ -48,7 +48,7 @@ chmod 0711 "$WORK" # containers resolve mount sources below it from their user n
 pids=()
 cleanup() {
         for p in "${pids[@]}"; do
-                kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+                { kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; } || true
         done
         if [ -n "${BENCH_CODING_KEEP:-}" ]; then
                 mkdir -p "$BENCH_CODING_KEEP"
