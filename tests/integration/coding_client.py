@@ -22,25 +22,13 @@ import json
 import sys
 import time
 import traceback
-import urllib.parse
-import urllib.request
 
 from coding_env import CodingAction, CodingEnv
+from control_api import control
 
 # The stock client's answer timeout (its default is 60 s): a reset() that
 # starts an episode waits for an env server to start.
 TIMEOUT = 600
-
-
-def control(base, method, path):
-    """openenvd's control API: the token in base_url as Bearer."""
-    parts = urllib.parse.urlsplit(base)
-    url = "http://%s:%d%s" % (parts.hostname, parts.port, path)
-    req = urllib.request.Request(url, data=b"" if method == "POST" else None, method=method,
-                                 headers={"Authorization": "Bearer " + (parts.password or "")})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(req, timeout=TIMEOUT) as r:
-        return json.loads(r.read())
 
 
 def observation(r):
@@ -52,7 +40,7 @@ def observation(r):
 def play(env, base, episode, out):
     t0 = time.monotonic()
     r = env.reset()
-    out["episode_id"] = control(base, "GET", "/info")["episode_id"]
+    out["episode_id"] = control(base, "GET", "/info", TIMEOUT)["episode_id"]
     out["task"] = r.observation.task
     for step in episode["steps"]:
         r = env.step(CodingAction(code=step["code"], submit=bool(step.get("submit"))))
@@ -60,7 +48,7 @@ def play(env, base, episode, out):
         if r.done:
             break
     if r.done:
-        out["verdict"] = control(base, "GET", "/verdict?wait=1")
+        out["verdict"] = control(base, "GET", "/verdict?wait=1", TIMEOUT)
     out["seconds"] = round(time.monotonic() - t0, 3)
 
 

@@ -23,8 +23,6 @@ import os
 import random
 import sys
 import time
-import urllib.parse
-import urllib.request
 
 from connect4_env import Connect4Env
 from connect4_env.models import Connect4Action
@@ -35,22 +33,13 @@ from openenv.core.containers.runtime.providers import LocalDockerProvider
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
+from control_api import control
+
 
 # The client's own answer timeout (its default is 60 s): a reset() that
 # starts an episode waits for an env server to start, which a loaded
 # machine can take longer than that over. A parameter of the stock client.
 TIMEOUT = 600
-
-
-def control(base, method, path):
-    """openenvd's control API (not OpenEnv's): the token as Bearer."""
-    parts = urllib.parse.urlsplit(base)
-    url = "http://%s:%d%s" % (parts.hostname, parts.port, path)
-    req = urllib.request.Request(url, data=b"" if method == "POST" else None, method=method,
-                                 headers={"Authorization": "Bearer " + (parts.password or "")})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(req, timeout=300) as r:
-        return json.loads(r.read())
 
 
 def ws_url(base, path):

@@ -33,7 +33,6 @@ The fixture is $OPENENVD_OPENENV_REAL, by default ../shared/openenv-real next
 to the repository: absent, every case is skipped (a failure under CI=true).
 Needs root. Output is TAP.
 """
-import base64
 import hashlib
 import json
 import os
@@ -88,10 +87,38 @@ NEEDLES = """
 NEEDLES = [str(int("123456789012345678901234567890") + 1).encode(), str(26538834 + 1).encode()]
 """
 
-READ_ANSWERS = REPORT + NEEDLES + """
+# The whole visible file system, breadth first, within a time budget:
+# visit(entry, parent) for each entry; a directory is entered when it
+# returns True. Returns how many directories it read.
+WALK = """
 import time
+def walk(roots, visit, budget=2.0):
+    deadline, seen = time.monotonic() + budget, set()
+    todo = list(roots)
+    while todo and time.monotonic() < deadline:
+        d = todo.pop(0)
+        if d in ("/proc", "/sys", "/dev"):
+            continue
+        try:
+            st = os.stat(d)
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if visit(e, d):
+                    todo.append(e.path)
+            except OSError:
+                pass
+    return len(seen)
+"""
+
+READ_ANSWERS = REPORT + NEEDLES + WALK + """
 DEST = %(dest)r
-found, seen, scanned = [], set(), [0]
+found, scanned = [], [0]
 def look(p):
     try:
         with open(p, "rb") as f:
@@ -111,37 +138,21 @@ for p in ["/assets", DEST + "/tests/answers", DEST + "/tests/inputs"]:
         look(os.path.join(p, n))
     for n in ("big.out", "many.out"):
         look(os.path.join(p, n))
-# The whole visible file system, breadth first, within a time budget.
-deadline = time.monotonic() + 2.0
-todo = ["/assets", DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/etc", "/run",
-        "/home", "/root", "/srv", "/mnt", "/"]
-while todo and time.monotonic() < deadline:
-    d = todo.pop(0)
-    if d in ("/proc", "/sys", "/dev"):
-        continue
-    try:
-        st = os.stat(d)
-        if (st.st_dev, st.st_ino) in seen:
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        entries = list(os.scandir(d))
-    except OSError:
-        continue
-    for e in entries:
-        try:
-            if e.is_dir(follow_symlinks=False):
-                todo.append(e.path)
-            elif e.is_file(follow_symlinks=False) and e.stat().st_size <= (1 << 20):
-                look(e.path)
-        except OSError:
-            pass
-report(found, {"found": found[:20], "n": len(found), "files": scanned[0], "dirs": len(seen)})
+def visit(e, d):
+    if e.is_dir(follow_symlinks=False):
+        return True
+    if e.is_file(follow_symlinks=False) and e.stat().st_size <= (1 << 20):
+        look(e.path)
+    return False
+dirs = walk(["/assets", DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/etc",
+             "/run", "/home", "/root", "/srv", "/mnt", "/"], visit)
+report(found, {"found": found[:20], "n": len(found), "files": scanned[0], "dirs": dirs})
 """
 
-GIT_HISTORY = REPORT + NEEDLES + """
-import subprocess, time, zlib
+GIT_HISTORY = REPORT + NEEDLES + WALK + """
+import subprocess, zlib
 DEST = %(dest)r
-found, leaked, seen = [], [], set()
+found, leaked = [], []
 def git_dir(p):
     found.append(p)
     try:
@@ -165,33 +176,17 @@ while d != "/":  # the unit's directory and every one above it
     if os.path.exists(os.path.join(d, ".git")):
         git_dir(os.path.join(d, ".git"))
     d = os.path.dirname(d)
-deadline = time.monotonic() + 2.0
-todo = [DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/srv", "/home", "/root",
-        "/"]
-while todo and time.monotonic() < deadline:
-    d = todo.pop(0)
-    if d in ("/proc", "/sys", "/dev"):
-        continue
-    try:
-        st = os.stat(d)
-        if (st.st_dev, st.st_ino) in seen:
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        entries = list(os.scandir(d))
-    except OSError:
-        continue
-    for e in entries:
-        try:
-            if e.name == ".git" and e.path not in found:
-                git_dir(e.path)
-            elif e.is_dir(follow_symlinks=False):
-                todo.append(e.path)
-            elif e.name.endswith(".pack") or e.name == "packed-refs" or (
-                    os.path.basename(d) != "" and len(os.path.basename(d)) == 2 and
-                    os.path.basename(os.path.dirname(d)) == "objects"):
-                obj(e.path)
-        except OSError:
-            pass
+def visit(e, d):
+    if e.name == ".git" and e.path not in found:
+        git_dir(e.path)
+    if e.is_dir(follow_symlinks=False):
+        return True
+    if e.name.endswith(".pack") or e.name == "packed-refs" or (
+            len(os.path.basename(d)) == 2 and os.path.basename(os.path.dirname(d)) == "objects"):
+        obj(e.path)
+    return False
+walk([DEST, "/workspace", "/inputs", "/out", "/tmp", "/var", "/opt", "/srv", "/home", "/root",
+      "/"], visit)
 # A .git may be seen (masked: empty); what it held must not be.
 report(leaked,
        {"found": sorted(set(found))[:10], "n": len(set(found)), "leaked": leaked[:10]})
