@@ -87,21 +87,45 @@ def argv(*parts, host_root=None):
     return "[" + ", ".join(json.dumps(a) for a in out) + "]"
 
 
-def manifest_head(name, kill_deadline_s=5):
+def manifest_head(name, kill_deadline_s=5, assets=()):
     """The lines every attack unit's manifest opens with, down to `zones:`
-    (a unit on port 8000; kill_deadline_s None: the daemon's default). The
-    zones follow, indented four spaces."""
+    (a unit on port 8000; kill_deadline_s None: the daemon's default;
+    assets: (name, path) pairs, its privileged_assets). The zones follow,
+    indented four spaces (zones())."""
     deadline = "  kill_deadline_s: %s\n" % kill_deadline_s if kill_deadline_s else ""
+    if assets:
+        deadline += "  privileged_assets:\n" + "".join("    %s: %s\n" % a for a in assets)
     return "spec_version: 1\nname: %s\nport: 8000\nopenenvd:\n%s  zones:\n" % (name, deadline)
+
+
+def zones(env, harness=None, service=None, observers=(), env_extra="", expose=True):
+    """The zones of an attack unit, below manifest_head(): the agent zone's
+    env (argv: a YAML flow sequence, e.g. argv()'s) with env_extra (YAML
+    lines of its own, at its keys' indentation) and an optional harness;
+    an optional hidden service `svc` on 8080 (exposed as svc.local:80
+    unless expose is false); observers, each (name, {key: YAML text}) in
+    order, e.g. ("grader", {"argv": ..., "phases": "[grading]"})."""
+    y = "    agent:\n      containers:\n        env:\n          argv: %s\n%s" % (env, env_extra)
+    if harness:
+        y += "        harness:\n          argv: %s\n" % harness
+    if service:
+        y += ("    services:\n      containers:\n        svc:\n          argv: %s\n"
+              "          port: 8080\n" % service)
+        if expose:
+            y += "          expose: {host: svc.local, port: 80}\n"
+    if observers:
+        y += "    observers:\n      containers:\n"
+        for name, fields in observers:
+            y += "        %s:\n" % name
+            y += "".join("          %s: %s\n" % kv for kv in fields.items())
+    return y
 
 
 def agent_manifest(run, name, harness=False):
     """A unit of an attacker env on port 8000 (and an idle harness): the
     smallest one an attack from the env needs."""
-    containers = "        env:\n          argv: %s\n" % argv("env", "8000")
-    if harness:
-        containers += "        harness:\n          argv: %s\n" % argv("harness")
-    return run.manifest(manifest_head(name) + "    agent:\n      containers:\n" + containers)
+    return run.manifest(manifest_head(name) +
+                        zones(argv("env", "8000"), argv("harness") if harness else None))
 
 
 # --- the image -------------------------------------------------------------------
@@ -390,6 +414,21 @@ class Daemon:
         path = self.workspace(name, episode)
         text = poll(lambda: read(path), "/workspace/" + name, timeout)
         return json.loads(text)
+
+    def zone_reports(self, moves, eid):
+        """What the env (its answer to each move), the harness (the report it
+        wrote for each in the workspace) and the hidden service (its
+        /results, read by the env at svc.local) made of moves (MOVE, ARGS
+        pairs, each zone's argv holding the same): {"env", "harness", "svc"}."""
+        out = {"env": [], "harness": []}
+        for i in range(0, len(moves), 2):
+            out["env"].append(self.attack(moves[i], **moves[i + 1]))
+            out["harness"].append(self.wait_workspace_json(
+                "harness.%d.%s.json" % (i // 2, moves[i]), episode=eid))
+        r = self.attack("http", url="http://svc.local:80/results")
+        check(r.get("status") == 200, "the env reads its service's results: %s" % r)
+        out["svc"] = json.loads(r["body"])
+        return out
 
     def member_pids(self):
         """Host pids of every process in the unit's zones."""

@@ -64,52 +64,22 @@ def unit(run):
          "cases": os.path.join(d, "cases"), "code": os.path.join(d, "envcode.py")}
     m = moves(t)
     program = run.rootfs + A.ATTACKER[1]
-    head = A.manifest_head("asset-masks").replace(
-        "  zones:\n", "  privileged_assets:\n    answers: answers.json\n    inputs: cases\n"
-        "  zones:\n")
-    t["manifest"] = run.manifest(head + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-    observers:
-      containers:
-        runner:
-          argv: %s
-          reads: [assets.inputs]
-          phases: [grading]
-          output: /out/verdict.json
-        verdict:
-          argv: %s
-          reads: [assets.answers, runner.output]
-          after: runner
-          phases: [grading]
-""" % (json.dumps(["python3", "start_env.py", program, "env", "8000"]),
-       A.argv("harness", *m, host_root=run), A.argv("service", "8080", *m, host_root=run),
-       A.argv("observer", *m, host_root=run), A.argv("observer", *m, host_root=run)),
-        assets=files)
+    head = A.manifest_head("asset-masks", assets=[("answers", "answers.json"),
+                                                  ("inputs", "cases")])
+    observer = A.argv("observer", *m, host_root=run)
+    t["manifest"] = run.manifest(head + A.zones(
+        json.dumps(["python3", "start_env.py", program, "env", "8000"]),
+        A.argv("harness", *m, host_root=run), A.argv("service", "8080", *m, host_root=run),
+        [("runner", {"argv": observer, "reads": "[assets.inputs]", "phases": "[grading]",
+                     "output": "/out/verdict.json"}),
+         ("verdict", {"argv": observer, "reads": "[assets.answers, runner.output]",
+                      "after": "runner", "phases": "[grading]"})]), assets=files)
     check(os.path.dirname(t["manifest"]) == d, "the unit's dir: %s" % t["manifest"])
     return t
 
 
 def reports(d, t, eid):
-    out = {z: [] for z in ZONES}
-    m = moves(t)
-    for i in range(0, len(m), 2):
-        out["env"].append(d.attack(m[i], **m[i + 1]))
-        out["harness"].append(d.wait_workspace_json("harness.%d.%s.json" % (i // 2, m[i]),
-                                                    episode=eid))
-    r = d.attack("http", url="http://svc.local:80/results")
-    check(r.get("status") == 200, "the env reads its service's results: %s" % r)
-    out["svc"] = json.loads(r["body"])
+    out = d.zone_reports(moves(t), eid)
     d.ok("POST", "/step", {"action": {"message": "x"}})
     v = d.ok("POST", "/end_episode", timeout=120)
     check(v["verdict"] == "graded", "graded: %s" % v)

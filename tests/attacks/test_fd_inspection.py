@@ -31,34 +31,16 @@ FORGED = "openenvd: phase running -> closed (system: forged by the agent)\n"
 
 def manifest(run, markers):
     fds = {"markers": markers}
-    return run.manifest(A.manifest_head("fd-inspection") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-    observers:
-      containers:
-        beside:
-          argv: %s
-          reads: [workspace]
-          phases: [ready]
-        grader:
-          argv: %s
-          phases: [grading]
-""" % (A.argv("env", "8000"),
-       A.argv("harness", "emit", {"text": FORGED}, "emit", {"text": FORGED, "fd": 2},
-              "fds", fds),
-       A.argv("service", "8080", "emit", {"text": FORGED}, "fds", fds),
-       A.argv("observer", "emit", {"text": FORGED}, "fds", fds),
-       A.argv("observer", "emit", {"text": FORGED}, "fds", fds, "sleep", {"s": 3})))
+    return run.manifest(A.manifest_head("fd-inspection") + A.zones(
+        A.argv("env", "8000"),
+        A.argv("harness", "emit", {"text": FORGED}, "emit", {"text": FORGED, "fd": 2},
+               "fds", fds),
+        A.argv("service", "8080", "emit", {"text": FORGED}, "fds", fds),
+        [("beside", {"argv": A.argv("observer", "emit", {"text": FORGED}, "fds", fds),
+                     "reads": "[workspace]", "phases": "[ready]"}),
+         ("grader", {"argv": A.argv("observer", "emit", {"text": FORGED}, "fds", fds,
+                                    "sleep", {"s": 3}),
+                     "phases": "[grading]"})]))
 
 
 def activation_sockets(d):

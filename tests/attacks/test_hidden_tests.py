@@ -60,41 +60,23 @@ def manifest(run):
     for cid, (given, want) in CASES.items():
         files["tests/inputs/%s.in" % cid] = given + "\n"
         files["tests/answers/%s.out" % cid] = want + "\n"
-    head = A.manifest_head("hidden-tests").replace(
-        "  zones:\n", "  privileged_assets:\n    inputs: tests/inputs\n"
-        "    answers: tests/answers\n  zones:\n")
+    head = A.manifest_head("hidden-tests", assets=[("inputs", "tests/inputs"),
+                                                   ("answers", "tests/answers")])
     py = "/usr/bin/python3"
-    path = run.manifest(head + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-    observers:
-      containers:
-        stage:
-          argv: %s
-          reads: [assets.inputs]
-          phases: [grading]
-          output: /out/cases
-        runner:
-          argv: %s
-          reads: [workspace, stage.output]
-          phases: [grading]
-          after: stage
-          output: /out/results.json
-        verdict:
-          argv: %s
-          reads: [assets.answers, runner.output]
-          phases: [grading]
-          after: runner
-""" % (A.argv("env", "8000"),
-       json.dumps([py, GRADING, "stage", "--from", "/assets/inputs", "--out", "/out/cases"]),
-       json.dumps([py, GRADING, "run", "--inputs", "/inputs/stage/cases", "--out",
-                   "/out/results.json", "--timeout", "2", "--output-limit", "65536", "--",
-                   py, "/workspace/solution.py"]),
-       json.dumps([py, GRADING, "score", "--answers", "/assets/answers", "--results",
-                   "/inputs/runner/results.json"])), assets=files)
-    return path
+    return run.manifest(head + A.zones(A.argv("env", "8000"), observers=[
+        ("stage", {"argv": json.dumps([py, GRADING, "stage", "--from", "/assets/inputs",
+                                       "--out", "/out/cases"]),
+                   "reads": "[assets.inputs]", "phases": "[grading]", "output": "/out/cases"}),
+        ("runner", {"argv": json.dumps([py, GRADING, "run", "--inputs", "/inputs/stage/cases",
+                                        "--out", "/out/results.json", "--timeout", "2",
+                                        "--output-limit", "65536", "--",
+                                        py, "/workspace/solution.py"]),
+                    "reads": "[workspace, stage.output]", "phases": "[grading]",
+                    "after": "stage", "output": "/out/results.json"}),
+        ("verdict", {"argv": json.dumps([py, GRADING, "score", "--answers", "/assets/answers",
+                                         "--results", "/inputs/runner/results.json"]),
+                     "reads": "[assets.answers, runner.output]", "phases": "[grading]",
+                     "after": "runner"})]), assets=files)
 
 
 def grade(d, program):

@@ -35,21 +35,9 @@ FLOOD_SECONDS = 5
 
 
 def manifest(run):
-    return run.manifest(A.manifest_head("log-flood") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-""" % (A.argv("env", "8000"),
-       A.argv("harness", "flood", {"fd": 1, "total": GIB, "wait": True}),
-       A.argv("service", "8080", "flood", {"fd": 2, "total": GIB})))
+    return run.manifest(A.manifest_head("log-flood") + A.zones(
+        A.argv("env", "8000"), A.argv("harness", "flood", {"fd": 1, "total": GIB, "wait": True}),
+        A.argv("service", "8080", "flood", {"fd": 2, "total": GIB}), expose=False))
 
 
 def written(pid):

@@ -31,23 +31,11 @@ from attacklib import check  # noqa: E402
 
 
 def manifest(run, harness_moves=(), env_memory_mb=None):
-    env_resources = ("\n          resources: {memory_mb: %d}" % env_memory_mb
+    env_resources = ("          resources: {memory_mb: %d}\n" % env_memory_mb
                      if env_memory_mb else "")
-    return run.manifest(A.manifest_head("member-death") + """\
-    agent:
-      containers:
-        env:
-          argv: %s%s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-""" % (A.argv("env", "8000"), env_resources, A.argv("harness", *harness_moves),
-       A.argv("service", "8080")))
+    return run.manifest(A.manifest_head("member-death") + A.zones(
+        A.argv("env", "8000"), A.argv("harness", *harness_moves), A.argv("service", "8080"),
+        env_extra=env_resources))
 
 
 def event(v, container):

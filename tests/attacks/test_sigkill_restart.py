@@ -26,29 +26,13 @@ from attacklib import check  # noqa: E402
 def manifest(run, env_moves=(), busy="busy"):
     """busy: the workspace dir the harness fills (the new daemon's harness
     fills another, so that the old one's can be told from it)."""
-    return run.manifest(A.manifest_head("sigkill") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-    observers:
-      containers:
-        grader:
-          argv: %s
-          reads: [workspace]
-          phases: [grading]
-""" % (A.argv("env", "8000", *env_moves),
-       A.argv("harness", "many_files", {"dir": "/workspace/" + busy, "n": 500},
-              "flood", {"fd": 1, "total": 1 << 30, "wait": True}),
-       A.argv("service", "8080"), A.argv("observer", "sleep", {"s": 60})))
+    return run.manifest(A.manifest_head("sigkill") + A.zones(
+        A.argv("env", "8000", *env_moves),
+        A.argv("harness", "many_files", {"dir": "/workspace/" + busy, "n": 500},
+               "flood", {"fd": 1, "total": 1 << 30, "wait": True}),
+        A.argv("service", "8080"),
+        [("grader", {"argv": A.argv("observer", "sleep", {"s": 60}), "reads": "[workspace]",
+                     "phases": "[grading]"})]))
 
 
 def old_is_gone(old):

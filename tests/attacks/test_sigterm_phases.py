@@ -25,32 +25,17 @@ from attacklib import check  # noqa: E402
 DEADLINE = 2.0  # seconds from SIGTERM to exit (issue 10)
 
 
-def manifest(run, env_moves=(), observers=""):
-    return run.manifest(A.manifest_head("sigterm") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-%s""" % (A.argv("env", "8000", *env_moves), A.argv("harness", "many_files",
-                                                  {"dir": "/workspace/busy", "n": 2000}),
-         A.argv("service", "8080"), observers))
+def manifest(run, env_moves=(), observers=()):
+    return run.manifest(A.manifest_head("sigterm") + A.zones(
+        A.argv("env", "8000", *env_moves),
+        A.argv("harness", "many_files", {"dir": "/workspace/busy", "n": 2000}),
+        A.argv("service", "8080"), observers))
 
 
-SLOW_OBSERVER = """    observers:
-      containers:
-        slow:
-          argv: %s
-          reads: [workspace]
-          phases: [%s]
-"""
+def slow_observer(phase):
+    """An observer of the workspace that sleeps through its phase."""
+    return [("slow", {"argv": A.argv("observer", "sleep", {"s": 30}), "reads": "[workspace]",
+                      "phases": "[%s]" % phase})]
 
 
 def stop_within_deadline(d, phase):
@@ -115,8 +100,7 @@ def case_closed(run):
 
 
 def held_by_observer(run, phase):
-    obs = SLOW_OBSERVER % (A.argv("observer", "sleep", {"s": 30}), phase)
-    d = A.Daemon(run, manifest(run, observers=obs))
+    d = A.Daemon(run, manifest(run, observers=slow_observer(phase)))
     try:
         A.poll(lambda: A.read(d.workspace("harness.0.many_files.json")), "the busy workspace")
         end = A.Background(d.request, "POST", "/end_episode", timeout=60)

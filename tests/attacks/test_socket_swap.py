@@ -29,30 +29,14 @@ def manifest(run, target, secret, host_root):
 
     def a(*parts):
         return A.argv(*parts, host_root=run if host_root else None)
-    return run.manifest(A.manifest_head("socket-swap") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-    observers:
-      containers:
-        runner:
-          argv: %s
-          reads: [workspace]
-          phases: [grading]
-""" % (a("env", "8000"),
-       a("harness", "swap_socket_dir", swap, "http", {"url": "http://127.0.0.1:7000/mcp",
-                                                        "method": "POST", "body": "{}"}),
-       a("service", "8080", "swap_socket_dir", swap_file),
-       a("observer", "swap_socket_dir", swap, "connect_unix", {"path": "/run/openenvd/env.sock"})))
+    return run.manifest(A.manifest_head("socket-swap") + A.zones(
+        a("env", "8000"),
+        a("harness", "swap_socket_dir", swap, "http", {"url": "http://127.0.0.1:7000/mcp",
+                                                         "method": "POST", "body": "{}"}),
+        a("service", "8080", "swap_socket_dir", swap_file),
+        [("runner", {"argv": a("observer", "swap_socket_dir", swap, "connect_unix",
+                               {"path": "/run/openenvd/env.sock"}),
+                     "reads": "[workspace]", "phases": "[grading]"})]))
 
 
 def secret_file(run):

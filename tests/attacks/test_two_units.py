@@ -26,21 +26,9 @@ from attacklib import check  # noqa: E402
 
 def manifest(run, host_root):
     h = run if host_root else None
-    return run.manifest(A.manifest_head("two-units") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-""" % (A.argv("env", "8000", host_root=h), A.argv("harness", host_root=h),
-       A.argv("service", "8080", host_root=h)))
+    return run.manifest(A.manifest_head("two-units") + A.zones(
+        A.argv("env", "8000", host_root=h), A.argv("harness", host_root=h),
+        A.argv("service", "8080", host_root=h)))
 
 
 def zone_uids(d):

@@ -53,31 +53,12 @@ def moves(t):
 def manifest(run, t, mode):
     h = run if mode != "image" else None
     m = moves(t)
-    return run.manifest(A.manifest_head("world-socket") + """\
-    agent:
-      containers:
-        env:
-          argv: %s
-        harness:
-          argv: %s
-    services:
-      containers:
-        svc:
-          argv: %s
-          port: 8080
-          expose: {host: svc.local, port: 80}
-    observers:
-      containers:
-        beside:
-          argv: %s
-          reads: [workspace]
-          phases: [ready]
-        grader:
-          argv: %s
-          phases: [grading]
-""" % (A.argv("env", "8000", host_root=h), A.argv("harness", *m, host_root=h),
-       A.argv("service", "8080", *m, host_root=h), A.argv("observer", *m, host_root=h),
-       A.argv("observer", *m, host_root=h)))
+    observer = A.argv("observer", *m, host_root=h)
+    return run.manifest(A.manifest_head("world-socket") + A.zones(
+        A.argv("env", "8000", host_root=h), A.argv("harness", *m, host_root=h),
+        A.argv("service", "8080", *m, host_root=h),
+        [("beside", {"argv": observer, "reads": "[workspace]", "phases": "[ready]"}),
+         ("grader", {"argv": observer, "phases": "[grading]"})]))
 
 
 def abstract_listener(name):
@@ -113,15 +94,7 @@ def plant(run, mode):
 
 def reports(d, eid):
     """Every zone's reports, in moves() order."""
-    out = {"env": [], "harness": [], "svc": None, "beside": None, "grader": None}
-    m = moves(d.t)
-    for i in range(0, len(m), 2):
-        out["env"].append(d.attack(m[i], **m[i + 1]))
-        out["harness"].append(d.wait_workspace_json("harness.%d.%s.json" % (i // 2, m[i]),
-                                                    episode=eid))
-    r = d.attack("http", url="http://svc.local:80/results")
-    check(r.get("status") == 200, "the env reads its service's results: %s" % r)
-    out["svc"] = json.loads(r["body"])
+    out = d.zone_reports(moves(d.t), eid)
     beside = A.poll(lambda: A.read(d.inside("episodes/%s/observers/beside/out/verdict.json"
                                             % eid)), "the observer beside the agent")
     out["beside"] = json.loads(beside)["results"]
