@@ -81,6 +81,29 @@ static bool path_is_normal_absolute(const char *p)
  * these rules drifted: the OCI launcher had checked none of the mounts,
  * masks, forwards, fds, workdir, /tmp size or counts below.
  */
+/* A template's extra map lines: none maps host root or overlaps its own
+ * range inside; a nested container: a template to nest in, and a network
+ * namespace of its own (a kept one belongs to the daemon's user namespace,
+ * which no copy can join). */
+static int spec_templates_check(const struct container_spec *spec)
+{
+        if (spec->n_uid_extents > CONTAINER_MAX_UID_EXTENTS)
+                return -E2BIG;
+        if (spec->n_uid_extents > 0 && !spec->uid_extents)
+                return -EINVAL;
+        for (size_t i = 0; i < spec->n_uid_extents; i++) {
+                const struct uid_extent *x = &spec->uid_extents[i];
+                if (x->count == 0 || x->host == 0 || x->inside < spec->uid_count ||
+                    (uint64_t) x->host + x->count > (uint64_t) UINT32_MAX ||
+                    (uint64_t) x->inside + x->count > (uint64_t) UINT32_MAX)
+                        return -EINVAL;
+        }
+        if (spec->nest && (spec->nest->pidfd < 0 || spec->nest->owner == 0 || spec->netns ||
+                           spec->template_root))
+                return -EINVAL;
+        return 0;
+}
+
 int container_spec_validate(const struct container_spec *spec)
 {
         /* The name is the hostname inside, whichever launcher starts it. */
@@ -98,8 +121,12 @@ int container_spec_validate(const struct container_spec *spec)
                 return -EINVAL;
         if (spec->uid >= spec->uid_count || spec->gid >= spec->uid_count)
                 return -EINVAL;
-        if ((spec->uid == 0 || spec->gid == 0) && !(spec->weaken & WEAKEN_KEEP_CAPS))
+        if ((spec->uid == 0 || spec->gid == 0) &&
+            !(spec->weaken & WEAKEN_KEEP_CAPS || spec->template_root))
                 return -EINVAL;
+        int r = spec_templates_check(spec);
+        if (r < 0)
+                return r;
         if (spec->workdir && !path_is_normal_absolute(spec->workdir))
                 return -EINVAL;
         /* /tmp and /dev/shm are sized from it; 0 would leave the size to

@@ -55,6 +55,29 @@ struct forward {
         unsigned pass_index; /* FORWARD_FD_TO_TCP: the listening socket in pass_fds[] */
 };
 
+/* One more line of a container's uid and gid maps: a template maps, after
+ * its own range, the ranges of the containers its copies land in. */
+struct uid_extent {
+        uid_t inside;
+        uid_t host;
+        uint32_t count;
+};
+
+/*
+ * A container made to receive a template's copy (fork-speed episodes,
+ * docs/SANDBOX.md, "Templates"): its user and pid namespaces are made as
+ * children of the template's, so the template's root, which owns them,
+ * may setns() a forked copy into every namespace of this container, and the
+ * copy is born into its pid namespace. Its uid map is then written in the
+ * template's ids (the kernel allows only a process of the parent namespace
+ * to write it).
+ */
+struct container_nest {
+        int pidfd;    /* borrowed: the template container's PID 1 */
+        uid_t owner;  /* the template namespace's root, as a host uid */
+        uid_t inside; /* where this container's host range starts, in the template's ids */
+};
+
 /* Deliberate weakenings, only for tests that prove the checks can fail. */
 enum container_weaken {
         WEAKEN_NONE = 0,
@@ -124,6 +147,17 @@ struct container_spec {
          * into it through the memory it shares with the caller (x86_64,
          * non-sanitizer builds; elsewhere the child's marks stay 0). */
         struct container_timing *timing;
+
+        /* Fork-speed episodes (docs/SANDBOX.md, "Templates"), native only.
+         * template_root: the principal stays the namespace's root with its
+         * capabilities and no syscall filter (a template, which setns()es its
+         * copies into nested containers; it never reads an episode's byte);
+         * uid_extents: its copies' ranges, mapped after its own. nest: this
+         * container receives a copy of that template (NULL: none). */
+        bool template_root;
+        const struct uid_extent *uid_extents; /* borrowed */
+        size_t n_uid_extents;
+        const struct container_nest *nest; /* borrowed */
 };
 
 /* Steps of a native spawn, in order (bench/launch prints the differences). */

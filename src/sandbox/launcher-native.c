@@ -7,6 +7,7 @@
 #include <linux/capability.h>
 #include <linux/sched.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -263,7 +264,7 @@ static noreturn_fn void child_main(const struct child_args *a)
          * CAP_SETGID, and the syscall filter forbids new user namespaces. */
         CHILD_CHECK(a, CONTAINER_STEP_SETGROUPS, setgroups(0, NULL));
 
-        bool keep_caps = spec->weaken & WEAKEN_KEEP_CAPS;
+        bool keep_caps = spec->weaken & WEAKEN_KEEP_CAPS || spec->template_root;
         if (!keep_caps) {
                 CHILD_CHECK(a, CONTAINER_STEP_SETGID, setresgid(spec->gid, spec->gid, spec->gid));
                 CHILD_CHECK(a, CONTAINER_STEP_CAPS, caps_drop_all());
@@ -291,7 +292,7 @@ static noreturn_fn void child_main(const struct child_args *a)
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3 + n_pass, ~0U, CLOSE_RANGE_CLOEXEC));
         container_mark(spec, CONTAINER_MARK_CREDS);
 
-        if (!(spec->weaken & WEAKEN_NO_SECCOMP)) {
+        if (!(spec->weaken & WEAKEN_NO_SECCOMP) && !spec->template_root) {
                 int r = spec->filter ? syscall_filter_apply(spec->filter, 0)
                                      : syscall_filter_load(0);
                 if (r < 0)
@@ -319,7 +320,7 @@ static noreturn_fn void child_main(const struct child_args *a)
  * ones are raised again, and fsuid goes back to 0 for the host paths the
  * child opens before it becomes the namespace's root.
  */
-static int become_owner(uid_t owner)
+static int become_owner(uid_t owner, bool with_gid)
 {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct d[2];
@@ -329,7 +330,11 @@ static int become_owner(uid_t owner)
         if (syscall(SYS_capget, &h, d) < 0)
                 return -errno;
         /* Raw system calls: glibc's wrappers would act on every thread of
-         * the process it believes it runs in, the daemon's. */
+         * the process it believes it runs in, the daemon's. Nested in a
+         * template's namespace, the egid must be mapped there too, or the
+         * kernel refuses the new user namespace. */
+        if (with_gid && syscall(SYS_setresgid, -1, (gid_t) owner, -1) < 0)
+                return -errno;
         if (syscall(SYS_setresuid, -1, owner, -1) < 0)
                 return -errno;
         d[0].effective = d[0].permitted;
@@ -337,6 +342,35 @@ static int become_owner(uid_t owner)
         if (syscall(SYS_capset, &h, d) < 0)
                 return -errno;
         (void) syscall(SYS_setfsuid, 0);
+        (void) syscall(SYS_setfsgid, 0);
+        return 0;
+}
+
+/* "0 <first> <count>" and the spec's extra lines: the uid map, and the gid
+ * map with the same numbers. first is the range's host uid, or for a nested
+ * container its place in the template's namespace. One write each: the
+ * kernel takes a map only whole, once. */
+static int write_maps(pid_t pid, const struct container_spec *spec)
+{
+        char path[64], map[64 + CONTAINER_MAX_UID_EXTENTS * 36];
+        uid_t first = spec->nest ? spec->nest->inside : spec->host_uid;
+        size_t n = (size_t) snprintf(map, sizeof(map), "0 %u %u\n", (unsigned) first,
+                                     (unsigned) spec->uid_count);
+        for (size_t i = 0; i < spec->n_uid_extents && n < sizeof(map); i++) {
+                const struct uid_extent *x = &spec->uid_extents[i];
+                n += (size_t) snprintf(map + n, sizeof(map) - n, "%u %u %u\n",
+                                       (unsigned) x->inside, (unsigned) x->host,
+                                       (unsigned) x->count);
+        }
+        if (n >= sizeof(map))
+                return -E2BIG;
+        static const char *const files[] = { "uid_map", "gid_map" };
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, files[i]);
+                int r = write_string_file_at(AT_FDCWD, path, map);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -345,12 +379,83 @@ struct clone_request {
         struct child_args *args;
         int netns_fd; /* the daemon's namespace for the container, or -EBADF */
         uid_t owner;  /* the new user namespace's owner */
+        const struct container_spec *spec;
 };
 
 struct clone_result {
         long pid;
         int pidfd;
+        int hop_pidfd; /* nested: the first child's, for the caller to reap */
 };
+
+/* The host pid behind a pidfd (its fdinfo's "Pid:", in our namespace). */
+static long pidfd_host_pid(int pidfd)
+{
+        char path[64];
+        cleanup_free char *text = NULL;
+        long pid = -1;
+
+        (void) snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+        int r = read_full_file_at(AT_FDCWD, path, 4096, &text, NULL);
+        if (r < 0)
+                return r;
+        const char *p = strstr(text, "\nPid:");
+        if (!p || sscanf(p + 5, "%ld", &pid) != 1 || pid <= 0)
+                return -ESRCH;
+        return pid;
+}
+
+/*
+ * Nested in a template: the kernel makes a pid namespace only under the
+ * caller's own (active) one, and setns() changed only where the helper's
+ * children are born. So a first child (the hop), born in the template's pid
+ * namespace, makes the container; with CLONE_PARENT on both, the container
+ * is still the daemon's child, and so is the hop, which the caller reaps.
+ * The hop shares our fd table: the container's pidfd lands in it, and the
+ * hop says its number through a pipe before it exits.
+ */
+static int clone_nested(const struct clone_request *q, struct clone_args *ca,
+                        struct clone_result *res)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        struct clone_args hop = {
+                .flags = CLONE_FILES | CLONE_PARENT | CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) &res->hop_pidfd,
+        };
+        long pid = syscall(SYS_clone3, &hop, sizeof(hop));
+        if (pid == 0) {
+                int fd = -EBADF;
+                long c = syscall(SYS_clone3, ca, sizeof(*ca));
+                if (c == 0)
+                        child_main(q->args); /* never returns */
+                fd = c < 0 ? -errno : res->pidfd;
+                _exit(write(p[1], &fd, sizeof(fd)) == (ssize_t) sizeof(fd) ? 0 : 1);
+        }
+        int r = pid < 0 ? -errno : 0, fd = -EBADF;
+        if (r >= 0) {
+                /* The write end stays open in the table we share: wait for
+                 * the number or for the hop's end, not for EOF. */
+                struct pollfd pfd[2] = { { .fd = p[0], .events = POLLIN },
+                                         { .fd = res->hop_pidfd, .events = POLLIN } };
+                while (poll(pfd, 2, -1) < 0 && errno == EINTR)
+                        ;
+                ssize_t n = read(p[0], &fd, sizeof(fd));
+                r = n == (ssize_t) sizeof(fd) ? (fd < 0 ? fd : 0) : -ECHILD;
+        }
+        safe_close(p[0]);
+        safe_close(p[1]);
+        if (r < 0)
+                return r;
+        res->pidfd = fd;
+        res->pid = pidfd_host_pid(fd);
+        if (res->pid < 0)
+                return (int) res->pid;
+        /* Only a process of the parent user namespace may write a nested
+         * namespace's maps, in the parent's ids: this helper, now. */
+        return write_maps((pid_t) res->pid, q->spec);
+}
 
 /*
  * In a helper process (sandbox/ns-helper.h): the daemon's own thread never
@@ -365,33 +470,40 @@ static int clone_in_helper(void *userdata, void *out)
         struct clone_result *res = out;
         struct clone_args ca = *q->ca;
 
+        const struct container_nest *nest = q->spec->nest;
+        /* out starts zeroed, not as the caller's */
+        res->pidfd = res->hop_pidfd = -EBADF;
         ca.pidfd = (uint64_t) (uintptr_t) &res->pidfd;
         if (q->netns_fd >= 0 && setns(q->netns_fd, CLONE_NEWNET) < 0)
                 return -errno;
-        int r = become_owner(q->owner);
+        int r = become_owner(q->owner, nest);
         if (r < 0)
                 return r;
+        /* The helper joins the template's user namespace (for the owner of
+         * the new one) and its pid namespace for children (the new pid
+         * namespace is made under it, so a copy the template forks into it
+         * descends from the template's). Only this short-lived helper moves. */
+        if (nest)
+                return setns(nest->pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0
+                               ? -errno
+                               : clone_nested(q, &ca, res);
+        long pid;
 #if LAUNCHER_SHARED_VM
-        long pid = clone3_run(&ca, child_entry, q->args);
-        if (pid < 0)
-                return (int) pid;
-#else
-        long pid = syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0)
-                return -errno;
-        if (pid == 0)
-                child_main(q->args); /* never returns */
+        if (ca.flags & CLONE_VM) {
+                pid = clone3_run(&ca, child_entry, q->args);
+                if (pid < 0)
+                        return (int) pid;
+        } else
 #endif
+        {
+                pid = syscall(SYS_clone3, &ca, sizeof(ca));
+                if (pid < 0)
+                        return -errno;
+                if (pid == 0)
+                        child_main(q->args); /* never returns */
+        }
         res->pid = pid;
         return 0;
-}
-
-static int write_map(pid_t pid, const char *file, uid_t host, uint32_t count)
-{
-        char path[64], map[64];
-        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
-        (void) snprintf(map, sizeof(map), "0 %u %u\n", (unsigned) host, (unsigned) count);
-        return write_string_file_at(AT_FDCWD, path, map);
 }
 
 /* fd itself if it is >= floor already, else a CLOEXEC copy above floor;
@@ -553,13 +665,18 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         }
 
 #if LAUNCHER_SHARED_VM
+        /* Nested in a template's pid namespace, the kernel refuses a child
+         * that shares our memory (CLONE_VM across pid namespaces): that
+         * spawn copies it, like sanitizer builds. */
+        const bool shared_vm = !spec->nest;
         /* Declared before the container, so it is released after it: on
          * every error path the child is killed and reaped first; on success
          * the child has exec'd (EOF on its error pipe comes after the exec
          * replaced its memory) and no longer uses this stack. */
         cleanup(child_stack_freep) void *stack =
-                mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+                !shared_vm ? NULL
+                           : mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (stack == MAP_FAILED) {
                 r = -errno;
                 stack = NULL;
@@ -567,23 +684,35 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                 safe_close(err_w);
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
         }
-        ca.flags |= CLONE_VM;
-        ca.stack = (uint64_t) (uintptr_t) stack;
-        ca.stack_size = CHILD_STACK_SIZE;
+        if (shared_vm) {
+                ca.flags |= CLONE_VM;
+                ca.stack = (uint64_t) (uintptr_t) stack;
+                ca.stack_size = CHILD_STACK_SIZE;
+        }
 #endif
-        struct clone_result res = { .pid = -ECHILD, .pidfd = -EBADF };
+        struct clone_result res = { .pid = -ECHILD, .pidfd = -EBADF, .hop_pidfd = -EBADF };
         r = ns_helper_run(clone_in_helper,
                           &(struct clone_request){
                                   .ca = &ca,
                                   .args = &args,
                                   .netns_fd = spec->netns ? kept_netns_fd(spec->netns) : -EBADF,
-                                  .owner = spec->host_uid,
+                                  .owner = spec->nest ? spec->nest->owner : spec->host_uid,
+                                  .spec = spec,
                           },
                           &res, sizeof(res));
         container_mark(spec, CONTAINER_MARK_CLONED);
         safe_close(go_r);
         safe_close(err_w);
-        if (r < 0)
+        if (res.hop_pidfd >= 0) {
+                siginfo_t si;
+                while (waitid(P_PIDFD, (id_t) res.hop_pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+                safe_close(res.hop_pidfd);
+        }
+        /* Nested, the helper wrote the maps: a container whose maps failed
+         * is here too, to be killed and reaped below. */
+        enum container_step step = spec->nest ? CONTAINER_STEP_UID_MAP : CONTAINER_STEP_CLONE;
+        if (r < 0 && res.pidfd < 0)
                 return spawn_fail(ret_err, CONTAINER_STEP_CLONE, r);
 
         struct container *c = xcalloc(1, sizeof(*c));
@@ -591,11 +720,9 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         c->pidfd = res.pidfd;
         cleanup(container_freep) struct container *owned = c;
 
-        enum container_step step = CONTAINER_STEP_UID_MAP;
-        r = write_map(c->pid, "uid_map", spec->host_uid, spec->uid_count);
         if (r >= 0) {
-                step = CONTAINER_STEP_GID_MAP;
-                r = write_map(c->pid, "gid_map", (uid_t) spec->host_uid, spec->uid_count);
+                step = CONTAINER_STEP_UID_MAP;
+                r = spec->nest ? 0 : write_maps(c->pid, spec);
         }
         if (r >= 0 && spec->placement && spec->placement->n_v1 > 0) {
                 step = CONTAINER_STEP_CGROUP;

@@ -217,6 +217,9 @@ int oci_spec_check(const struct container_spec *spec)
          * The native launcher makes it the hostname only. */
         if (!oci_name_ok(spec->name))
                 return -EINVAL;
+        /* A runtime makes its own namespaces: none can nest in a template's. */
+        if (spec->template_root || spec->n_uid_extents > 0 || spec->nest)
+                return -EOPNOTSUPP;
         return 0;
 }
 

@@ -570,3 +570,129 @@ Test(launcher, invalid_spec_rejected)
         cr_assert_eq(e.step, CONTAINER_STEP_VALIDATE);
         error_detail_done(&e.detail);
 }
+
+/* --- templates (fork-speed episodes) --- */
+
+static char *proc_status_line(pid_t pid, const char *key)
+{
+        cleanup_free char *path = xasprintf("/proc/%d/status", (int) pid), *text = NULL;
+        cr_assert(read_full_file_at(AT_FDCWD, path, 1 << 16, &text, NULL) == 0);
+        cleanup_free char *needle = xasprintf("\n%s:", key);
+        const char *p = strstr(text, needle);
+        cr_assert(p, "no %s in %s", key, path);
+        p += strlen(needle);
+        return xstrndup(p, strcspn(p, "\n"));
+}
+
+static ino_t ns_inode(pid_t pid, const char *ns)
+{
+        struct stat st;
+        cleanup_free char *path = xasprintf("/proc/%d/ns/%s", (int) pid, ns);
+        cr_assert(stat(path, &st) == 0);
+        return st.st_ino;
+}
+
+static pid_t first_child(pid_t pid)
+{
+        cleanup_free char *path = xasprintf("/proc/%d/task/%d/children", (int) pid, (int) pid);
+        cleanup_free char *text = NULL;
+        int child = 0;
+        cr_assert(read_full_file_at(AT_FDCWD, path, 4096, &text, NULL) == 0);
+        cr_assert(sscanf(text, "%d", &child) == 1, "%d has no child", (int) pid);
+        return child;
+}
+
+static void box_restart_output(void)
+{
+        B.out_r = safe_close(B.out_r);
+        B.out = mfree(B.out);
+        B.out_len = 0;
+}
+
+/* A template's principal is its namespace's root with all of the
+ * namespace's capabilities and no filter (it must setns() its copies); a
+ * container nested in it gets its user and pid namespaces as children of
+ * the template's, its uid map in the template's ids (here the template's
+ * second range), and still its own host uids, its own netns and the full
+ * confinement. */
+Test(launcher, a_container_nests_in_a_template)
+{
+        box_init();
+        const uid_t nested_host = BOX_HOST_UID + 2 * 65536;
+        struct uid_extent extra = { .inside = 65536, .host = nested_host, .count = 65536 };
+        B.argv[1] = (char *) "wait-term";
+        B.spec.template_root = true;
+        B.spec.uid = B.spec.gid = 0;
+        B.spec.uid_extents = &extra;
+        B.spec.n_uid_extents = 1;
+        box_start();
+        cr_assert(box_read_until("result: ready"));
+        struct container *t = TAKE_PTR(B.c);
+        pid_t t_principal = first_child(container_pid(t));
+        cleanup_free char *t_caps = proc_status_line(t_principal, "CapEff");
+        cleanup_free char *t_seccomp = proc_status_line(t_principal, "Seccomp");
+        cr_assert(strcmp(t_caps, "\t0000000000000000") != 0, "template has no capability");
+        cr_assert(streq(t_seccomp, "\t0"), "template filtered: %s", t_seccomp);
+        cr_assert_eq(host_uid_of(t_principal), BOX_HOST_UID);
+
+        box_restart_output();
+        struct container_nest nest = { .pidfd = container_pidfd(t),
+                                       .owner = BOX_HOST_UID,
+                                       .inside = 65536 };
+        B.spec.template_root = false;
+        B.spec.uid = B.spec.gid = BOX_UID;
+        B.spec.uid_extents = NULL;
+        B.spec.n_uid_extents = 0;
+        B.spec.host_uid = nested_host;
+        B.spec.nest = &nest;
+        box_start();
+        cr_assert(box_read_until("result: ready"));
+        pid_t e = container_pid(B.c);
+
+        cr_assert_eq(host_uid_of(first_child(e)), nested_host + BOX_UID);
+        /* host, template and its own pid: born under the template's */
+        cleanup_free char *nspid = proc_status_line(e, "NSpid");
+        int a, b, c;
+        cr_assert(sscanf(nspid, "%d %d %d", &a, &b, &c) == 3 && c == 1, "NSpid %s", nspid);
+        /* its user namespace's parent is the template's */
+        cleanup_free char *user = xasprintf("/proc/%d/ns/user", (int) e);
+        cleanup_close int ufd = open(user, O_RDONLY | O_CLOEXEC);
+        cr_assert(ufd >= 0);
+        cleanup_close int parent = ioctl(ufd, NS_GET_PARENT);
+        struct stat st;
+        cr_assert(parent >= 0 && fstat(parent, &st) == 0);
+        cr_assert_eq(st.st_ino, ns_inode(container_pid(t), "user"));
+        cr_assert_neq(ns_inode(e, "net"), ns_inode(container_pid(t), "net"));
+        cleanup_free char *caps = proc_status_line(first_child(e), "CapEff");
+        cleanup_free char *seccomp = proc_status_line(first_child(e), "Seccomp");
+        cr_assert(streq(caps, "\t0000000000000000") && streq(seccomp, "\t2"), "%s %s", caps,
+                  seccomp);
+        B.c = container_free(B.c); /* nested first: the template's pid 1 takes them all */
+        container_free(t);
+}
+
+/* The template's extra ranges may not overlap its own nor map host root;
+ * a nested container needs a netns of its own; no OCI runtime nests. */
+Test(launcher, template_specs_are_checked)
+{
+        box_init();
+        struct uid_extent bad = { .inside = 100, .host = BOX_HOST_UID + 65536, .count = 10 };
+        B.spec.uid_extents = &bad;
+        B.spec.n_uid_extents = 1;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        bad = (struct uid_extent){ .inside = 65536, .host = 0, .count = 10 };
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        bad.host = BOX_HOST_UID + 65536;
+        cr_assert_eq(container_spec_validate(&B.spec), 0);
+        B.spec.n_uid_extents = 0;
+        struct container_nest nest = { .pidfd = -EBADF, .owner = BOX_HOST_UID };
+        B.spec.nest = &nest;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        nest.pidfd = 0;
+        cr_assert_eq(container_spec_validate(&B.spec), 0);
+        B.spec.template_root = true;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        B.spec.template_root = false;
+        json_t *cfg = NULL;
+        cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg), -EOPNOTSUPP);
+}
