@@ -170,6 +170,15 @@ int container_spec_validate(const struct container_spec *spec)
         if (spec->gate && (spec->gate_pass_index >= spec->n_pass_fds ||
                            (spec->notify && spec->gate_pass_index == spec->notify_pass_index)))
                 return -EINVAL;
+        if (spec->adopt && (spec->gate || spec->adopt_pass_index >= spec->n_pass_fds ||
+                            (spec->notify && spec->adopt_pass_index == spec->notify_pass_index)))
+                return -EINVAL;
+        for (unsigned i = 0; i < 32; i++)
+                if (spec->principal_fds & (1u << i) &&
+                    (i >= spec->n_pass_fds || (spec->notify && i == spec->notify_pass_index) ||
+                     (spec->gate && i == spec->gate_pass_index) ||
+                     (spec->adopt && i == spec->adopt_pass_index)))
+                        return -EINVAL;
         for (size_t i = 0; i < spec->n_forwards; i++) {
                 const struct forward *f = &spec->forwards[i];
                 if (!f->host || f->port == 0 || strchr(f->host, '=') || strchr(f->host, ':'))
@@ -247,9 +256,24 @@ void container_policy_init(struct container_policy *ret, const struct container_
                 strv_push(&p.shim_argv, xstrdup("--gate-fd"));
                 strv_push(&p.shim_argv, xasprintf("%u", 3 + spec->gate_pass_index));
         }
-        strv_push(&p.shim_argv, xstrdup("--"));
-        for (char **a = spec->argv; a && *a; a++)
-                strv_push(&p.shim_argv, xstrdup(*a));
+        for (unsigned i = 0; i < 32; i++)
+                if (spec->principal_fds & (1u << i)) {
+                        strv_push(&p.shim_argv, xstrdup("--pass-fd"));
+                        strv_push(&p.shim_argv, xasprintf("%u", 3 + i));
+                }
+        /* A template's pid namespace holds its copies' nested ones, which
+         * die with its PID 1: the shim outlives the template's principal. */
+        if (spec->template_root)
+                strv_push(&p.shim_argv, xstrdup("--linger"));
+        if (spec->adopt) {
+                /* The principal is the copy the shim adopts: no argv. */
+                strv_push(&p.shim_argv, xstrdup("--adopt-fd"));
+                strv_push(&p.shim_argv, xasprintf("%u", 3 + spec->adopt_pass_index));
+        } else {
+                strv_push(&p.shim_argv, xstrdup("--"));
+                for (char **a = spec->argv; a && *a; a++)
+                        strv_push(&p.shim_argv, xstrdup(*a));
+        }
         *ret = p;
 }
 

@@ -135,6 +135,15 @@ struct container_spec {
          * container made ahead of its turn, released by the daemon. */
         bool gate;
         unsigned gate_pass_index;
+        /* With adopt, pass_fds[adopt_pass_index] is the read end of a pipe
+         * on which a template's copy, born in this container, says its pid
+         * (--adopt-fd): the shim starts no principal and adopts that one
+         * (fork-speed episodes). Not with gate. */
+        bool adopt;
+        unsigned adopt_pass_index;
+        /* Bit i set: the principal inherits pass_fds[i] too, as 3 + i
+         * (--pass-fd): a template's control socket and syscall filter. */
+        uint32_t principal_fds;
 
         unsigned weaken; /* enum container_weaken; WEAKEN_NONE in production */
 
