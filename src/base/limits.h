@@ -117,6 +117,9 @@
 #define SHIM_MAX_CONNECTIONS       1024 /* forwarded connections open at once */
 #define SHIM_BUFFER_BYTES          ((size_t) 64 * 1024) /* per direction per connection */
 #define SHIM_GATE_MAX_BYTES        4096 /* the release message of a gated container (--gate-fd) */
+#define SHIM_MAX_PASS_FDS          4    /* fds the principal inherits (--pass-fd) */
+#define SHIM_ADOPT_MAX_BYTES       16   /* "PID\n" of the process to adopt (--adopt-fd) */
+#define SHIM_ADOPT_REAPED          16   /* children reaped before that pid arrived, kept */
 /* The host view (paths come from the manifest's argv and the daemon's environment). */
 #define HOST_VIEW_FILE_MAX        ((size_t) 4 * 1024 * 1024) /* one /etc file copied */
 #define HOST_VIEW_DIR_ENTRIES     8192 /* entries of one /etc directory copied */

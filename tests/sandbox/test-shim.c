@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -473,4 +474,408 @@ Test(shim, inherited_fd_must_be_a_listening_socket)
                   B.out);
         safe_close(p[0]);
         safe_close(p[1]);
+}
+
+/* --- the shim run directly: --pass-fd, --adopt-fd, --linger --------------- */
+
+/* An fd of ours that the shim gets at another number. */
+struct placed {
+        int fd, at;
+};
+
+/*
+ * openenvd-shim as PID 1 of a new pid namespace, without a container
+ * (clone(CLONE_NEWPID) used as fork(): we stay outside and are its parent).
+ * The fds in `fds` arrive at their `at` numbers, not CLOEXEC.
+ */
+static pid_t shim_run(char **argv, const struct placed *fds, size_t n)
+{
+        require_root();
+        pid_t pid = (pid_t) syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+        cr_assert(pid >= 0, "clone: %s", strerror(errno));
+        if (pid == 0) {
+                int tmp[4];
+                /* Out of the way first, so no target overwrites a source. */
+                for (size_t i = 0; i < n; i++)
+                        if ((tmp[i] = fcntl(fds[i].fd, F_DUPFD_CLOEXEC, 100)) < 0)
+                                _exit(125);
+                for (size_t i = 0; i < n; i++)
+                        if (dup2(tmp[i], fds[i].at) < 0)
+                                _exit(125);
+                execv(SHIM_PATH, argv);
+                _exit(125);
+        }
+        return pid;
+}
+
+/* The shim's exit status; fails after 10 s. */
+static int shim_wait(pid_t pid)
+{
+        cleanup_close int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int st;
+
+        cr_assert(pidfd >= 0);
+        if (poll(&p, 1, 10000) != 1) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                cr_assert_fail("the shim did not exit");
+        }
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert(WIFEXITED(st), "status %#x", st);
+        return WEXITSTATUS(st);
+}
+
+static bool shim_alive_after(pid_t pid, int ms)
+{
+        (void) poll(NULL, 0, ms);
+        return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+/* Everything until EOF (at most size - 1 bytes), NUL-terminated. */
+static void read_to_eof(int fd, char *buf, size_t size)
+{
+        size_t got = 0;
+        for (ssize_t n; got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0;)
+                got += (size_t) n;
+        buf[got] = '\0';
+}
+
+static void pass_fd_run(bool pass, char *out, size_t size, int *ret_status)
+{
+        int p[2];
+        char *argv[] = { (char *) SHIM_PATH,     (char *) "--pass-fd",
+                         (char *) "5",           (char *) "--",
+                         (char *) "/bin/sh",     (char *) "-c",
+                         (char *) "echo hi >&5", NULL };
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        if (!pass)
+                argv[2] = (char *) SHIM_PATH; /* argv + 2: without --pass-fd */
+        pid_t pid = shim_run(pass ? argv : argv + 2, &(struct placed){ p[1], 5 }, 1);
+        safe_close(p[1]);
+        read_to_eof(p[0], out, size);
+        safe_close(p[0]);
+        *ret_status = shim_wait(pid);
+}
+
+Test(shim, pass_fd_reaches_the_principal_at_its_number)
+{
+        char out[64];
+        int status;
+
+        pass_fd_run(true, out, sizeof(out), &status);
+        cr_assert_eq(status, 0);
+        cr_assert_str_eq(out, "hi\n");
+}
+
+/* The same fd handed to the shim, but named by no option: the principal
+ * does not get it (sh fails on a bad fd). */
+Test(shim, fd_without_pass_fd_is_not_the_principals)
+{
+        char out[64];
+        int status;
+
+        pass_fd_run(false, out, sizeof(out), &status);
+        cr_assert_neq(status, 0);
+        cr_assert_str_eq(out, "");
+}
+
+/* Once the principal started, the shim holds no copy: the principal
+ * closing its own is the writer's end. */
+Test(shim, pass_fd_closed_by_the_shim_once_the_principal_runs)
+{
+        int p[2];
+        char out[64];
+        char *argv[] = { (char *) SHIM_PATH,
+                         (char *) "--pass-fd",
+                         (char *) "5",
+                         (char *) "--",
+                         (char *) "/bin/sh",
+                         (char *) "-c",
+                         (char *) "echo hi >&5; exec 5>&-; "
+                                  "exec sleep 10",
+                         NULL };
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        pid_t pid = shim_run(argv, &(struct placed){ p[1], 5 }, 1);
+        safe_close(p[1]);
+        read_to_eof(p[0], out, sizeof(out));
+        safe_close(p[0]);
+        cr_assert_str_eq(out, "hi\n");
+        cr_assert(shim_alive_after(pid, 0), "EOF only because the shim exited");
+        cr_assert_eq(kill(pid, SIGTERM), 0);
+        cr_assert_eq(shim_wait(pid), 128 + SIGTERM);
+}
+
+Test(shim, pass_fd_refuses_a_closed_or_claimed_fd)
+{
+        int p[2];
+        char *closed[] = { (char *) SHIM_PATH, (char *) "--pass-fd", (char *) "9",
+                           (char *) "--",      (char *) "/bin/true", NULL };
+        char *claimed[] = { (char *) SHIM_PATH,   (char *) "--notify-fd",
+                            (char *) "5",         (char *) "--pass-fd",
+                            (char *) "5",         (char *) "--",
+                            (char *) "/bin/true", NULL };
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        cr_assert_eq(shim_wait(shim_run(closed, &(struct placed){ p[1], 5 }, 1)), 126);
+        cr_assert_eq(shim_wait(shim_run(claimed, &(struct placed){ p[1], 5 }, 1)), 126);
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+Test(shim, linger_outlives_the_principal_until_sigterm)
+{
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--linger", (char *) "--", (char *) "/bin/sh",
+                         (char *) "-c",      (char *) "exit 3",   NULL };
+        pid_t pid = shim_run(argv, NULL, 0);
+
+        cr_assert(shim_alive_after(pid, 200), "the shim left with its principal");
+        cr_assert_eq(kill(pid, SIGTERM), 0);
+        cr_assert_eq(shim_wait(pid), 3, "not the principal's status");
+}
+
+Test(shim, linger_with_true_exits_0_on_sigterm)
+{
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--linger", (char *) "--",
+                         (char *) "/bin/true", NULL };
+        pid_t pid = shim_run(argv, NULL, 0);
+
+        cr_assert(shim_alive_after(pid, 200), "the shim left with its principal");
+        cr_assert_eq(kill(pid, SIGTERM), 0);
+        cr_assert_eq(shim_wait(pid), 0);
+}
+
+/* What the adopted process does once its pid is written. */
+enum adoptee {
+        ADOPTEE_EXIT_7_LATER,   /* sleeps 0.2 s, exits 7 */
+        ADOPTEE_EXIT_7_AT_ONCE, /* exits 7 right after writing */
+        ADOPTEE_KILLED,         /* SIGKILLs itself after 0.1 s */
+        ADOPTEE_TERM_IS_3,      /* waits for SIGTERM, exits 3 */
+};
+
+static void on_term_exit_3(int sig)
+{
+        (void) sig;
+        _exit(3);
+}
+
+static noreturn_fn void adoptee_run(enum adoptee what, int pid_w, int ready_w)
+{
+        char line[16];
+        int n;
+
+        if (what == ADOPTEE_TERM_IS_3)
+                (void) signal(SIGTERM, on_term_exit_3);
+        /* Its own session: the shim forwards signals to its group. */
+        if (setsid() < 0)
+                _exit(100);
+        n = snprintf(line, sizeof(line), "%d\n", (int) getpid());
+        if (write_all(pid_w, line, (size_t) n) < 0)
+                _exit(101);
+        close(pid_w);
+        (void) !write(ready_w, "r", 1);
+        close(ready_w);
+        switch (what) {
+        case ADOPTEE_EXIT_7_LATER:
+                (void) poll(NULL, 0, 200);
+                _exit(7);
+        case ADOPTEE_EXIT_7_AT_ONCE:
+                _exit(7);
+        case ADOPTEE_KILLED:
+                (void) poll(NULL, 0, 100);
+                (void) kill(getpid(), SIGKILL);
+                _exit(102);
+        case ADOPTEE_TERM_IS_3:
+                for (;;)
+                        pause();
+        }
+        _exit(103);
+}
+
+/*
+ * A process born in the shim's pid namespace elsewhere, handed over: P
+ * joins the namespace with setns() (which places only its children there)
+ * and forks G, which forks the adoptee and exits, so the kernel reparents
+ * the adoptee to the namespace's init, the shim. (A child of P itself would
+ * go to P's own reaper outside when P exits: reparenting follows the dying
+ * parent's namespace, not the child's.) Returns once G is gone; ready_w
+ * gets a byte once the pid is written.
+ */
+static void adopt_handover(pid_t shim, int pid_w, int ready_w, enum adoptee what)
+{
+        cleanup_free char *ns = xasprintf("/proc/%d/ns/pid", (int) shim);
+        int st;
+        pid_t p = fork();
+
+        cr_assert(p >= 0);
+        if (p == 0) {
+                int fd = open(ns, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || setns(fd, CLONE_NEWPID) < 0)
+                        _exit(1);
+                pid_t g = fork();
+                if (g == 0) {
+                        if (fork() == 0)
+                                adoptee_run(what, pid_w, ready_w);
+                        _exit(0);
+                }
+                _exit(g > 0 && waitpid(g, &st, 0) == g ? 0 : 1);
+        }
+        cr_assert_eq(waitpid(p, &st, 0), p);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A shim with --adopt-fd 5 (the read end of *ret_w's pipe) and --linger
+ * or not; the pipe's write end stays with the caller. */
+static pid_t adopt_shim(bool linger, int *ret_w)
+{
+        int p[2];
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--adopt-fd", (char *) "5", NULL, NULL };
+
+        if (linger)
+                argv[3] = (char *) "--linger";
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        pid_t pid = shim_run(argv, &(struct placed){ p[0], 5 }, 1);
+        safe_close(p[0]);
+        *ret_w = p[1];
+        return pid;
+}
+
+static int adopt_status(enum adoptee what)
+{
+        int w, ready[2];
+        char c;
+        pid_t shim = adopt_shim(false, &w);
+
+        cr_assert(pipe2(ready, O_CLOEXEC) == 0);
+        adopt_handover(shim, w, ready[1], what);
+        safe_close(w);
+        safe_close(ready[1]);
+        cr_assert_eq(read(ready[0], &c, 1), 1, "the adoptee never wrote its pid");
+        safe_close(ready[0]);
+        if (what == ADOPTEE_TERM_IS_3)
+                cr_assert_eq(kill(shim, SIGTERM), 0);
+        return shim_wait(shim);
+}
+
+Test(shim, adopted_process_exit_status_is_the_shims)
+{
+        cr_assert_eq(adopt_status(ADOPTEE_EXIT_7_LATER), 7);
+}
+
+Test(shim, adopted_process_killed_is_128_plus_signal)
+{
+        cr_assert_eq(adopt_status(ADOPTEE_KILLED), 128 + SIGKILL);
+}
+
+Test(shim, adopted_process_exiting_at_once_is_still_the_principal)
+{
+        cr_assert_eq(adopt_status(ADOPTEE_EXIT_7_AT_ONCE), 7);
+}
+
+Test(shim, sigterm_forwarded_to_the_adopted_process)
+{
+        cr_assert_eq(adopt_status(ADOPTEE_TERM_IS_3), 3);
+}
+
+/*
+ * The pid arrives only after the adoptee is dead and reaped as an orphan:
+ * the shim remembers what it reaped. Here the pid goes through a relay pipe
+ * we hold, written once the adoptee's end of `alive` closed.
+ */
+Test(shim, adopt_pid_arriving_after_the_exit)
+{
+        int w, relay[2], alive[2];
+        char line[32];
+        pid_t shim = adopt_shim(false, &w);
+
+        cr_assert(pipe2(relay, O_CLOEXEC) == 0 && pipe2(alive, O_CLOEXEC) == 0);
+        adopt_handover(shim, relay[1], alive[1], ADOPTEE_EXIT_7_AT_ONCE);
+        safe_close(relay[1]);
+        safe_close(alive[1]);
+        read_to_eof(alive[0], line, sizeof(line)); /* EOF: it exited */
+        read_to_eof(relay[0], line, sizeof(line));
+        /* Time for the shim to reap it first (no assertion rests on it). */
+        (void) poll(NULL, 0, 100);
+        cr_assert(shim_alive_after(shim, 0), "the shim left before the pid arrived");
+        cr_assert(write_all(w, line, strlen(line)) == 0);
+        safe_close(w);
+        safe_close(relay[0]);
+        safe_close(alive[0]);
+        cr_assert_eq(shim_wait(shim), 7);
+}
+
+/* The shim refuses to go on (126) and says why on stderr; close_after_start
+ * is our end of a pipe it reads. */
+static void shim_fails(char **argv, struct placed *fds, size_t n, int close_after_start,
+                       const char *message)
+{
+        int err[2];
+        char out[512];
+
+        cr_assert(pipe2(err, O_CLOEXEC) == 0);
+        fds[n] = (struct placed){ err[1], 2 };
+        pid_t pid = shim_run(argv, fds, n + 1);
+        safe_close(err[1]);
+        safe_close(close_after_start);
+        int status = shim_wait(pid); /* first: bounded */
+        read_to_eof(err[0], out, sizeof(out));
+        safe_close(err[0]);
+        cr_assert_eq(status, 126, "%s", out);
+        cr_assert(strstr(out, message), "%s", out);
+}
+
+Test(shim, adopt_eof_without_a_pid_is_126)
+{
+        int p[2];
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--adopt-fd", (char *) "5", NULL };
+        struct placed fds[2];
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        fds[0] = (struct placed){ p[0], 5 };
+        shim_fails(argv, fds, 1, p[1], "openenvd-shim: no process to adopt");
+        safe_close(p[0]);
+}
+
+Test(shim, adopt_malformed_pid_is_126)
+{
+        int p[2];
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--adopt-fd", (char *) "5", NULL };
+        struct placed fds[2];
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        cr_assert(write_all(p[1], "12x\n", 4) == 0);
+        fds[0] = (struct placed){ p[0], 5 };
+        shim_fails(argv, fds, 1, p[1], "openenvd-shim: malformed pid to adopt");
+        safe_close(p[0]);
+}
+
+Test(shim, adopt_fd_with_a_principal_is_refused)
+{
+        int p[2];
+        char *argv[] = { (char *) SHIM_PATH, (char *) "--adopt-fd", (char *) "5",
+                         (char *) "--",      (char *) "/bin/true",  NULL };
+        struct placed fds[2];
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0);
+        fds[0] = (struct placed){ p[0], 5 };
+        shim_fails(argv, fds, 1, p[1], "openenvd-shim: --adopt-fd starts no principal");
+        safe_close(p[0]);
+}
+
+Test(shim, adopt_fd_with_a_gate_is_refused)
+{
+        int p[2], g[2];
+        char *argv[] = { (char *) SHIM_PATH,    (char *) "--gate-fd", (char *) "6",
+                         (char *) "--adopt-fd", (char *) "5",         NULL };
+        struct placed fds[3];
+
+        cr_assert(pipe2(p, O_CLOEXEC) == 0 && pipe2(g, O_CLOEXEC) == 0);
+        fds[0] = (struct placed){ p[0], 5 };
+        fds[1] = (struct placed){ g[0], 6 };
+        shim_fails(argv, fds, 2, p[1], "openenvd-shim: --adopt-fd starts no principal");
+        safe_close(p[0]);
+        safe_close(g[0]);
+        safe_close(g[1]);
 }

@@ -4,7 +4,8 @@
  *
  *   openenvd-shim [--tcp-to-unix HOST:PORT=PATH]... [--unix-to-tcp PATH=HOST:PORT]...
  *                 [--fd-to-tcp FD=HOST:PORT]... [--notify-fd FD] [--gate-fd FD]
- *                 -- PRINCIPAL [ARGS...]
+ *                 [--pass-fd FD]... [--linger] -- PRINCIPAL [ARGS...]
+ *   openenvd-shim [forwarders] [--notify-fd FD] [--linger] --adopt-fd FD
  *
  * It runs as the (unprivileged) principal uid, with no capability, under the
  * container's syscall filter, and:
@@ -22,19 +23,36 @@
  *  - with --gate-fd, waits until the daemon releases it (a container made
  *    ahead of its turn, gate_wait()),
  *  - starts the principal (clone + execvp) in its own session with exactly our
- *    environment and none of our fds,
+ *    environment and none of our fds but those named by --pass-fd (at most
+ *    SHIM_MAX_PASS_FDS, each at its own number; the shim closes its copies
+ *    once the principal started),
+ *  - or, with --adopt-fd, starts nothing and adopts a process forked
+ *    elsewhere (fork-speed episodes): it reads "PID\n" (decimal, in our pid
+ *    namespace) from FD, a pipe, then closes it. That process leads its own
+ *    session and becomes our child once its short-lived parent exits: the
+ *    kernel reparents an orphan to the init of the DYING PARENT's pid
+ *    namespace, so that parent must itself live in ours (setns() + fork()
+ *    twice; a parent outside hands it to an init outside). From then on it
+ *    is the principal. It may exit before its pid arrives: the children
+ *    reaped until then are kept (child_reaped()). EOF first: nothing to
+ *    adopt, exit 126. Not with a principal, --gate-fd or --pass-fd.
+ *  - passes on no inherited fd that no option names (close_range()),
  *  - forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 to the principal's
  *    process group,
  *  - reaps every orphan of the pid namespace,
  *  - exits with the principal's exit status (128+signal if it was killed);
- *    as PID 1 leaving, it takes the whole pid namespace with it.
+ *    as PID 1 leaving, it takes the whole pid namespace with it. With
+ *    --linger it outlives the principal (see principal_exited()) until a
+ *    signal it would forward arrives, then exits with that same status.
  * One thread on the base event loop; signals through signalfd, never an
  * asynchronous handler; forwarded bytes are spliced (base/pipe-relay.h).
  * Messages on stderr all start with "openenvd-shim: ".
  */
 #include <arpa/inet.h>
+#include <linux/close_range.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -48,6 +66,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,15 +105,32 @@ struct pending {
         struct loop_source *src;
 };
 
+/* A child reaped while the pid to adopt was not known yet. */
+struct reaped {
+        pid_t pid;
+        int code;
+};
+
 struct shim {
         struct loop *loop;
         sigset_t saved;
-        pid_t principal;
+        pid_t principal; /* 0 until started or adopted */
+        bool principal_done;
+        bool linger;
         int code;
+        int pass_fds[SHIM_MAX_PASS_FDS]; /* owned until the principal started */
+        size_t n_pass_fds;
+        int adopt_fd; /* owned until the pid to adopt was read */
+        struct loop_source *adopt_src;
+        char adopt_buf[SHIM_ADOPT_MAX_BYTES];
+        size_t adopt_len;
+        struct reaped reaped[SHIM_ADOPT_REAPED]; /* a ring, while adopt_fd is open */
+        size_t n_reaped;
         struct listener listeners[CONTAINER_MAX_FORWARDS];
         size_t n_listeners;
         size_t n_conns;
         struct loop_source *signals; /* SIGCHLD and forwarded_signals, one signalfd */
+        struct loop_source *start;   /* on_start(), once */
         int notify_fd;               /* owned until READY is written */
         uint16_t ready_ports[CONTAINER_MAX_FORWARDS];
         size_t n_ready_ports;
@@ -198,14 +234,32 @@ static int listen_on(struct sockaddr_storage *addr, socklen_t len)
 }
 
 /*
+ * Claims an fd the daemon passed (3 and up) for one option. Every fd the
+ * shim opens is CLOEXEC from birth, and one inherited across execve()
+ * cannot be: an fd already CLOEXEC is ours, or claimed by an earlier option
+ * (-EBUSY). Claimed, it becomes CLOEXEC: the principal does not inherit it.
+ */
+static int fd_claim(int fd)
+{
+        int flags = fd < 3 ? -1 : fcntl(fd, F_GETFD);
+
+        if (flags < 0)
+                return -EBADF;
+        if (flags & FD_CLOEXEC)
+                return -EBUSY;
+        if (fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
  * An inherited fd must be what the daemon says it is: a listening stream
- * socket. It is made CLOEXEC (the principal must not inherit it) and
- * non-blocking here.
+ * socket. It is claimed (fd_claim()) and made non-blocking here.
  */
 static int adopt_listener(int fd)
 {
         struct stat st;
-        int acc = 0, type = 0;
+        int acc = 0, type = 0, r;
         socklen_t l = sizeof(acc), tl = sizeof(type);
 
         if (fd < 3 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
@@ -213,8 +267,10 @@ static int adopt_listener(int fd)
         if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) < 0 || !acc ||
             getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
                 return -EINVAL;
-        if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
-            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+        r = fd_claim(fd);
+        if (r < 0)
+                return r;
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
                 return -errno;
         return fd;
 }
@@ -501,14 +557,26 @@ static int gate_wait(int fd)
 struct principal_start {
         char **argv;
         const sigset_t *mask;
+        const int *pass_fds;
+        size_t n_pass_fds;
         int err;
 };
+
+/* The child's fd table is a copy (no CLONE_FILES): the passed fds lose
+ * CLOEXEC there only, and the shim's copies stay CLOEXEC. */
+static bool pass_fds_inherit(const struct principal_start *p)
+{
+        for (size_t i = 0; i < p->n_pass_fds; i++)
+                if (fcntl(p->pass_fds[i], F_SETFD, 0) < 0)
+                        return false;
+        return true;
+}
 
 static int principal_exec(void *userdata)
 {
         struct principal_start *p = userdata;
 
-        if (setsid() >= 0 && sigprocmask(SIG_SETMASK, p->mask, NULL) >= 0)
+        if (pass_fds_inherit(p) && setsid() >= 0 && sigprocmask(SIG_SETMASK, p->mask, NULL) >= 0)
                 execvp(p->argv[0], p->argv);
         p->err = errno;
         return EXIT_EXEC_FAILED;
@@ -521,10 +589,15 @@ static int principal_exec(void *userdata)
  * too. The child only makes syscalls and reports a failure in p.err. The
  * principal gets the mask from before the shim blocked anything and its own
  * session, so forwarded signals reach its whole process group. Every fd of
- * ours is CLOEXEC: it inherits stdio only. */
+ * ours is CLOEXEC: it inherits stdio and the --pass-fd fds only. */
 static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
 {
-        struct principal_start p = { .argv = argv, .mask = &s->saved };
+        struct principal_start p = {
+                .argv = argv,
+                .mask = &s->saved,
+                .pass_fds = s->pass_fds,
+                .n_pass_fds = s->n_pass_fds,
+        };
         size_t argc = 0, size;
         char *stack;
         pid_t pid;
@@ -552,25 +625,181 @@ static int principal_spawn(struct shim *s, char **argv, pid_t *ret)
         return 0;
 }
 
-/* Reaps every exited child; returns true once the principal is among them. */
-static bool reap_all(struct shim *s, int *code)
+/* --- the end of the principal, reaping ---------------------------------- */
+
+/*
+ * Without --linger the shim leaves with the principal. With it, it stays:
+ * a template container's pid namespace holds the nested pid namespaces of
+ * the containers forked from it, and when the template's PID 1 exits the
+ * kernel kills every process in them too. So the shim keeps reaping until
+ * it is told to go (a signal it would have forwarded, with nobody left to
+ * forward to), then exits with the principal's status.
+ */
+static void principal_exited(struct shim *s, int code)
 {
-        bool principal_done = false;
-        for (;;) {
-                siginfo_t si = {};
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break; /* ECHILD */
+        s->code = code;
+        s->principal_done = true;
+        if (!s->linger)
+                loop_quit(s->loop, 0);
+}
+
+static void adopt_fail(struct shim *s)
+{
+        s->adopt_src = loop_source_free(s->adopt_src);
+        s->adopt_fd = safe_close(s->adopt_fd);
+        s->code = EXIT_SETUP_FAILED;
+        loop_quit(s->loop, 0);
+}
+
+/*
+ * The pid to adopt arrived. Its process may have exited and been reaped as
+ * an orphan before: then it is in s->reaped. kill(pid, 0) first tells a
+ * live process from a pid number reused since an older orphan's reaping.
+ */
+static void adopt_known(struct shim *s, pid_t pid)
+{
+        s->adopt_src = loop_source_free(s->adopt_src);
+        s->adopt_fd = safe_close(s->adopt_fd);
+        s->principal = pid;
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+                return;
+        for (size_t i = 0; i < MIN(s->n_reaped, ELEMENTSOF(s->reaped)); i++)
+                if (s->reaped[i].pid == pid) {
+                        principal_exited(s, s->reaped[i].code);
+                        return;
                 }
-                if (si.si_pid == 0)
-                        break;
-                if (si.si_pid == s->principal) {
-                        *code = exit_status_from_siginfo(si.si_code, si.si_status);
-                        principal_done = true;
-                }
+        say("no process %d to adopt", (int) pid);
+        adopt_fail(s);
+}
+
+/* "PID\n" and nothing else, a pid of our namespace other than ours. */
+static void adopt_parse(struct shim *s, char *nl)
+{
+        unsigned v;
+
+        *nl = '\0';
+        if (nl + 1 != s->adopt_buf + s->adopt_len || parse_uint(s->adopt_buf, 2, INT_MAX, &v) < 0) {
+                say("malformed pid to adopt");
+                adopt_fail(s);
+                return;
         }
-        return principal_done;
+        adopt_known(s, (pid_t) v);
+}
+
+/* Reads what the pipe holds without blocking, up to the pid's '\n'. */
+static void adopt_drain(struct shim *s)
+{
+        while (s->adopt_fd >= 0) {
+                size_t room = sizeof(s->adopt_buf) - s->adopt_len;
+                ssize_t n = read(s->adopt_fd, s->adopt_buf + s->adopt_len, room);
+                char *nl;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return;
+                if (n <= 0) {
+                        if (n < 0)
+                                say("reading the pid to adopt: %m");
+                        else
+                                say(s->adopt_len ? "malformed pid to adopt"
+                                                 : "no process to adopt");
+                        adopt_fail(s);
+                        return;
+                }
+                s->adopt_len += (size_t) n;
+                nl = memchr(s->adopt_buf, '\n', s->adopt_len);
+                if (nl)
+                        adopt_parse(s, nl);
+                else if (s->adopt_len == sizeof(s->adopt_buf))
+                        adopt_parse(s, s->adopt_buf + s->adopt_len - 1); /* refused */
+        }
+}
+
+static int on_adopt(struct loop_source *src, int fd, uint32_t revents, void *userdata)
+{
+        (void) src;
+        (void) fd;
+        (void) revents;
+        adopt_drain(userdata);
+        return 0;
+}
+
+static int adopt_start(struct shim *s)
+{
+        if (fcntl(s->adopt_fd, F_SETFL, fcntl(s->adopt_fd, F_GETFL) | O_NONBLOCK) < 0)
+                return -errno;
+        return loop_add_io(s->loop, s->adopt_fd, EPOLLIN, on_adopt, s, &s->adopt_src);
+}
+
+/*
+ * One child reaped. While the pid to adopt is unknown, the child is
+ * remembered (it may be that process, its pid still to come), then the
+ * pipe is drained: the adopted process may have written its pid and exited
+ * since we last looked, and adopt_known() finds it among the remembered.
+ */
+static void child_reaped(struct shim *s, pid_t pid, int code)
+{
+        if (s->adopt_fd >= 0) {
+                s->reaped[s->n_reaped++ % ELEMENTSOF(s->reaped)] =
+                        (struct reaped){ .pid = pid, .code = code };
+                adopt_drain(s);
+        } else if (pid == s->principal && !s->principal_done) {
+                principal_exited(s, code);
+        }
+}
+
+/* Reaps one exited child: its pid, or 0 if none is left. */
+static pid_t reap_one(siginfo_t *si)
+{
+        for (;;) {
+                *si = (siginfo_t){};
+                if (waitid(P_ALL, 0, si, WEXITED | WNOHANG) == 0)
+                        return si->si_pid;
+                if (errno != EINTR)
+                        return 0; /* ECHILD */
+        }
+}
+
+static void reap_all(struct shim *s)
+{
+        siginfo_t si;
+
+        while (reap_one(&si) > 0)
+                child_reaped(s, si.si_pid, exit_status_from_siginfo(si.si_code, si.si_status));
+}
+
+/* A signal for the principal's process group. Nobody left to forward to
+ * (it exited under --linger, or it is not adopted yet): the shim exits. */
+static void forward(struct shim *s, int signo)
+{
+        if (s->principal <= 0 && s->adopt_fd >= 0)
+                adopt_drain(s);
+        if (s->principal <= 0 || s->principal_done) {
+                if (!s->principal_done)
+                        s->code = 128 + signo;
+                loop_quit(s->loop, 0);
+                return;
+        }
+        if (kill(-s->principal, signo) < 0)
+                (void) kill(s->principal, signo);
+}
+
+/*
+ * PID 1 drops a signal it has no handler for unless it is blocked: a child
+ * that became ours (an adopted process reparented to us) and exited before
+ * setup_signals() sent a SIGCHLD nobody got. Reaped from inside the loop,
+ * which may then quit at once.
+ */
+static int on_start(struct loop_source *src, usec_t now, void *userdata)
+{
+        struct shim *s = userdata;
+
+        (void) src;
+        (void) now;
+        s->start = loop_source_free(s->start);
+        reap_all(s);
+        return 0;
 }
 
 static int on_signal(struct loop_source *src, const struct signalfd_siginfo *si, void *userdata)
@@ -578,13 +807,10 @@ static int on_signal(struct loop_source *src, const struct signalfd_siginfo *si,
         struct shim *s = userdata;
 
         (void) src;
-        if (si->ssi_signo == SIGCHLD) {
-                if (reap_all(s, &s->code))
-                        loop_quit(s->loop, 0);
-                return 0;
-        }
-        if (kill(-s->principal, (int) si->ssi_signo) < 0)
-                (void) kill(s->principal, (int) si->ssi_signo);
+        if (si->ssi_signo == SIGCHLD)
+                reap_all(s);
+        else
+                forward(s, (int) si->ssi_signo);
         return 0;
 }
 
@@ -604,22 +830,131 @@ static int setup_signals(struct shim *s)
         return loop_add_signals(s->loop, &blocked, on_signal, s, &s->signals);
 }
 
-/* An fd the daemon passed (3 and up), kept from the principal. */
+/* --- options ------------------------------------------------------------- */
+
+/* An fd the daemon passed (3 and up), claimed for one option. */
 static int inherited_fd(const char *value, int *ret)
 {
         unsigned v;
         int r = parse_uint(value, 3, 1024, &v);
 
-        if (r >= 0 && fcntl((int) v, F_SETFD, FD_CLOEXEC) < 0)
-                r = -errno;
+        if (r >= 0)
+                r = fd_claim((int) v);
         if (r >= 0)
                 *ret = (int) v;
         return r;
 }
 
+static int pass_fd_add(struct shim *s, const char *value)
+{
+        if (s->n_pass_fds >= ELEMENTSOF(s->pass_fds))
+                return -E2BIG;
+        int r = inherited_fd(value, &s->pass_fds[s->n_pass_fds]);
+        if (r >= 0)
+                s->n_pass_fds++;
+        return r;
+}
+
+static void usage(const char *opt, const char *value)
+{
+        say("bad option %s %s: %m; usage: openenvd-shim [--tcp-to-unix HOST:PORT=PATH] "
+            "[--unix-to-tcp PATH=HOST:PORT] [--fd-to-tcp FD=HOST:PORT] [--notify-fd FD] "
+            "[--gate-fd FD] [--pass-fd FD] [--linger] {--adopt-fd FD | -- PRINCIPAL [ARGS...]}",
+            opt, value);
+}
+
+/* One option at argv[i]; returns how many arguments it took, or -errno. */
+static int option_parse(struct shim *s, char **argv, int i, int argc, int *gate_fd)
+{
+        const char *opt = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        int r = -EINVAL;
+
+        if (streq(opt, "--linger")) {
+                s->linger = true;
+                return 1;
+        }
+        if (!value)
+                ; /* an option without its value */
+        else if (streq(opt, "--notify-fd"))
+                r = inherited_fd(value, &s->notify_fd);
+        else if (streq(opt, "--gate-fd"))
+                r = inherited_fd(value, gate_fd);
+        else if (streq(opt, "--adopt-fd"))
+                r = inherited_fd(value, &s->adopt_fd);
+        else if (streq(opt, "--pass-fd"))
+                r = pass_fd_add(s, value);
+        else if (streq(opt, "--tcp-to-unix") || streq(opt, "--unix-to-tcp") ||
+                 streq(opt, "--fd-to-tcp"))
+                r = forward_add(s, opt, value);
+        return r < 0 ? r : 2;
+}
+
+/* Every option; then what to run, which --adopt-fd excludes. 0 or -1. */
+static int options_parse(struct shim *s, int argc, char **argv, int *gate_fd, char ***ret_argv)
+{
+        char **principal_argv = NULL;
+
+        for (int i = 1, r; i < argc; i += r) {
+                if (streq(argv[i], "--")) {
+                        principal_argv = argv + i + 1;
+                        break;
+                }
+                r = option_parse(s, argv, i, argc, gate_fd);
+                if (r < 0) {
+                        errno = -r;
+                        usage(argv[i], i + 1 < argc ? argv[i + 1] : "");
+                        return -1;
+                }
+        }
+        bool has_principal = principal_argv && principal_argv[0];
+        if (s->adopt_fd >= 0 && (has_principal || *gate_fd >= 0 || s->n_pass_fds > 0)) {
+                say("--adopt-fd starts no principal: not with a principal, --gate-fd or "
+                    "--pass-fd");
+                return -1;
+        }
+        if (s->adopt_fd < 0 && !has_principal) {
+                say("no principal given");
+                return -1;
+        }
+        /* An fd passed but named by no option is not the principal's either:
+         * every fd not CLOEXEC yet becomes so (the --pass-fd ones lose it in
+         * the principal only, pass_fds_inherit()). */
+        (void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+        *ret_argv = principal_argv;
+        return 0;
+}
+
+/* Gate, then the principal; the shim's copies of --pass-fd fds go. */
+static int principal_start(struct shim *s, char **argv, int gate_fd)
+{
+        int r;
+
+        if (gate_fd >= 0) {
+                r = gate_wait(gate_fd);
+                if (r < 0) {
+                        errno = -r;
+                        say(r == -ECANCELED ? "not released: the principal never started"
+                                            : "bad release message: %m");
+                        return EXIT_SETUP_FAILED;
+                }
+        }
+        /* Listeners exist before the principal starts, so it can connect
+         * to them (and they to it) from its first instruction. */
+        r = principal_spawn(s, argv, &s->principal);
+        for (size_t i = 0; i < s->n_pass_fds; i++)
+                s->pass_fds[i] = safe_close(s->pass_fds[i]);
+        s->n_pass_fds = 0;
+        if (r < 0) {
+                errno = -r;
+                say("failed to start the principal: %s: %m", argv[0]);
+                return EXIT_EXEC_FAILED;
+        }
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
-        struct shim s = { .notify_fd = -EBADF, .code = EXIT_SETUP_FAILED };
+        struct shim s = { .notify_fd = -EBADF, .adopt_fd = -EBADF, .code = EXIT_SETUP_FAILED };
         char **principal_argv = NULL;
         int gate_fd = -EBADF;
         int r;
@@ -643,53 +978,21 @@ int main(int argc, char **argv)
         }
         loopback_up();
 
-        /* Options come in pairs: --OPTION VALUE. */
-        for (int i = 1; i < argc; i += 2) {
-                if (streq(argv[i], "--")) {
-                        principal_argv = argv + i + 1;
-                        break;
-                }
-                r = -EINVAL;
-                if (i + 1 >= argc)
-                        ; /* an option without its value */
-                else if (streq(argv[i], "--notify-fd"))
-                        r = inherited_fd(argv[i + 1], &s.notify_fd);
-                else if (streq(argv[i], "--gate-fd"))
-                        r = inherited_fd(argv[i + 1], &gate_fd);
-                else if (streq(argv[i], "--tcp-to-unix") || streq(argv[i], "--unix-to-tcp") ||
-                         streq(argv[i], "--fd-to-tcp"))
-                        r = forward_add(&s, argv[i], argv[i + 1]);
-                if (r < 0) {
-                        errno = -r;
-                        say("bad option %s %s: %m; usage: openenvd-shim [--tcp-to-unix "
-                            "HOST:PORT=PATH] [--unix-to-tcp PATH=HOST:PORT] [--fd-to-tcp "
-                            "FD=HOST:PORT] [--notify-fd FD] [--gate-fd FD] -- PRINCIPAL [ARGS...]",
-                            argv[i], i + 1 < argc ? argv[i + 1] : "");
-                        return EXIT_SETUP_FAILED;
-                }
-        }
-        if (!principal_argv || !principal_argv[0]) {
-                say("no principal given");
+        if (options_parse(&s, argc, argv, &gate_fd, &principal_argv) < 0)
                 return EXIT_SETUP_FAILED;
-        }
-
-        if (gate_fd >= 0) {
-                r = gate_wait(gate_fd);
+        if (s.adopt_fd >= 0) {
+                r = adopt_start(&s);
                 if (r < 0) {
                         errno = -r;
-                        say(r == -ECANCELED ? "not released: the principal never started"
-                                            : "bad release message: %m");
+                        say("--adopt-fd: %m");
                         return EXIT_SETUP_FAILED;
                 }
+        } else {
+                r = principal_start(&s, principal_argv, gate_fd);
+                if (r != 0)
+                        return r;
         }
-        /* Listeners exist before the principal starts, so it can connect
-         * to them (and they to it) from its first instruction. */
-        r = principal_spawn(&s, principal_argv, &s.principal);
-        if (r < 0) {
-                errno = -r;
-                say("failed to start the principal: %s: %m", principal_argv[0]);
-                return EXIT_EXEC_FAILED;
-        }
+        (void) loop_add_timer(s.loop, 0, on_start, &s, &s.start);
         if (s.notify_fd >= 0) {
                 s.ready_delay = READY_FIRST_DELAY;
                 (void) loop_add_timer(s.loop, now_usec(CLOCK_MONOTONIC), on_ready_timer, &s,
@@ -700,10 +1003,12 @@ int main(int argc, char **argv)
         if (r < 0) {
                 errno = -r;
                 say("event loop: %m");
-                (void) kill(s.principal, SIGKILL);
+                if (s.principal > 0)
+                        (void) kill(s.principal, SIGKILL);
         }
         /* Orphans that already exited are reaped; the rest die with us (the
          * process exits without freeing: it is PID 1 of its namespace). */
-        (void) reap_all(&s, &(int){ 0 });
+        for (siginfo_t si; reap_one(&si) > 0;)
+                ;
         return s.code;
 }
