@@ -91,12 +91,14 @@ static void tpl_fini(void)
 
 TestSuite(template, .fini = tpl_fini, .timeout = 120);
 
+/* The box (box_init()) and the app in a dir of its own. */
 static const char *write_app(void)
 {
+        box_init();
         const char *dir = box_tmpdir();
         cleanup_free char *path = xasprintf("%s/app.py", dir);
-        cr_assert(write_string_file_at(AT_FDCWD, path, app_py) == 0);
-        cr_assert(chmod(path, 0644) == 0);
+        cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        cr_assert(fd >= 0 && write_all(fd, app_py, strlen(app_py)) == 0);
         return dir;
 }
 
@@ -109,7 +111,6 @@ static void start_template(const char *app_dir, const char *app)
         static int pass[2];
         static char pythonpath[128];
 
-        box_init();
         for (size_t i = 0; i < LANDINGS; i++)
                 extents[i] = (struct uid_extent){ .inside = (uid_t) (65536 * (i + 1)),
                                                   .host = (uid_t) (T_HOST_UID + 65536 * (i + 1)),
@@ -122,14 +123,25 @@ static void start_template(const char *app_dir, const char *app)
         cr_assert(lseek(filter, 0, SEEK_SET) == 0);
         pass[0] = pair[1];
         pass[1] = filter;
-        (void) snprintf(pythonpath, sizeof(pythonpath), "PYTHONPATH=%s", app_dir);
+        /* Bound in: the host's /tmp (where a clone may be) is not the
+         * container's. */
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = (char *) app_dir,
+                                            .target = (char *) "/opt/oe-tpl/app",
+                                            .flags = MS_RDONLY | MS_NOSUID | MS_NODEV });
+        box_add_mount((struct mount_entry){ .kind = MOUNT_BIND,
+                                            .source = (char *) TEMPLATE_PY,
+                                            .target = (char *) "/opt/oe-tpl/template.py",
+                                            .flags = MS_RDONLY | MS_NOSUID | MS_NODEV,
+                                            .is_file = true });
+        (void) snprintf(pythonpath, sizeof(pythonpath), "PYTHONPATH=/opt/oe-tpl/app");
         env[0] = (char *) "PATH=/usr/bin:/bin";
         env[1] = (char *) "HOME=/tmp";
         env[2] = pythonpath;
         env[3] = NULL;
         char **a = argv;
         *a++ = (char *) "/usr/bin/python3";
-        *a++ = (char *) TEMPLATE_PY;
+        *a++ = (char *) "/opt/oe-tpl/template.py";
         *a++ = (char *) "3";
         *a++ = (char *) "4";
         *a++ = (char *) "--";
@@ -142,7 +154,7 @@ static void start_template(const char *app_dir, const char *app)
 
         B.spec.argv = argv;
         B.spec.env = env;
-        B.spec.workdir = (char *) app_dir;
+        B.spec.workdir = (char *) "/opt/oe-tpl/app";
         B.spec.host_uid = T_HOST_UID;
         B.spec.uid = B.spec.gid = 0;
         B.spec.template_root = true;
@@ -337,7 +349,7 @@ Test(template, a_copy_lands_confined_in_its_container)
         json_object_foreach(json_object_get(j, "fds"), k, v) {
                 const char *target = json_string_value(v);
                 cr_assert(!startswith(target, "memfd:"), "fd %s: %s", k, target);
-                cr_assert(!strstr(target, TEMPLATE_PY), "fd %s: %s", k, target);
+                cr_assert(!strstr(target, "template.py"), "fd %s: %s", k, target);
         }
         json_decref(j);
 
@@ -379,7 +391,9 @@ Test(template, siblings_are_apart_from_each_other_and_the_template)
 
         pid_t zygote = child_of(container_pid(T.t));
         cleanup_free char *killed = get(0, "/killall");
-        cr_assert_str_eq(killed, "sent");
+        /* kill(-1) spares the caller and PID 1: with nobody else in
+         * sight, the kernel finds no one to signal */
+        cr_assert(streq(killed, "sent") || streq(killed, "No such process"), "%s", killed);
         cr_assert(alive(zygote), "the copy killed the template");
         json_decref(report(1));
         start_landing(2);
