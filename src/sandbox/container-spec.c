@@ -98,8 +98,8 @@ static int spec_templates_check(const struct container_spec *spec)
                     (uint64_t) x->inside + x->count > (uint64_t) UINT32_MAX)
                         return -EINVAL;
         }
-        if (spec->nest && (spec->nest->pidfd < 0 || spec->nest->owner == 0 || spec->netns ||
-                           spec->template_root))
+        if (spec->nest &&
+            (spec->nest->pidfd < 0 || spec->nest->owner == 0 || spec->netns || spec->template_root))
                 return -EINVAL;
         return 0;
 }

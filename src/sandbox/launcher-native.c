@@ -358,9 +358,8 @@ static int write_maps(pid_t pid, const struct container_spec *spec)
                                      (unsigned) spec->uid_count);
         for (size_t i = 0; i < spec->n_uid_extents && n < sizeof(map); i++) {
                 const struct uid_extent *x = &spec->uid_extents[i];
-                n += (size_t) snprintf(map + n, sizeof(map) - n, "%u %u %u\n",
-                                       (unsigned) x->inside, (unsigned) x->host,
-                                       (unsigned) x->count);
+                n += (size_t) snprintf(map + n, sizeof(map) - n, "%u %u %u\n", (unsigned) x->inside,
+                                       (unsigned) x->host, (unsigned) x->count);
         }
         if (n >= sizeof(map))
                 return -E2BIG;

@@ -79,7 +79,9 @@ int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *r
         int fds[4] = { q->landing_pidfd, q->adopt_w, q->stdio_fd, theirs };
         char control[CMSG_SPACE(sizeof(fds))] = {};
         struct iovec iov = { text, strlen(text) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = control,
                              .msg_controllen = sizeof(control) };
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;

@@ -694,5 +694,6 @@ Test(launcher, template_specs_are_checked)
         cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
         B.spec.template_root = false;
         json_t *cfg = NULL;
-        cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg), -EOPNOTSUPP);
+        cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg),
+                     -EOPNOTSUPP);
 }
