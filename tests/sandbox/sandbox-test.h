@@ -82,6 +82,29 @@ static inline void box_fini(void)
                 }
 }
 
+/* The real uid of a host pid, from its status (not from the /proc dir's
+ * owner, which follows dumpability). */
+static inline uid_t host_uid_of(pid_t pid)
+{
+        cleanup_free char *path = xasprintf("/proc/%d/status", (int) pid), *text = NULL;
+        unsigned uid = 0;
+        cr_assert(read_full_file_at(AT_FDCWD, path, 1 << 16, &text, NULL) == 0);
+        const char *p = strstr(text, "\nUid:");
+        cr_assert(p && sscanf(p + 5, "%u", &uid) == 1);
+        return (uid_t) uid;
+}
+
+/* The first child of a host pid (a shim's principal). */
+static inline pid_t first_child(pid_t pid)
+{
+        cleanup_free char *path = xasprintf("/proc/%d/task/%d/children", (int) pid, (int) pid);
+        cleanup_free char *text = NULL;
+        int child = 0;
+        cr_assert(read_full_file_at(AT_FDCWD, path, 4096, &text, NULL) == 0);
+        cr_assert(sscanf(text, "%d", &child) == 1, "%d has no child", (int) pid);
+        return child;
+}
+
 /* A host scratch dir (0755: traversable by the container's root, which
  * resolves masks and overlay layers), removed by box_fini(). */
 static inline const char *box_tmpdir(void)

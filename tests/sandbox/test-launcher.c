@@ -46,18 +46,6 @@ Test(launcher, setuid_root_denied)
         assert_result(box_attack("setuid0", NULL, NULL), "denied EPERM");
 }
 
-/* The real uid of a host pid, from its status (not from the /proc dir's
- * owner, which follows dumpability). */
-static uid_t host_uid_of(pid_t pid)
-{
-        cleanup_free char *path = xasprintf("/proc/%d/status", (int) pid), *text = NULL;
-        unsigned uid = 0;
-        cr_assert(read_full_file_at(AT_FDCWD, path, 1 << 16, &text, NULL) == 0);
-        const char *p = strstr(text, "\nUid:");
-        cr_assert(p && sscanf(p + 5, "%u", &uid) == 1);
-        return (uid_t) uid;
-}
-
 Test(launcher, distinct_host_uid_per_container)
 {
         box_init();
@@ -590,16 +578,6 @@ static ino_t ns_inode(pid_t pid, const char *ns)
         cleanup_free char *path = xasprintf("/proc/%d/ns/%s", (int) pid, ns);
         cr_assert(stat(path, &st) == 0);
         return st.st_ino;
-}
-
-static pid_t first_child(pid_t pid)
-{
-        cleanup_free char *path = xasprintf("/proc/%d/task/%d/children", (int) pid, (int) pid);
-        cleanup_free char *text = NULL;
-        int child = 0;
-        cr_assert(read_full_file_at(AT_FDCWD, path, 4096, &text, NULL) == 0);
-        cr_assert(sscanf(text, "%d", &child) == 1, "%d has no child", (int) pid);
-        return child;
 }
 
 static void box_restart_output(void)

@@ -300,27 +300,6 @@ static json_t *report(size_t i)
         return j;
 }
 
-static pid_t child_of(pid_t pid)
-{
-        cleanup_free char *path = xasprintf("/proc/%d/task/%d/children", (int) pid, (int) pid);
-        cleanup_free char *text = NULL;
-        int child = 0;
-        cr_assert(read_full_file_at(AT_FDCWD, path, 4096, &text, NULL) == 0);
-        cr_assert(sscanf(text, "%d", &child) == 1, "%d has no child", (int) pid);
-        return child;
-}
-
-/* The real uid of a host pid, from its status. */
-static uid_t host_uid_of(pid_t pid)
-{
-        cleanup_free char *path = xasprintf("/proc/%d/status", (int) pid), *text = NULL;
-        unsigned uid = 0;
-        cr_assert(read_full_file_at(AT_FDCWD, path, 1 << 16, &text, NULL) == 0);
-        const char *p = strstr(text, "\nUid:");
-        cr_assert(p && sscanf(p + 5, "%u", &uid) == 1);
-        return (uid_t) uid;
-}
-
 static bool alive(pid_t pid)
 {
         return kill(pid, 0) == 0;
@@ -359,7 +338,7 @@ Test(template, a_copy_lands_confined_in_its_container)
         }
         json_decref(j);
 
-        pid_t shim = container_pid(T.l[0].c), copy = child_of(shim);
+        pid_t shim = container_pid(T.l[0].c), copy = first_child(shim);
         cr_assert_eq(host_uid_of(copy), T_HOST_UID + 65536 + BOX_UID);
         struct stat a, b;
         cleanup_free char *pa = xasprintf("/proc/%d/ns/user", (int) copy);
@@ -395,7 +374,7 @@ Test(template, siblings_are_apart_from_each_other_and_the_template)
         json_decref(j0);
         json_decref(j1);
 
-        pid_t zygote = child_of(container_pid(T.t));
+        pid_t zygote = first_child(container_pid(T.t));
         cleanup_free char *killed = get(0, "/killall");
         /* kill(-1) spares the caller and PID 1: with nobody else in
          * sight, the kernel finds no one to signal */
