@@ -87,6 +87,8 @@ int member_kill(struct member *m, int sig)
         return m->exited ? -ESRCH : m->launcher->kill(m->handle, sig);
 }
 
+static void log_drain(struct member *m);
+
 bool member_poll_exit(struct member *m)
 {
         int status;
@@ -98,6 +100,7 @@ bool member_poll_exit(struct member *m)
         m->exited = true;
         m->status = status;
         m->exit_src = loop_source_free(m->exit_src);
+        log_drain(m);
         if (m->ops && m->ops->exited)
                 m->ops->exited(m, status, m->userdata);
         return true;
@@ -215,6 +218,23 @@ static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdat
         m->log_src = loop_source_free(m->log_src);
         m->log_fd = safe_close(m->log_fd);
         return 0;
+}
+
+/*
+ * The container is gone, and what it wrote last is in the pipe already; but
+ * its exit and its output wake the same epoll_wait(), and the exit may be
+ * handled first. Read what is there now (within the token budget, a few
+ * reads at most: a writer that outlived the container is not waited for),
+ * so its "last output" is its last output.
+ */
+static void log_drain(struct member *m)
+{
+        for (int i = 0; i < MEMBER_EXIT_DRAIN_READS && m->log_src; i++) {
+                size_t before = m->log->bytes.len;
+                (void) on_log(m->log_src, m->log_fd, EPOLLIN, m);
+                if (m->log && m->log->bytes.len == before)
+                        break; /* EAGAIN: nothing more now */
+        }
 }
 
 const struct member_log *member_output(const struct member *m)
