@@ -66,10 +66,10 @@
 #define ACTION_RECORD_MAX_MESSAGE (64UL * 1024)
 
 /* --- containers' output (stdout+stderr are a pipe the daemon reads) --- */
-#define MEMBER_LOG_MAX_BYTES  (256UL * 1024)      /* kept per container per episode */
-#define MEMBER_LOG_RATE_BYTES (8UL * 1024 * 1024) /* read per second per container, at most */
-#define MEMBER_LOG_READ_BYTES (64UL * 1024)       /* read per wake-up: others get their turn */
-#define MEMBER_EXIT_DRAIN_READS 4                 /* reads of a member's pipe at its exit */
+#define MEMBER_LOG_MAX_BYTES    (256UL * 1024)      /* kept per container per episode */
+#define MEMBER_LOG_RATE_BYTES   (8UL * 1024 * 1024) /* read per second per container, at most */
+#define MEMBER_LOG_READ_BYTES   (64UL * 1024)       /* read per wake-up: others get their turn */
+#define MEMBER_EXIT_DRAIN_READS 4                   /* reads of a member's pipe at its exit */
 /* Entries of its lines' time index (unit/member-log.h): full, every second
  * one goes. 16 bytes each. */
 #define MEMBER_LOG_MAX_STAMPS 4096
