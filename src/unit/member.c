@@ -229,11 +229,13 @@ static int on_log(struct loop_source *s, int fd, uint32_t revents, void *userdat
  */
 static void log_drain(struct member *m)
 {
+        if (!m->log)
+                return; /* taken: nothing is read into it any more */
         for (int i = 0; i < MEMBER_EXIT_DRAIN_READS && m->log_src; i++) {
                 size_t before = m->log->bytes.len;
                 (void) on_log(m->log_src, m->log_fd, EPOLLIN, m);
-                if (m->log && m->log->bytes.len == before)
-                        break; /* EAGAIN: nothing more now */
+                if (m->log->bytes.len == before)
+                        break; /* EAGAIN, or EOF: nothing more now */
         }
 }
 
