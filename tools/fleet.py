@@ -310,14 +310,18 @@ class Sampler(threading.Thread):
                 "subtree_bytes": u.subtree_memory(), "processes": len(pids)}
 
     @staticmethod
-    def daemon_code(u, pid, uid):
+    def daemon_code(u, pid, uid, block):
         """The daemon, or a fork of it that has not exec'd yet: its jobs (the
         custody copy) and a container between its clone and its shim's exec,
         before the uid map is written. They run the daemon's own code as
-        root, in the host's namespaces or in ones not yet set up."""
+        root, in the host's namespaces or in ones not yet set up; a
+        container's clone has the euid of its namespace's owner, the first
+        uid of its own range in this unit's block (launcher-native.c,
+        become_owner())."""
         if pid == u.pid:
             return True
-        if any(x != "0" for x in uid):
+        lo, hi = block
+        if uid[0] != "0" or any(x != "0" and not lo <= int(x) <= hi for x in uid):
             return False
         try:
             a, b = os.stat("/proc/%d/exe" % pid), os.stat("/proc/%d/exe" % u.pid)
@@ -331,7 +335,7 @@ class Sampler(threading.Thread):
             lo, hi = self.blocks[u.name]
             for pid in u.subtree_pids():
                 uid = live_uid(pid)
-                if uid is not None and self.daemon_code(u, pid, uid):
+                if uid is not None and self.daemon_code(u, pid, uid, (lo, hi)):
                     self.daemon_forks += pid != u.pid
                 else:
                     # Read again after the exe check: a fork of the daemon
