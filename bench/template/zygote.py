@@ -25,8 +25,9 @@ answers, one connection at a time:
   self                   "self PID SECONDS": the template's own CPU time
   quit                   the template kills its copies and exits
 
-"noreseed" skips the copy's reseeding, to show what it is for. Standard
-library only, plus uvicorn (imported from PYTHONPATH).
+"noreseed" skips the copy's reseeding, to show what it is for. The reseed is
+python/openenvd_template.py's; otherwise standard library only, plus uvicorn
+(imported from PYTHONPATH).
 """
 import ctypes
 import gc
@@ -37,6 +38,11 @@ import signal
 import socket
 import sys
 import time
+
+# What a copy reseeds, and how the template finds it: the engine's own
+# (python/openenvd_template.py), so the bench measures what episodes do.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from openenvd_template import find_rngs, reseed  # noqa: E402
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x08000000, 0x20000000, 0x40000000
 
@@ -52,39 +58,6 @@ def reap(*_):
         if pid == 0:
             return
         copies[pid] = ru.ru_utime + ru.ru_stime
-
-
-def reseed(rngs):
-    """What a fork would otherwise share. CPython reseeds random's module
-    generator in a forked child itself (os.register_at_fork); secrets,
-    uuid4, os.urandom and SystemRandom read the kernel's getrandom() per
-    call; tempfile's name generator notices the new pid; OpenSSL 3 reseeds
-    its DRBG after a fork. Left: numpy's global RandomState and every other
-    generator object built before the fork (found once, in the template)."""
-    random.seed()
-    for r in rngs:
-        if isinstance(r, random.Random):
-            r.seed()
-        elif type(r).__name__ == "RandomState":
-            r.seed()
-        elif type(r).__name__ == "Generator":
-            bg = r.bit_generator
-            bg.state = type(bg)().state
-
-
-def find_rngs():
-    """Generator objects alive in the template (module-level ones of the
-    app and its libraries), minus the per-call ones; once, before warm."""
-    out = []
-    np = sys.modules.get("numpy")
-    kinds = [random.Random]
-    if np is not None:
-        kinds += [np.random.RandomState, np.random.Generator]
-    for o in gc.get_objects():
-        if isinstance(o, tuple(kinds)) and not isinstance(o, random.SystemRandom) \
-                and o is not random._inst:
-            out.append(o)
-    return out
 
 
 def probe():
