@@ -26,7 +26,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "tests"))
 import openenvd_grading as G  # noqa: E402
+import unittest_tap  # noqa: E402
 
 OPENENVCTL = sys.argv[1] if len(sys.argv) > 1 else None
 PY = sys.executable or "/usr/bin/python3"
@@ -435,40 +437,5 @@ class Split(Tmp):
         self.assertEqual(p.returncode, 0, p.stderr + "\n" + yaml)
 
 
-class Tap(unittest.TextTestResult):
-    """unittest's results as TAP lines, one per test."""
-    n = 0
-
-    def line(self, ok, test, note=""):
-        Tap.n += 1
-        print("%s %d - %s%s" % ("ok" if ok else "not ok", Tap.n, test.id().split(".", 1)[1],
-                                note), flush=True)
-
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self.line(True, test)
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self.line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self.line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self.line(True, test, " # SKIP " + reason)
-
-
-def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    print("TAP version 13\n1..%d" % suite.countTestCases(), flush=True)
-    runner = unittest.TextTestRunner(stream=open(os.devnull, "w"), resultclass=Tap)
-    return 0 if runner.run(suite).wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(unittest_tap.main(sys.modules[__name__]))

@@ -30,11 +30,12 @@ import tempfile
 import time
 import traceback
 import unittest
-import faulthandler
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import unittest_tap  # noqa: E402
 SOURCE = open(os.path.join(REPO, "python", "openenvd_template.py")).read()
 PY = "/usr/bin/python3"
 BT, BE = 1512000000, 1512100000     # host uids of the template's 0 and 65536
@@ -637,45 +638,5 @@ class Lifecycle(unittest.TestCase):
         self.assertRegex(msg, "^fail seccomp filter")
 
 
-class Tap(unittest.TextTestResult):
-    """unittest's results as TAP lines, one per test."""
-    n = 0
-
-    def line(self, ok, test, note=""):
-        Tap.n += 1
-        print("%s %d - %s%s" % ("ok" if ok else "not ok", Tap.n, test.id().split(".", 1)[-1],
-                                note), flush=True)
-
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self.line(True, test)
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self.line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self.line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self.line(True, test, " # SKIP " + reason)
-
-
-def main():
-    faulthandler.dump_traceback_later(100, exit=True)
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    print("TAP version 13\n1..%d" % suite.countTestCases(), flush=True)
-    if os.geteuid() != 0:
-        for i in range(suite.countTestCases()):
-            print("not ok %d - root required" % (i + 1))
-        return 1
-    runner = unittest.TextTestRunner(stream=open(os.devnull, "w"), resultclass=Tap)
-    return 0 if runner.run(suite).wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(unittest_tap.main(sys.modules[__name__], root=True, watchdog_s=100))
