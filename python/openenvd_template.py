@@ -202,16 +202,12 @@ def copy_main(req, fds, ctx):
         if os.fork() != 0:
             os._exit(0)       # the server is reparented to the landing's PID 1
         server_main(req, adopt_w, stdio, go, ctx)
-    except Step as ex:
-        try:
-            os.write(ctx["report"], b"openenvd-template: copy: %s\n"
-                     % str(ex).encode(errors="replace"))
-        finally:
-            os._exit(126)
     except BaseException as ex:
+        # A Step names itself ("<step>: <error>"); anything else by its repr.
+        what = str(ex) if isinstance(ex, Step) else repr(ex)
         try:
             os.write(ctx["report"], b"openenvd-template: copy: %s\n"
-                     % repr(ex).encode(errors="replace"))
+                     % what.encode(errors="replace"))
         finally:
             os._exit(126)
 
