@@ -377,7 +377,6 @@ struct clone_request {
         const struct clone_args *ca;
         struct child_args *args;
         int netns_fd; /* the daemon's namespace for the container, or -EBADF */
-        uid_t owner;  /* the new user namespace's owner */
         const struct container_spec *spec;
 };
 
@@ -425,11 +424,10 @@ static int clone_nested(const struct clone_request *q, struct clone_args *ca,
         };
         long pid = syscall(SYS_clone3, &hop, sizeof(hop));
         if (pid == 0) {
-                int fd = -EBADF;
                 long c = syscall(SYS_clone3, ca, sizeof(*ca));
                 if (c == 0)
                         child_main(q->args); /* never returns */
-                fd = c < 0 ? -errno : res->pidfd;
+                int fd = c < 0 ? -errno : res->pidfd;
                 _exit(write(p[1], &fd, sizeof(fd)) == (ssize_t) sizeof(fd) ? 0 : 1);
         }
         int r = pid < 0 ? -errno : 0, fd = -EBADF;
@@ -475,7 +473,9 @@ static int clone_in_helper(void *userdata, void *out)
         ca.pidfd = (uint64_t) (uintptr_t) &res->pidfd;
         if (q->netns_fd >= 0 && setns(q->netns_fd, CLONE_NEWNET) < 0)
                 return -errno;
-        int r = become_owner(q->owner, nest);
+        /* The new user namespace's owner: the container's first host uid,
+         * or nested, the template's root, which must own it. */
+        int r = become_owner(nest ? nest->owner : q->spec->host_uid, nest);
         if (r < 0)
                 return r;
         /* The helper joins the template's user namespace (for the owner of
@@ -664,9 +664,9 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
         }
 
 #if LAUNCHER_SHARED_VM
-        /* Nested in a template's pid namespace, the kernel refuses a child
-         * that shares our memory (CLONE_VM across pid namespaces): that
-         * spawn copies it, like sanitizer builds. */
+        /* A nested container is cloned by the hop (clone_nested()), a
+         * fork-like copy with no stack of ours to run the child on: that
+         * spawn copies memory instead of sharing it, like sanitizer builds. */
         const bool shared_vm = !spec->nest;
         /* Declared before the container, so it is released after it: on
          * every error path the child is killed and reaped first; on success
@@ -695,7 +695,6 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                                   .ca = &ca,
                                   .args = &args,
                                   .netns_fd = spec->netns ? kept_netns_fd(spec->netns) : -EBADF,
-                                  .owner = spec->nest ? spec->nest->owner : spec->host_uid,
                                   .spec = spec,
                           },
                           &res, sizeof(res));
