@@ -81,6 +81,15 @@ static bool path_is_normal_absolute(const char *p)
  * these rules drifted: the OCI launcher had checked none of the mounts,
  * masks, forwards, fds, workdir, /tmp size or counts below.
  */
+/* Whether pass_fds[i] is one of the shim's own pipes (notify, gate, adopt),
+ * which neither a forwarder nor the principal may take. */
+static bool pass_index_is_shims(const struct container_spec *spec, unsigned i)
+{
+        return (spec->notify && i == spec->notify_pass_index) ||
+               (spec->gate && i == spec->gate_pass_index) ||
+               (spec->adopt && i == spec->adopt_pass_index);
+}
+
 /* A template's extra map lines: none maps host root or overlaps its own
  * range inside; a nested container: a template to nest in, and a network
  * namespace of its own (a kept one belongs to the daemon's user namespace,
@@ -175,9 +184,7 @@ int container_spec_validate(const struct container_spec *spec)
                 return -EINVAL;
         for (unsigned i = 0; i < 32; i++)
                 if (spec->principal_fds & (1u << i) &&
-                    (i >= spec->n_pass_fds || (spec->notify && i == spec->notify_pass_index) ||
-                     (spec->gate && i == spec->gate_pass_index) ||
-                     (spec->adopt && i == spec->adopt_pass_index)))
+                    (i >= spec->n_pass_fds || pass_index_is_shims(spec, i)))
                         return -EINVAL;
         for (size_t i = 0; i < spec->n_forwards; i++) {
                 const struct forward *f = &spec->forwards[i];
@@ -185,8 +192,7 @@ int container_spec_validate(const struct container_spec *spec)
                         return -EINVAL;
                 if (f->kind == FORWARD_FD_TO_TCP) {
                         if (f->pass_index >= spec->n_pass_fds ||
-                            (spec->notify && f->pass_index == spec->notify_pass_index) ||
-                            (spec->gate && f->pass_index == spec->gate_pass_index))
+                            pass_index_is_shims(spec, f->pass_index))
                                 return -EINVAL;
                         continue;
                 }

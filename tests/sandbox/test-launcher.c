@@ -671,6 +671,29 @@ Test(launcher, template_specs_are_checked)
         B.spec.template_root = true;
         cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
         B.spec.template_root = false;
+        /* the shim's adopt pipe: not with a gate, not a forwarder's nor the
+         * principal's; the principal's fds among those passed */
+        int fds[2] = { 0, 1 };
+        B.spec.pass_fds = fds;
+        B.spec.n_pass_fds = 2;
+        B.spec.adopt = true;
+        B.spec.adopt_pass_index = 1;
+        cr_assert_eq(container_spec_validate(&B.spec), 0);
+        B.spec.gate = true;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        B.spec.gate = false;
+        B.spec.principal_fds = 1u << 1;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        B.spec.principal_fds = 1u << 2;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        B.spec.principal_fds = 1u << 0;
+        cr_assert_eq(container_spec_validate(&B.spec), 0);
+        B.forwards[0] = (struct forward){
+                .kind = FORWARD_FD_TO_TCP, .host = (char *) "127.0.0.1", .port = 80, .pass_index = 1
+        };
+        B.spec.n_forwards = 1;
+        cr_assert_eq(container_spec_validate(&B.spec), -EINVAL);
+        B.spec.n_forwards = 0;
         json_t *cfg = NULL;
         cr_assert_eq(oci_config_render(&B.spec, "/rootfs", SHIM_PATH, NULL, NULL, &cfg),
                      -EOPNOTSUPP);
