@@ -29,8 +29,10 @@ static ssize_t recv_word(int fd, char buf[static TEMPLATE_MSG_MAX + 1], struct u
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
         if (n == 0)
                 return -ECONNRESET;
-        /* No fd ever comes this way: a datagram that carried some (they
-         * would be closed by MSG_CMSG_CLOEXEC only at exec) is refused. */
+        /* No fd ever comes this way: the control buffer holds the
+         * credentials and nothing more, so fds sent along are never
+         * installed (the kernel sets MSG_CTRUNC), and the datagram is
+         * refused. */
         if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
                 return -EPROTO;
         buf[n] = '\0';
