@@ -13,7 +13,8 @@ Then A is SIGKILLed while its containers run and a third unit starts.
 Must not happen: overlapping uid ranges; a zone process outside its unit's
 range; A listing, connecting to or signalling anything of B's; B's env or
 service seeing a request from A; the third unit taking A's range while A's
-containers still run; anything left behind.
+containers (or any process with a uid of that range) still run; anything left
+behind.
 """
 import os
 import signal
@@ -115,6 +116,28 @@ def case_host_root(run):
     two_units(run, host_root=True)
 
 
+def plant_straggler(uid):
+    """A sleeping child of ours running as uid; returns its pid once it has
+    taken the uid, so the daemon that starts next can see it."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.write(w, b"1")
+            signal.pause()
+        finally:
+            os._exit(1)
+    os.close(w)
+    ok = os.read(r, 1)
+    os.close(r)
+    check(ok == b"1", "the straggler took uid %d" % uid)
+    return pid
+
+
 def case_crashed_unit_range_not_reused(run):
     m = manifest(run, False)
     a = A.Daemon(run, m)
@@ -124,12 +147,19 @@ def case_crashed_unit_range_not_reused(run):
         check(zone_uids(a), "A's containers run")
         a.proc.send_signal(signal.SIGKILL)
         a.proc.wait()
-        # A's containers outlive it (they are not its children's children
-        # of a session: the kernel keeps them) until a daemon sweeps them.
-        check(A.pids_with_uid_in(*old), "A's containers still run after its SIGKILL")
-        c = A.Daemon(run, m)
-        check(disjoint(c.uids, old), "the next unit took the range %s of a crashed unit "
-              "whose containers still ran (%s)" % (old, c.uids))
+        # A's containers may outlive it for a moment, or not: the kernel
+        # tears their namespaces down on its own time. A straggler of ours,
+        # with a uid of A's range, stands for one that got away, so the next
+        # unit always meets a live process in that range.
+        straggler = plant_straggler(old[1])
+        try:
+            check(A.pids_with_uid_in(*old), "a process with a uid of A's range runs")
+            c = A.Daemon(run, m)
+            check(disjoint(c.uids, old), "the next unit took the range %s of a crashed unit "
+                  "whose processes still ran (%s)" % (old, c.uids))
+        finally:
+            os.kill(straggler, signal.SIGKILL)
+            os.waitpid(straggler, 0)
         a.assert_nothing_left()
         rc, _ = c.stop()
         check(rc == 0, "clean exit")
@@ -144,7 +174,7 @@ CASES = [
      "sockets or processes", case_image_root),
     ("the same with this host's whole / as both units' root (--host-root-unfiltered)",
      case_host_root),
-    ("a SIGKILLed unit's uid range is not reused while its containers run",
+    ("a SIGKILLed unit's uid range is not reused while a process of that range runs",
      case_crashed_unit_range_not_reused),
 ]
 
