@@ -627,9 +627,10 @@ static int daemon_setup(struct daemon *d)
         r = setup_root(d);
         if (r < 0)
                 return r;
-        /* Two slots (live and standby) of one uid range per container. */
-        r = uid_block_acquire(2 * (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE,
-                              o->uid_lock_dir, &d->uids);
+        /* Two slots (live and standby) of one uid range per container, and
+         * the env template's range after them. */
+        uint32_t slot_size = (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE;
+        r = uid_block_acquire(2 * slot_size + UNIT_UID_RANGE, o->uid_lock_dir, &d->uids);
         if (r < 0)
                 return log_error_errno(r, "host uid range: %m");
         {
@@ -673,7 +674,8 @@ static int daemon_setup(struct daemon *d)
                         .standby = !o->no_standby && d->manifest->standby,
                         .quiet_containers = o->quiet_containers,
                         .uid_base = d->uids.base,
-                        .uid_slot_size = d->uids.size / 2,
+                        .uid_slot_size = slot_size,
+                        .template_uid = d->uids.base + 2 * slot_size,
                         .verdict_history = o->verdict_history,
                 },
                 &unit_ops, d, &d->unit);

@@ -45,6 +45,39 @@ static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
         prom_sample_u64(sb, "openenvd_standby_failures_total", NULL, 0, u->standby_failures);
 }
 
+static void render_env_starts(struct strbuf *sb, const struct unit_stats *u)
+{
+        const struct {
+                const char *name, *help;
+                uint64_t value;
+        } counters[] = {
+                { "openenvd_env_template_builds_total", "Env templates started.",
+                  u->templates.builds },
+                { "openenvd_env_template_discards_total",
+                  "Env templates discarded: their program ended, their code changed on disk, or "
+                  "a fork failed.",
+                  u->templates.discards },
+                { "openenvd_env_template_fork_failures_total",
+                  "Forks from a template that failed (the env started cold).",
+                  u->templates.fork_failures },
+                { "openenvd_env_template_warm_failures_total",
+                  "Env templates that could not warm (templates off for the daemon's life).",
+                  u->templates.warm_failures },
+        };
+
+        prom_family(sb, "openenvd_env_starts_total", "counter",
+                    "Episodes provisioned, by how their env server started: forked from the "
+                    "unit's warm template, or cold (its own command).");
+        for (int s = 0; s < _UNIT_ENV_START_MAX; s++) {
+                const struct prom_label l[] = { { "path", unit_env_start_to_string(s) } };
+                prom_sample_u64(sb, "openenvd_env_starts_total", l, 1, u->env_starts[s]);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
+                prom_family(sb, counters[i].name, "counter", counters[i].help);
+                prom_sample_u64(sb, counters[i].name, NULL, 0, counters[i].value);
+        }
+}
+
 static void render_phases(struct strbuf *sb, const struct unit_stats *u, enum phase current)
 {
         prom_family(sb, "openenvd_phase", "gauge", "The unit's phase: 1 for the current one.");
@@ -223,6 +256,7 @@ char *metrics_render(const struct metrics_input *in, size_t *ret_len)
                     "Always 1; the label says which build answers.");
         prom_sample_u64(&sb, "openenvd_build_info", version, 1, 1);
         render_episodes(&sb, in->unit);
+        render_env_starts(&sb, in->unit);
         render_phases(&sb, in->unit, in->phase);
         render_limit_events(&sb, in->unit, "openenvd_container_oom_kills_total",
                             "Processes the OOM killer killed in a container (its memory limit).",

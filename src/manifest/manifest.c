@@ -302,6 +302,7 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 "agent_paths",
                 "enforcement",
                 "verdict_policy",
+                "template",
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
@@ -337,6 +338,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 (void) mnode_get_bool(x, v[7], "standby", &x->m->standby);
         if (ok && v[8])
                 parse_agent_paths(x, v[8]);
+        if (ok && v[11])
+                (void) mnode_get_bool(x, v[11], "template", &x->m->env_template);
         if (ok && v[9])
                 parse_enforcement(x, v[9]);
         /* Before the zones: each container starts from it. */
@@ -405,6 +408,7 @@ int manifest_parse_with(const char *data, size_t size, const char *base_dir, uns
         m->port = MANIFEST_DEFAULT_PORT;
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
         m->standby = true;
+        m->env_template = true;
         manifest_verdict_policy_defaults(&m->verdict_policy);
         x.m = m;
         x.root = doc.root;

@@ -174,6 +174,9 @@ struct manifest {
         uint16_t port; /* openenvd.port: the unit's external port */
         double kill_deadline_s;
         bool standby;         /* keep a standby episode provisioned (default true) */
+        /* openenvd.template: episodes' env servers forked from a warm
+         * template where the command allows (default true; unit/env-template.h) */
+        bool env_template;
         char *base_dir;       /* owned: absolute directory relative paths resolved against */
         char *workspace_seed; /* owned absolute path or NULL */
         struct manifest_asset *assets; /* owned, manifest order */

@@ -73,9 +73,15 @@ int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *r
                               (json_int_t) q->nofile, "nproc", (json_int_t) q->nproc);
         if (!j)
                 return -ENOMEM;
+        if (q->env) {
+                json_t *env = json_array();
+                for (char *const *e = q->env; *e; e++)
+                        json_array_append_new(env, json_string(*e));
+                json_object_set_new(j, "env", env);
+        }
         cleanup_free char *text = json_dumps(j, JSON_COMPACT);
         json_decref(j);
-        if (!text || strlen(text) > TEMPLATE_MSG_MAX)
+        if (!text || strlen(text) > TEMPLATE_REQUEST_MAX)
                 return -E2BIG;
 
         int fds[4] = { q->landing_pidfd, q->adopt_w, q->stdio_fd, theirs };
@@ -104,13 +110,17 @@ int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *r
         return 0;
 }
 
-int template_read_reply(int ctl_fd)
+int template_read_reply(int ctl_fd, char **ret_reason)
 {
         char buf[TEMPLATE_MSG_MAX + 1];
         ssize_t n = recv_word(ctl_fd, buf, NULL);
         if (n < 0)
                 return (int) n;
-        return startswith(buf, "forked ") ? 0 : -EPROTO;
+        if (startswith(buf, "forked "))
+                return 0;
+        if (ret_reason)
+                *ret_reason = xstrdup(startswith(buf, "error ") ? buf + 6 : buf);
+        return -EPROTO;
 }
 
 int template_copy_hello(int go_fd, pid_t *ret_pid)

@@ -21,6 +21,9 @@
 #include <sys/types.h>
 
 #define TEMPLATE_MSG_MAX 512
+/* A fork request (it carries the copy's environment): the template reads
+ * up to this much. */
+#define TEMPLATE_REQUEST_MAX 65536
 
 struct template_fork_request {
         int landing_pidfd; /* the nested container's PID 1 (its shim) */
@@ -30,6 +33,9 @@ struct template_fork_request {
         gid_t gid;
         const char *cwd;
         uint64_t nofile, nproc; /* 0: left alone */
+        /* The server's whole environment ("K=V", NULL-terminated); NULL:
+         * the template's. */
+        char *const *env;
 };
 
 /* The template's first word: 0 for "warm", -EPROTO with its reason (a
@@ -40,8 +46,9 @@ int template_read_warm(int ctl_fd, char **ret_reason);
  * (SO_PASSCRED set, non-blocking, CLOEXEC). */
 int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *ret_go);
 /* The template's answer to a request: 0 ("forked N"), -EPROTO ("error
- * ..."), -EAGAIN, -ECONNRESET. */
-int template_read_reply(int ctl_fd);
+ * ...", the reason a copy in *ret_reason when given), -EAGAIN,
+ * -ECONNRESET. */
+int template_read_reply(int ctl_fd, char **ret_reason);
 /* The copy's "hello": its pid in our pid namespace. -EAGAIN until it
  * arrives, -EPROTO for anything else. */
 int template_copy_hello(int go_fd, pid_t *ret_pid);

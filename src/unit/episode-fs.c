@@ -168,7 +168,7 @@ int episode_fs_teardown(const struct unit_plan_context *ctx)
         return 0;
 }
 
-static int write_hosts(const struct unit_plan_context *ctx)
+int episode_fs_write_hosts(const struct unit_plan_context *ctx)
 {
         cleanup_free char *path = xasprintf("%s/hosts", ctx->episode_dir);
         cleanup_free char *content = unit_hosts_file(ctx->manifest);
@@ -236,7 +236,7 @@ static int setup(const struct unit_plan_context *ctx)
         /* The daemon's record of actions: observers list it in their dir. */
         if ((r = make_dir(actions, 0755)) < 0)
                 return r;
-        if ((r = write_hosts(ctx)) < 0)
+        if ((r = episode_fs_write_hosts(ctx)) < 0)
                 return r;
 
         /* The whole agent zone writes /workspace: owned by the env's principal,

@@ -35,6 +35,8 @@ uint64_t episode_fs_inodes_for(uint64_t disk_mb);
 #define EPISODE_FS_SOCK_BYTES  (UINT64_C(1024) * 1024)
 #define EPISODE_FS_SOCK_INODES 256
 
+/* <episode>/hosts, the env's /etc/hosts (unit_hosts_file()); a new file. */
+int episode_fs_write_hosts(const struct unit_plan_context *ctx);
 /* Creates <state>/empty, the lower layer of empty overlays (once). */
 int episode_fs_init(const char *state_dir);
 /* Creates every directory and mounts the tmpfs and overlays. On failure

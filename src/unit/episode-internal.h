@@ -13,6 +13,7 @@
 #include "unit/unit-plan.h"
 
 struct episode;
+struct env_template_gen;
 
 /* A custody copy or disk walk (both bounded) must finish within this. */
 #define EPISODE_JOB_TIMEOUT (120 * USEC_PER_SEC)
@@ -29,6 +30,10 @@ struct ep_member {
         struct member *m;                    /* owned while started */
         int activation_fd;                   /* owned: listening socket (env, services) */
         struct kept_netns *netns;            /* owned: made for its container, freed at its reap */
+        /* A reference to the template its server was forked from (the env,
+         * unit/env-template.h), dropped at its reap; NULL: started cold. */
+        struct env_template_gen *template;
+        bool forked; /* its last start was a template's copy (kept after the reap) */
         bool started, exited;
         int status;             /* once exited */
         bool killed;            /* the daemon ended it on purpose (no failure) */

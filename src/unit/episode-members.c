@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "sandbox/netns-keep.h"
+#include "unit/env-template.h"
 #include "unit/episode-backend.h"
 #include "unit/episode-internal.h"
 
@@ -73,17 +74,24 @@ static struct kept_netns *member_netns_new(const struct episode *e, const struct
 }
 
 /* Starts mb's container, planned for phase; gated: made ahead of its turn,
- * the principal held at the shim's gate until episode_release_member(). */
-static int start_member(struct episode *e, struct ep_member *mb, enum phase phase, bool gated)
+ * the principal held at the shim's gate until episode_release_member().
+ * With gen (borrowed), the env's server is a copy of that template's,
+ * forked into the container (unit/env-template.h), and the member holds a
+ * reference to gen; *ret_fork_failed then says whether the template (not
+ * the container) failed. */
+static int start_member_from(struct episode *e, struct ep_member *mb, enum phase phase,
+                             bool gated, struct env_template_gen *gen, bool *ret_fork_failed)
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
+        struct env_template_landing landing = { .adopt_r = -EBADF, .adopt_w = -EBADF };
         /* The episode's dir (0711), not its private one (0700): an OCI
          * runtime's container root, mapped into a user namespace, must
          * traverse to its bundle (launcher-oci keeps its runtime root 0700
          * inside). */
         cleanup_free char *oci_dir = xasprintf("%s/oci", e->dir);
         cleanup_error_detail struct error_detail error = {};
+        cleanup(kept_netns_freep) struct kept_netns *netns = NULL;
         int r;
 
         /* (Made ahead, it gets its turn's again at the release.) */
@@ -99,10 +107,20 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
         spec.shim_path = xstrdup(e->cfg->shim_path);
         spec.weaken = e->cfg->weaken;
         spec.filter = e->cfg->filter;
-        cleanup(kept_netns_freep) struct kept_netns *netns = member_netns_new(e, mb);
-        spec.netns = netns;
         if (unit_container_activated(mb->mc))
                 spec.pass_fds = &mb->activation_fd;
+        /* A landing's network namespace is its own (one the daemon made
+         * belongs to the daemon's user namespace: no copy may join it). */
+        if (gen)
+                r = env_template_landing_init(gen, e->slot, &spec, &landing);
+        else
+                spec.netns = netns = member_netns_new(e, mb);
+        if (r < 0) {
+                container_spec_done(&spec);
+                free(mb->start_error);
+                mb->start_error = xasprintf("landing: %s", strerror(-r));
+                return r;
+        }
         if (z->oci != MANIFEST_OCI_NATIVE)
                 (void) mkdir(oci_dir, 0711);
         r = member_start(
@@ -117,16 +135,26 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
                         .notify = unit_container_activated(mb->mc),
                         .gated = gated,
                         .forward_episode_id = e->cfg->quiet_containers ? NULL : episode_id(e),
+                        .adopt = gen ? &landing.adopt : NULL,
                 },
                 &episode_member_ops, mb, &mb->m, &error);
+        env_template_landing_done(&landing);
+        *ret_fork_failed = landing.fork_failed;
         if (r >= 0) {
                 kept_netns_free(mb->netns);
                 mb->netns = TAKE_PTR(netns);
+                env_template_gen_unref(mb->template);
+                mb->template = gen ? env_template_gen_ref(gen) : NULL;
+                mb->forked = gen != NULL;
         }
         container_spec_done(&spec);
         if (r < 0) {
                 free(mb->start_error);
                 mb->start_error = xstrdup(error.message ?: strerror(-r));
+                /* The template's failure is not the episode's: it starts
+                 * cold instead (start_member()). */
+                if (landing.fork_failed)
+                        return r;
                 /* Made ahead, it is started at its turn instead: only that
                  * start's failure is the episode's (observer-gate.c logs). */
                 if (gated)
@@ -145,9 +173,32 @@ static int start_member(struct episode *e, struct ep_member *mb, enum phase phas
         mb->killed = false;
         mb->status = -1;
         log_debug_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
-                         "episode %s: container %s %s as pid %d", e->id, mb->mc->name,
-                         gated ? "made ahead of its turn" : "started", (int) member_pid(mb->m));
+                         "episode %s: container %s %s as pid %d%s", e->id, mb->mc->name,
+                         gated ? "made ahead of its turn" : "started", (int) member_pid(mb->m),
+                         mb->template ? ", its server a template's copy" : "");
         return 0;
+}
+
+/* The env from its template when one is warm, else (and when the template
+ * fails it) cold; every other container cold. */
+static int start_member(struct episode *e, struct ep_member *mb, enum phase phase, bool gated)
+{
+        struct env_template_gen *gen =
+                unit_container_is_env(mb->mc) && !gated ? env_template_take(e->cfg->env_template)
+                                                        : NULL;
+        bool fork_failed = false;
+        int r;
+
+        if (gen) {
+                r = start_member_from(e, mb, phase, gated, gen, &fork_failed);
+                env_template_gen_unref(gen);
+                if (r >= 0 || !fork_failed)
+                        return r;
+                log_info_fields(LOG_FIELDS({ "episode_id", e->id }, { "container", mb->mc->name }),
+                                "episode %s: container %s starts cold: %s", e->id, mb->mc->name,
+                                mb->start_error);
+        }
+        return start_member_from(e, mb, phase, gated, NULL, &fork_failed);
 }
 
 int episode_start_member(struct episode *e, struct ep_member *mb, enum phase phase)
@@ -203,6 +254,8 @@ void episode_stop_member(struct ep_member *mb)
         /* Reaped: only the daemon's own sockets keep the namespace alive now,
          * until they close; no other container ever gets it. */
         mb->netns = kept_netns_free(mb->netns);
+        /* After the landing: a template goes with its last copy. */
+        mb->template = env_template_gen_unref(mb->template);
         if (!mb->exited) {
                 mb->exited = true;
                 mb->status = 128 + SIGKILL;

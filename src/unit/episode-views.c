@@ -66,9 +66,12 @@ json_t *episode_members_json(const struct episode *e)
                         continue;
                 json_object_set_new(
                         j, mb->mc->name,
-                        json_pack("{s:b,s:o,s:b,s:s}", "running", !mb->exited, "exit_status",
+                        json_pack("{s:b,s:o,s:b,s:s,s:s}", "running", !mb->exited, "exit_status",
                                   mb->exited ? json_integer(mb->status) : json_null(), "ready",
-                                  mb->m ? member_is_ready(mb->m) : false, "cgroup", mb->cgroup));
+                                  mb->m ? member_is_ready(mb->m) : false, "cgroup", mb->cgroup,
+                                  "start",
+                                  unit_env_start_to_string(mb->forked ? UNIT_ENV_TEMPLATE
+                                                                      : UNIT_ENV_COLD)));
         }
         return j;
 }
@@ -86,6 +89,14 @@ void episode_add_limit_events(const struct episode *e, struct unit_container_sta
                         acc[i].pids_limit_events += st.pids_max_events;
                 }
         }
+}
+
+bool episode_env_forked(const struct episode *e)
+{
+        for (size_t i = 0; i < e->n_members; i++)
+                if (unit_container_is_env(e->members[i].mc))
+                        return e->members[i].forked;
+        return false;
 }
 
 bool episode_owns_pid(struct episode *e, pid_t pid)

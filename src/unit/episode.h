@@ -50,6 +50,7 @@ struct syscall_filter;
 struct kept_netns;
 struct unit_container_stats;
 struct episode_backend; /* unit/episode-backend.h */
+struct env_template;    /* unit/env-template.h */
 
 enum episode_state {
         EPISODE_PROVISIONING,
@@ -101,6 +102,9 @@ struct episode_config {
         /* What needs root (episode-backend.h); NULL: the real one. Tests
          * only. */
         const struct episode_backend *backend;
+        /* Where the env's server is forked from (env-template.h); NULL:
+         * every env starts cold. */
+        struct env_template *env_template;
 };
 
 struct episode;
@@ -198,6 +202,8 @@ json_t *episode_members_json(const struct episode *e);
  * final once the episode is torn down) to acc[i], in member order: the
  * manifest's containers, zone by zone (unit-plan.h). */
 void episode_add_limit_events(const struct episode *e, struct unit_container_stats *acc);
+/* Whether its env server is a template's copy (env-template.h). */
+bool episode_env_forked(const struct episode *e);
 /* For the daemon's reaper: pid is one of this episode's children (a
  * container or a custody job): it is reaped through its pidfd. */
 bool episode_owns_pid(struct episode *e, pid_t pid);

@@ -50,7 +50,7 @@ static const char *oci_runtime_name(enum manifest_oci o)
         return o == MANIFEST_OCI_CRUN ? "crun" : o == MANIFEST_OCI_RUNSC ? "runsc" : "runc";
 }
 
-static int member_pidfd(const struct member *m)
+int member_pidfd(const struct member *m)
 {
         return m->launcher->exit_fd(m->handle);
 }
@@ -502,6 +502,9 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
 
         r = spawn(m, a, &spec, ret_err);
         if (r < 0)
+                return r;
+        /* (On failure the cleanup kills the container.) */
+        if (a->adopt && (r = a->adopt->supply(a->adopt->data, a, member_pidfd(m), log_w, ret_err)) < 0)
                 return r;
         /* Ours now; the write ends live only in the container. */
         safe_close(TAKE_FD(log_w));

@@ -45,6 +45,20 @@ struct member_ops {
 struct member_start;
 
 /*
+ * A principal from elsewhere (fork-speed episodes, unit/env-template.h): the
+ * container's shim adopts a process a template forks into it (its spec's
+ * adopt pipe) instead of starting its argv. supply() is called once the
+ * container is up, with its PID 1's pidfd and the container's output, both
+ * valid during the call only; 0, or -errno with ret_err saying why (the
+ * container is then killed and member_start() fails).
+ */
+struct member_adopt {
+        int (*supply)(void *data, const struct member_start *a, int pidfd, int stdio_fd,
+                      struct error_detail *ret_err);
+        void *data;
+};
+
+/*
  * What starts, signals and reaps the container. member.c has two, the native
  * launcher and an OCI runtime (picked by member_start.runtime when its
  * launcher is NULL); tests pass a fake that starts no process
@@ -86,6 +100,7 @@ struct member_start {
          * daemon's log, a line an entry "NAME| line" with the episode and
          * container as fields; NULL: not forwarded (--container-output none). */
         const char *forward_episode_id;
+        const struct member_adopt *adopt; /* NULL: the shim starts the spec's argv */
 };
 
 /*
@@ -109,6 +124,8 @@ DEFINE_CLEANUP_FUNC(struct member, member_free);
 
 const char *member_name(const struct member *m);
 pid_t member_pid(const struct member *m);
+/* The container's PID 1 (its shim), as a pidfd; borrowed. */
+int member_pidfd(const struct member *m);
 /* Sends sig to the container's init (the shim); -ESRCH once it is gone. */
 int member_kill(struct member *m, int sig);
 /* Checks the pidfd now (for the daemon's reaper); true once exited. */

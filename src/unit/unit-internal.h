@@ -49,6 +49,8 @@ struct unit {
         void *userdata;
         struct episode_config ecfg;
         struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
+        struct env_template *env_template; /* owned; NULL: off */
+        const char *template_off;          /* static: why it is off */
         struct phase_machine phase;
         struct episode *live;        /* owned: the episode the phase machine follows */
         struct episode *standby;     /* owned: provisioning or standby, never exposed */

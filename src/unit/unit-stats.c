@@ -21,7 +21,13 @@ static const char *const unit_reset_source_table[_UNIT_RESET_SOURCE_MAX] = {
         [UNIT_RESET_COLD] = "cold",
 };
 
+static const char *const unit_env_start_table[_UNIT_ENV_START_MAX] = {
+        [UNIT_ENV_TEMPLATE] = "template",
+        [UNIT_ENV_COLD] = "cold",
+};
+
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unit_end, enum unit_end);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unit_env_start, enum unit_env_start);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unit_reset_source, enum unit_reset_source);
 
 /*

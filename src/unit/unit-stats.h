@@ -21,6 +21,7 @@
 #include "base/histogram.h"
 #include "manifest/manifest.h"
 #include "phase/phase.h"
+#include "unit/env-template.h"
 #include "unit/verdict.h"
 
 /* How an episode ended. */
@@ -41,7 +42,15 @@ enum unit_reset_source {
         _UNIT_RESET_SOURCE_MAX,
 };
 
+/* How an episode's env server started. */
+enum unit_env_start {
+        UNIT_ENV_TEMPLATE, /* forked from the unit's warm template (env-template.h) */
+        UNIT_ENV_COLD,     /* its own command */
+        _UNIT_ENV_START_MAX,
+};
+
 const char *unit_end_to_string(enum unit_end e);
+const char *unit_env_start_to_string(enum unit_env_start s);
 const char *unit_reset_source_to_string(enum unit_reset_source s);
 
 struct unit_container_stats {
@@ -57,6 +66,8 @@ struct unit_stats {
         struct histogram reset_seconds[_UNIT_RESET_SOURCE_MAX]; /* reset → ready */
         uint64_t actions;
         uint64_t standby_failures;
+        uint64_t env_starts[_UNIT_ENV_START_MAX]; /* episodes provisioned, by their env's start */
+        struct env_template_stats templates;      /* unit_stats() fills it */
         struct unit_container_stats *containers; /* owned: manifest order (unit-plan.h) */
         size_t n_containers;
 };

@@ -10,6 +10,7 @@
 #include "base/text-escape.h"
 #include "base/util.h"
 #include "base/version.h"
+#include "unit/env-template.h"
 #include "unit/unit-internal.h"
 
 enum phase unit_phase(const struct unit *u)
@@ -180,6 +181,10 @@ json_t *unit_info(const struct unit *u)
         json_object_set_new(info, "members",
                             u->live ? episode_members_json(u->live) : json_object());
         json_object_set_new(info, "standby", sb);
+        json_object_set_new(info, "template",
+                            u->env_template ? env_template_info(u->env_template)
+                                            : json_pack("{s:s,s:s}", "state", "off", "reason",
+                                                        u->template_off));
         json_object_set_new(info, "history", hist);
         return info;
 }
@@ -187,6 +192,7 @@ json_t *unit_info(const struct unit *u)
 void unit_stats(const struct unit *u, struct unit_stats *ret)
 {
         unit_stats_copy(&u->stats, ret);
+        env_template_stats(u->env_template, &ret->templates);
         /* Episodes whose cgroups still exist: their counters as they are now
          * (a torn-down one was added by on_torn_down()). */
         if (u->live && episode_state(u->live) != EPISODE_GONE)
@@ -200,6 +206,8 @@ void unit_stats(const struct unit *u, struct unit_stats *ret)
 
 bool unit_owns_pid(struct unit *u, pid_t pid)
 {
+        if (env_template_owns_pid(u->env_template, pid))
+                return true;
         if (u->live && episode_owns_pid(u->live, pid))
                 return true;
         if (u->standby && episode_owns_pid(u->standby, pid))

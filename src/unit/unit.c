@@ -15,6 +15,7 @@
 #include "sandbox/syscall-filter.h"
 #include "unit/episode-fs.h"
 #include "unit/episode.h"
+#include "unit/env-template.h"
 #include "unit/unit-internal.h"
 #include "unit/unit-stats.h"
 
@@ -350,6 +351,8 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
 
         if (u->freeing)
                 return;
+        if (result >= 0)
+                u->stats.env_starts[episode_env_forked(e) ? UNIT_ENV_TEMPLATE : UNIT_ENV_COLD]++;
 
         if (e == u->standby) {
                 if (result < 0) {
@@ -718,6 +721,8 @@ int unit_start(struct unit *u, bool initial_episode)
         r = episode_fs_init(u->cfg.state_dir);
         if (r < 0)
                 return log_error_errno(r, "%s: %m", u->cfg.state_dir);
+        /* Warming beside the first episode, which starts cold. */
+        env_template_start(u->env_template);
         /* Not ready until what starts here is up; ready at once if
          * nothing does (the orchestrator's reset provisions). */
         u->first_pending = initial_episode || u->cfg.standby;
@@ -770,6 +775,19 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 .quiet_containers = cfg->quiet_containers,
                 .backend = cfg->backend,
         };
+        /* Without a range of its own (tests), no template. */
+        const char *why = cfg->template_uid ? env_template_unsupported(&u->ecfg)
+                                            : "no uid range for a template";
+        if (!why) {
+                const uid_t slots[2] = { cfg->uid_base, cfg->uid_base + cfg->uid_slot_size };
+                r = env_template_new(&u->ecfg, cfg->template_uid, slots, &u->env_template);
+                if (r < 0)
+                        why = "its state could not be made";
+        }
+        u->template_off = why;
+        u->ecfg.env_template = u->env_template;
+        if (why)
+                log_info("env template: off (%s); every episode's env starts cold", why);
         u->recent = json_array();
         phase_machine_init(&u->phase);
         unit_stats_init(&u->stats, cfg->manifest);
@@ -791,6 +809,8 @@ struct unit *unit_free(struct unit *u)
         episode_free(u->standby);
         for (size_t i = 0; i < u->n_retiring; i++)
                 episode_free(u->retiring[i]);
+        /* After the episodes: the template goes with its last copy. */
+        env_template_free(u->env_template);
         if (u->zones_created)
                 (void) cgroup_remove(u->cfg.cgroups, "zones");
         syscall_filter_free(u->filter);

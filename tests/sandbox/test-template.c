@@ -243,7 +243,7 @@ static void fork_into(size_t i)
         int r = -EAGAIN;
         for (int n = 0; n < 3000 && r == -EAGAIN; n++) {
                 (void) poll(&(struct pollfd){ .fd = T.ctl, .events = POLLIN }, 1, 10);
-                r = template_read_reply(T.ctl);
+                r = template_read_reply(T.ctl, NULL);
         }
         cr_assert(r == 0, "fork reply: %s", strerror(-r));
         pid_t pid = 0;
