@@ -22,7 +22,8 @@ Protocol on CTL_FD (AF_UNIX SOCK_SEQPACKET, one message each way):
     template -> daemon  "warm"                 warm-up done; requests welcome
                         "fail <reason>"        warm-up failed; exit 1
     daemon -> template  {"op": "fork", "uid": U, "gid": G, "cwd": "/path",
-                         "nofile": N, "nproc": M}      (0: limit untouched)
+                         "nofile": N, "nproc": M,      (0: limit untouched)
+                         "env": ["KEY=VALUE", ...]}    (optional)
                         + SCM_RIGHTS [PIDFD, ADOPT_W, STDIO, GO]
     template -> daemon  "forked <pid>"         the copy, in the template's
                                                pid namespace
@@ -38,8 +39,11 @@ its SCM_CREDENTIALS pid, into the episode's cgroup), drops to U/G with no
 capabilities, no_new_privs, the rlimits and the seccomp filter, then forks
 the server and exits: the server is PID 1's child. It writes "<pid>\\n" to
 ADOPT_W, keeps only stdio (every fd of the template is closed), reseeds
-the random generators and runs uvicorn. A copy that fails a step writes
-"openenvd-template: copy: <step>: <error>" to STDIO and exits 126.
+the random generators, replaces its whole environment with "env" if the
+request has one (the episode's own variables, such as OPENENVD_EPISODE,
+which a template started once per unit cannot have; without "env" the
+server keeps the template's) and runs uvicorn. A copy that fails a step
+writes "openenvd-template: copy: <step>: <error>" to STDIO and exits 126.
 
 Shared with the template on purpose, as after any fork: the str/bytes hash
 secret (PYTHONHASHSEED-derived: it is not a secret an env should rely on,
@@ -76,6 +80,7 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
 FD_COUNT = 4                    # PIDFD, ADOPT_W, STDIO, GO
 REQUEST_KEYS = ("uid", "gid", "cwd", "nofile", "nproc")
 BPF_MAXINSNS = 4096
+ENV_MAX = 1024                  # entries of a request's "env"
 
 libc = ctypes.CDLL(None, use_errno=True)
 # What a fresh interpreter has (SIGINT's KeyboardInterrupt, SIGPIPE
@@ -309,6 +314,8 @@ def server_main(req, adopt_w, stdio, go, ctx):
     step("chdir", os.chdir, req["cwd"])
     step("reseed", reseed, ctx["rngs"])
     step("signals", reset_signals)
+    if "env" in req:
+        step("env", set_environ, req["env"])
     import uvicorn
     server = uvicorn.Server(ctx["config"])
     server.run()
@@ -331,6 +338,15 @@ def reseed(rngs):
         elif type(r).__name__ == "Generator":
             bg = r.bit_generator
             bg.state = type(bg)().state
+
+
+def set_environ(env):
+    """Exactly ENV: os.environ's setters putenv/unsetenv, so C code reading
+    environ sees the same."""
+    os.environ.clear()
+    for entry in env:
+        key, value = entry.split("=", 1)
+        os.environ[key] = value
 
 
 def reset_signals():
@@ -386,9 +402,17 @@ def parse_request(msg, fds):
             raise ValueError("bad %s" % k)
     if not isinstance(req["cwd"], str) or not req["cwd"].startswith("/"):
         raise ValueError("bad cwd")
+    if "env" in req and not valid_env(req["env"]):
+        raise ValueError("bad env")
     if len(fds) != FD_COUNT:
         raise ValueError("%d fds, want %d" % (len(fds), FD_COUNT))
     return req
+
+
+def valid_env(env):
+    """A list of "KEY=VALUE" str: what putenv takes (no NUL, a key before "=")."""
+    return (isinstance(env, list) and len(env) <= ENV_MAX
+            and all(isinstance(e, str) and e.find("=") > 0 and "\0" not in e for e in env))
 
 
 def fork_copy(req, fds, ctx):
