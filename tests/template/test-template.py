@@ -651,6 +651,39 @@ class Lifecycle(unittest.TestCase):
         ctl.close()
         return msg, p.wait(30)
 
+    def test_a_changed_module_file_makes_a_stale_template_refuse_and_exit_1(self):
+        def grow(path):
+            with open(path, "a") as f:
+                f.write("# changed\n")
+
+        def touch(path):                  # same size, older mtime
+            st = os.stat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+
+        def replace(path):                # same bytes and mtime, new inode
+            st = os.stat(path)
+            shutil.copy2(path, path + ".new")
+            os.rename(path + ".new", path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+        path = os.path.join(APPDIR, "stale_app.py")
+        good = {"op": "fork", "uid": 1, "gid": 1, "cwd": "/", "nofile": 0, "nproc": 0}
+        for change in (grow, touch, replace, os.unlink):
+            with open(path, "w") as f:
+                f.write(APP)
+            t = Template(ALLOW, args=["stale_app:app"] + UVICORN_ARGS[1:])
+            self.assertEqual(t.first, b"warm")
+            change(path)
+            r, w = os.pipe()
+            self.assertEqual(t.request(good, [w] * 4), "error stale: " + path, change.__name__)
+            os.close(r)
+            os.close(w)
+            # Gone without being told: EOF (T's copy of the socket goes last).
+            self.assertEqual(select.select([t.ctl], [], [], 10)[0], [t.ctl], change.__name__)
+            self.assertEqual(t.ctl.recv(16), b"")
+            self.assertEqual(t.wait(), 1, change.__name__)
+            t.ctl.close()
+
     def test_warm_up_failures_say_why_and_exit_1(self):
         for args, why in ((["nosuchmodule:app"], "nosuchmodule"),
                           (["app:app", "--no-such-option"], "no-such-option"),
