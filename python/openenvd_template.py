@@ -15,18 +15,25 @@ so every option means what it means to uvicorn. Then uvicorn.Config(...)
 .load() imports the app and builds the protocol classes: no socket is bound
 and the app's lifespan does not run (both happen in a copy). FILTER_FD (a
 memfd holding the container's seccomp filter as raw struct sock_filter[],
-as seccomp_export_bpf() writes it) is read once and closed.
+as seccomp_export_bpf() writes it) is read once and closed. Last, the
+files of the imported modules, but the standard library's, are stat()ed:
+a fork request that finds one changed (mtime, size, inode) or gone since
+is refused, and the template exits (see "error stale" below).
 
 Protocol on CTL_FD (AF_UNIX SOCK_SEQPACKET, one message each way):
 
     template -> daemon  "warm"                 warm-up done; requests welcome
                         "fail <reason>"        warm-up failed; exit 1
     daemon -> template  {"op": "fork", "uid": U, "gid": G, "cwd": "/path",
-                         "nofile": N, "nproc": M}      (0: limit untouched)
+                         "nofile": N, "nproc": M,      (0: limit untouched)
+                         "env": ["KEY=VALUE", ...]}    (optional)
                         + SCM_RIGHTS [PIDFD, ADOPT_W, STDIO, GO]
     template -> daemon  "forked <pid>"         the copy, in the template's
                                                pid namespace
                         "error <reason>"       nothing forked; fds closed
+                        "error stale: <path>"  nothing forked; a file the
+                                               template imported changed:
+                                               it exits 1 (to be rebuilt)
     EOF on CTL_FD: the template exits 0.
 
 PIDFD is the landing container's PID 1 (its user and pid namespaces are
@@ -38,8 +45,11 @@ its SCM_CREDENTIALS pid, into the episode's cgroup), drops to U/G with no
 capabilities, no_new_privs, the rlimits and the seccomp filter, then forks
 the server and exits: the server is PID 1's child. It writes "<pid>\\n" to
 ADOPT_W, keeps only stdio (every fd of the template is closed), reseeds
-the random generators and runs uvicorn. A copy that fails a step writes
-"openenvd-template: copy: <step>: <error>" to STDIO and exits 126.
+the random generators, replaces its whole environment with "env" if the
+request has one (the episode's own variables, such as OPENENVD_EPISODE,
+which a template started once per unit cannot have; without "env" the
+server keeps the template's) and runs uvicorn. A copy that fails a step
+writes "openenvd-template: copy: <step>: <error>" to STDIO and exits 126.
 
 Shared with the template on purpose, as after any fork: the str/bytes hash
 secret (PYTHONHASHSEED-derived: it is not a secret an env should rely on,
@@ -61,7 +71,9 @@ import os
 import random
 import signal
 import socket
+import stat
 import sys
+import sysconfig
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x20000, 0x02000000, 0x04000000
 CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x08000000, 0x10000000, 0x20000000
@@ -76,6 +88,7 @@ SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
 FD_COUNT = 4                    # PIDFD, ADOPT_W, STDIO, GO
 REQUEST_KEYS = ("uid", "gid", "cwd", "nofile", "nproc")
 BPF_MAXINSNS = 4096
+ENV_MAX = 1024                  # entries of a request's "env"
 
 libc = ctypes.CDLL(None, use_errno=True)
 # What a fresh interpreter has (SIGINT's KeyboardInterrupt, SIGPIPE
@@ -170,6 +183,55 @@ def find_rngs():
     return [o for o in gc.get_objects()
             if isinstance(o, tuple(kinds)) and not isinstance(o, random.SystemRandom)
             and o is not random._inst]
+
+
+def fingerprint():
+    """[(path, (mtime_ns, size, ino))] of the files of the imported modules
+    (what the warm heap was built from) but the standard library's: those
+    change only with a Python package upgrade, which is out of scope, and
+    each re-stat() costs every fork request ~2-3 us (OpenEnv's connect4
+    imports 1481 files, 220 of them the standard library's)."""
+    std, sites = library_dirs()
+    out = {}
+    for m in list(sys.modules.values()):
+        path = getattr(m, "__file__", None)
+        if not isinstance(path, str) or path in out:
+            continue
+        if path.startswith(std) and not path.startswith(sites):
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out[path] = file_key(st)
+    return list(out.items())
+
+
+def library_dirs():
+    """(stdlib dirs, site-packages dirs) of the base interpreter (a venv's
+    packages are no stdlib), each ending in "/". The second because a
+    build's site-packages may lie inside its stdlib dir
+    (/usr/local/lib/python3.X/site-packages): those files count."""
+    paths = sysconfig.get_paths(vars={"base": sys.base_prefix,
+                                      "platbase": sys.base_exec_prefix})
+    return tuple(tuple(os.path.join(paths[k], "") for k in keys)
+                 for keys in (("stdlib", "platstdlib"), ("purelib", "platlib")))
+
+
+def file_key(st):
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def first_changed(prints):
+    """The first file that changed or went away since warm-up, or None."""
+    for path, key in prints:
+        try:
+            if file_key(os.stat(path)) != key:
+                return path
+        except OSError:
+            return path
+    return None
 
 
 def read_filter(fd):
@@ -309,6 +371,8 @@ def server_main(req, adopt_w, stdio, go, ctx):
     step("chdir", os.chdir, req["cwd"])
     step("reseed", reseed, ctx["rngs"])
     step("signals", reset_signals)
+    if "env" in req:
+        step("env", set_environ, req["env"])
     import uvicorn
     server = uvicorn.Server(ctx["config"])
     server.run()
@@ -331,6 +395,15 @@ def reseed(rngs):
         elif type(r).__name__ == "Generator":
             bg = r.bit_generator
             bg.state = type(bg)().state
+
+
+def set_environ(env):
+    """Exactly ENV: os.environ's setters putenv/unsetenv, so C code reading
+    environ sees the same."""
+    os.environ.clear()
+    for entry in env:
+        key, value = entry.split("=", 1)
+        os.environ[key] = value
 
 
 def reset_signals():
@@ -386,9 +459,17 @@ def parse_request(msg, fds):
             raise ValueError("bad %s" % k)
     if not isinstance(req["cwd"], str) or not req["cwd"].startswith("/"):
         raise ValueError("bad cwd")
+    if "env" in req and not valid_env(req["env"]):
+        raise ValueError("bad env")
     if len(fds) != FD_COUNT:
         raise ValueError("%d fds, want %d" % (len(fds), FD_COUNT))
     return req
+
+
+def valid_env(env):
+    """A list of "KEY=VALUE" str: what putenv takes (no NUL, a key before "=")."""
+    return (isinstance(env, list) and len(env) <= ENV_MAX
+            and all(isinstance(e, str) and e.find("=") > 0 and "\0" not in e for e in env))
 
 
 def fork_copy(req, fds, ctx):
@@ -416,8 +497,16 @@ def fatal(reason):
 
 
 def handle(ctl, msg, fds, ctx):
+    """Answers one request; False when the template must go: a file it
+    imported changed, so a copy would run code that is no longer the env's.
+    The daemon takes the template's exit as "discard and rebuild"."""
+    fresh = True
     try:
         req = parse_request(msg, fds)
+        changed = first_changed(ctx["imported"])
+        if changed is not None:
+            fresh = False
+            raise ValueError("stale: %s" % changed)
         pid = fork_copy(req, fds, ctx)
         reply = "forked %d" % pid
     except (ValueError, OSError) as ex:
@@ -425,6 +514,7 @@ def handle(ctl, msg, fds, ctx):
     for fd in fds or []:
         os.close(fd)
     ctl.send(reply.encode())
+    return fresh
 
 
 def one_line(x):
@@ -432,14 +522,16 @@ def one_line(x):
 
 
 def serve(ctl, ctx):
+    """The template's exit status: 0 at EOF, 1 once stale."""
     while True:
         try:
             msg, fds = recv_request(ctl)
         except ConnectionResetError:
-            return
+            return 0
         if not msg and not fds:
-            return
-        handle(ctl, msg, fds, ctx)
+            return 0
+        if not handle(ctl, msg, fds, ctx):
+            return 1
         reap()
 
 
@@ -450,6 +542,7 @@ def warm_up(argv):
     ctx["config"] = load_config(argv[3:])
     ctx["rngs"] = find_rngs()
     ctx["own_pidns"] = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    ctx["imported"] = fingerprint()
     # The collector leaves the template's objects alone in every copy: no
     # copy-on-write of their headers.
     gc.collect()
@@ -473,8 +566,7 @@ def main(argv):
     sys.stderr.flush()
     signal.signal(signal.SIGCHLD, reap)
     ctl.send(b"warm")
-    serve(ctl, ctx)
-    return 0
+    return serve(ctl, ctx)
 
 
 if __name__ == "__main__":

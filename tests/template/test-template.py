@@ -47,6 +47,8 @@ NEWUSER, NEWPID, NEWNET = 0x10000000, 0x20000000, 0x40000000
 MACHINE = os.uname().machine
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}[MACHINE]
 SYS_PIDFD_OPEN = 434
+TEMPLATE_ENV = "OPENENVD_TEMPLATE_TEST=template"     # the template's; a copy given env lacks it
+EPISODE_ENV = ["OPENENVD_EPISODE=abc", "FOO=1"]
 libc = ctypes.CDLL(None, use_errno=True)
 
 APP = r'''
@@ -56,6 +58,15 @@ LIFESPAN = []               # pids that ran the lifespan startup
 FIRST = {}
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+
+def c_environ():
+    """What C code (getenv) sees: libc's environ, not os.environ's copy."""
+    env = ctypes.POINTER(ctypes.c_char_p).in_dll(libc, "environ")
+    out, i = [], 0
+    while env[i] is not None:
+        out.append(env[i].decode(errors="replace"))
+        i += 1
+    return sorted(out)
 
 def facts():
     if not FIRST:
@@ -83,7 +94,8 @@ def facts():
                                                "NoNewPrivs", "Seccomp")},
                 ns={n: os.readlink("/proc/self/ns/" + n) for n in ("user", "pid", "net", "mnt")},
                 fds=fds, keyring=key, mkdir=mk, lifespan=LIFESPAN,
-                nofile=resource.getrlimit(resource.RLIMIT_NOFILE), sid=os.getsid(0))
+                nofile=resource.getrlimit(resource.RLIMIT_NOFILE), sid=os.getsid(0),
+                env=sorted("%s=%s" % kv for kv in os.environ.items()), c_env=c_environ())
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
@@ -245,8 +257,9 @@ class Template:
                     for fd in (zctl.fileno(), memfd):
                         os.set_inheritable(fd, True)
                     os.chdir(APPDIR)
-                    os.execv(PY, [PY, "-c", SOURCE, str(zctl.fileno()), str(memfd), "--"]
-                             + list(args))
+                    key, value = TEMPLATE_ENV.split("=", 1)
+                    os.execve(PY, [PY, "-c", SOURCE, str(zctl.fileno()), str(memfd), "--"]
+                              + list(args), dict(os.environ, **{key: value}))
                 z = in_child(z_main)
                 zctl.close()
                 _, st = os.waitpid(z, 0)
@@ -359,7 +372,8 @@ class Landing:
 class Copy:
     """One fork request as the daemon makes it: hello, credentials, go."""
 
-    def __init__(self, tmpl, landing, uid=1000, gid=1001, nofile=0, nproc=0, go=b"go"):
+    def __init__(self, tmpl, landing, uid=1000, gid=1001, nofile=0, nproc=0, go=b"go",
+                 env=None):
         self.landing = landing
         fd, self.stdio = tempfile.mkstemp(dir=APPDIR, prefix="stdio.")
         go_d, go_c = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -369,6 +383,8 @@ class Copy:
         pidfd = pidfd_open(landing.pid1)
         req = {"op": "fork", "uid": uid, "gid": gid, "cwd": APPDIR,
                "nofile": nofile, "nproc": nproc}
+        if env is not None:
+            req["env"] = env
         self.reply = tmpl.request(req, [pidfd, landing.adopt_w, fd, go_c.fileno()])
         for x in (pidfd, fd):
             os.close(x)
@@ -437,7 +453,7 @@ class Fixture:
         self.landings.append(Landing(self.tmpl))
         self.landings.append(Landing(self.tmpl))
         self.a = Copy(self.tmpl, self.landings[0], uid=1000, gid=1001, nofile=256)
-        self.b = Copy(self.tmpl, self.landings[1], uid=1002, gid=1003)
+        self.b = Copy(self.tmpl, self.landings[1], uid=1002, gid=1003, env=EPISODE_ENV)
         self.fa = self.a.get()
         self.fb = self.b.get()
 
@@ -551,6 +567,13 @@ class Copies(unittest.TestCase):
         self.assertEqual(F.fa["nofile"], [256, 256])
         self.assertNotEqual(F.fb["nofile"], [256, 256])
 
+    def test_env_replaces_the_environment_when_given(self):
+        self.assertEqual(F.fb["env"], sorted(EPISODE_ENV))
+        self.assertEqual(F.fb["c_env"], sorted(EPISODE_ENV))
+        for k in ("env", "c_env"):
+            self.assertIn(TEMPLATE_ENV, F.fa[k])
+            self.assertNotIn("OPENENVD_EPISODE=abc", F.fa[k])
+
     def test_template_reaps_its_copies(self):
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
@@ -576,6 +599,9 @@ class Requests(unittest.TestCase):
         self.assertRegex(t.request(good, [w, w]), "^error 2 fds")
         self.assertRegex(t.request(dict(good, uid="1"), [w] * 4), "^error bad uid")
         self.assertRegex(t.request(dict(good, cwd="rel"), [w] * 4), "^error bad cwd")
+        for env in ("A=1", {"A": "1"}, ["A"], ["=1"], [1], [["A=1"]], ["A=\0"],
+                    ["A=1"] * 1025):
+            self.assertRegex(t.request(dict(good, env=env), [w] * 4), "^error bad env", env)
         self.assertRegex(t.request(good, [w] * 5), "^error 5 fds")
         self.assertRegex(t.request(good), "^error 0 fds")
         os.close(w)
@@ -624,6 +650,39 @@ class Lifecycle(unittest.TestCase):
         msg = ctl.recv(4096).decode()
         ctl.close()
         return msg, p.wait(30)
+
+    def test_a_changed_module_file_makes_a_stale_template_refuse_and_exit_1(self):
+        def grow(path):
+            with open(path, "a") as f:
+                f.write("# changed\n")
+
+        def touch(path):                  # same size, older mtime
+            st = os.stat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+
+        def replace(path):                # same bytes and mtime, new inode
+            st = os.stat(path)
+            shutil.copy2(path, path + ".new")
+            os.rename(path + ".new", path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+        path = os.path.join(APPDIR, "stale_app.py")
+        good = {"op": "fork", "uid": 1, "gid": 1, "cwd": "/", "nofile": 0, "nproc": 0}
+        for change in (grow, touch, replace, os.unlink):
+            with open(path, "w") as f:
+                f.write(APP)
+            t = Template(ALLOW, args=["stale_app:app"] + UVICORN_ARGS[1:])
+            self.assertEqual(t.first, b"warm")
+            change(path)
+            r, w = os.pipe()
+            self.assertEqual(t.request(good, [w] * 4), "error stale: " + path, change.__name__)
+            os.close(r)
+            os.close(w)
+            # Gone without being told: EOF (T's copy of the socket goes last).
+            self.assertEqual(select.select([t.ctl], [], [], 10)[0], [t.ctl], change.__name__)
+            self.assertEqual(t.ctl.recv(16), b"")
+            self.assertEqual(t.wait(), 1, change.__name__)
+            t.ctl.close()
 
     def test_warm_up_failures_say_why_and_exit_1(self):
         for args, why in ((["nosuchmodule:app"], "nosuchmodule"),
