@@ -78,6 +78,7 @@ static const char *const container_step_table[_CONTAINER_STEP_MAX] = {
         [CONTAINER_STEP_NO_NEW_PRIVS] = "no-new-privs",
         [CONTAINER_STEP_CHDIR] = "chdir",
         [CONTAINER_STEP_STDIO] = "stdio",
+        [CONTAINER_STEP_SIGNALS] = "signals",
         [CONTAINER_STEP_SECCOMP] = "seccomp",
         [CONTAINER_STEP_EXEC] = "exec",
 };
@@ -290,6 +291,17 @@ static noreturn_fn void child_main(const struct child_args *a)
         /* Whatever the caller leaked into us (its listeners, other
          * containers' pidfds) must not reach the container. */
         CHILD_CHECK(a, CONTAINER_STEP_STDIO, close_range(3 + n_pass, ~0U, CLOSE_RANGE_CLOEXEC));
+        /* The daemon blocks what its loop reads (SIGCHLD, SIGTERM, SIGINT)
+         * and ignores SIGPIPE; both survive execve(), and the shim hands
+         * its principal the mask it started with. Without this every
+         * principal began deaf to SIGTERM (the shim's forwarded stop) and
+         * SIGCHLD (a template's reaper: its copies' zombies held their
+         * landings' pid namespaces, and so the daemon's reap, forever). */
+        sigset_t none;
+        sigemptyset(&none);
+        CHILD_CHECK(a, CONTAINER_STEP_SIGNALS, sigprocmask(SIG_SETMASK, &none, NULL));
+        CHILD_CHECK(a, CONTAINER_STEP_SIGNALS,
+                    sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_DFL }, NULL));
         container_mark(spec, CONTAINER_MARK_CREDS);
 
         if (!(spec->weaken & WEAKEN_NO_SECCOMP) && !spec->template_root) {

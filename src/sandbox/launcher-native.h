@@ -61,6 +61,7 @@ enum container_step {
         CONTAINER_STEP_NO_NEW_PRIVS,  /* PR_SET_NO_NEW_PRIVS */
         CONTAINER_STEP_CHDIR,         /* workdir */
         CONTAINER_STEP_STDIO,         /* stdin/stdout/stderr */
+        CONTAINER_STEP_SIGNALS,       /* the daemon's signal mask and ignored signals undone */
         CONTAINER_STEP_SECCOMP,       /* syscall_filter_load() */
         CONTAINER_STEP_EXEC,          /* execveat of the shim */
         _CONTAINER_STEP_MAX,
