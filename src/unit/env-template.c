@@ -24,9 +24,15 @@
 extern const char env_template_source[];
 
 /* The template program's fds, as its argv names them: its end of the
- * control socket and the syscall filter (pass_fds 0 and 1). */
+ * control socket and the syscall filter (pass_fds 0 and 1); the program
+ * itself comes as fd 5 (pass_fds 2), which the bootstrap reads and closes.
+ * Through an fd rather than as `-c SOURCE`: every copy's command line is
+ * then a line, not the program. */
 #define TEMPLATE_CTL_FD    "3"
 #define TEMPLATE_FILTER_FD "4"
+#define TEMPLATE_BOOTSTRAP                                                                 \
+        "import os; f = os.fdopen(5); s = f.read(); f.close(); "                           \
+        "exec(compile(s, 'openenvd_template.py', 'exec'))"
 
 struct env_template_gen {
         unsigned refs;
@@ -275,7 +281,7 @@ static int make_dir_layout(struct env_template *t)
 /* The env container's plan, turned into the template's: its argv, its own
  * uid range with the slots' env ranges after it, root of its namespace,
  * no forwarders (it serves nothing), its control socket and filter. */
-static int plan_template(struct env_template *t, const int pass[2], struct uid_extent extents[2],
+static int plan_template(struct env_template *t, const int pass[3], struct uid_extent extents[2],
                          struct container_spec *ret)
 {
         const struct episode_config *cfg = t->cfg;
@@ -289,7 +295,7 @@ static int plan_template(struct env_template *t, const int pass[2], struct uid_e
         s.argv = NULL;
         strv_push(&s.argv, xstrdup(t->python));
         strv_push(&s.argv, xstrdup("-c"));
-        strv_push(&s.argv, xstrdup(env_template_source));
+        strv_push(&s.argv, xstrdup(TEMPLATE_BOOTSTRAP));
         strv_push(&s.argv, xstrdup(TEMPLATE_CTL_FD));
         strv_push(&s.argv, xstrdup(TEMPLATE_FILTER_FD));
         strv_push(&s.argv, xstrdup("--"));
@@ -317,8 +323,8 @@ static int plan_template(struct env_template *t, const int pass[2], struct uid_e
         s.uid_extents = extents;
         s.n_uid_extents = 2;
         s.pass_fds = pass;
-        s.n_pass_fds = 2;
-        s.principal_fds = 0x3;
+        s.n_pass_fds = 3;
+        s.principal_fds = 0x7;
         s.shim_path = xstrdup(cfg->shim_path);
         s.filter = cfg->filter;
         *ret = s;
@@ -332,7 +338,7 @@ static int gen_start(struct env_template *t)
         cleanup_error_detail struct error_detail err = {};
         struct container_spec spec = { .stdio_fd = -EBADF };
         struct uid_extent extents[2];
-        cleanup_close int theirs = -EBADF, filter = -EBADF;
+        cleanup_close int theirs = -EBADF, filter = -EBADF, program = -EBADF;
         int pair[2], r;
 
         g->refs = 1;
@@ -368,7 +374,15 @@ static int gen_start(struct env_template *t)
                                      "the syscall filter: %m");
                 goto fail;
         }
-        r = plan_template(t, (const int[]){ theirs, filter }, extents, &spec);
+        program = memfd_create("openenvd_template.py", MFD_CLOEXEC);
+        if (program < 0 ||
+            (r = write_all(program, env_template_source, strlen(env_template_source))) < 0 ||
+            lseek(program, 0, SEEK_SET) < 0) {
+                r = error_detail_set(&err, program < 0 ? -errno : r < 0 ? r : -errno,
+                                     "the template program: %m");
+                goto fail;
+        }
+        r = plan_template(t, (const int[]){ theirs, filter, program }, extents, &spec);
         if (r < 0) {
                 error_detail_set(&err, r, "plan: %s", strerror(-r));
                 goto fail;

@@ -518,7 +518,7 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
                 "workspace_seed, privileged_assets, zones, model, standby, agent_paths, "
-                "enforcement, verdict_policy)\n");
+                "enforcement, verdict_policy, template)\n");
 }
 
 Test(manifest, enforcement_require_names_rfc009_guarantees)

@@ -504,8 +504,11 @@ int main(int argc, char **argv)
                 bool any = false;
                 for (int sig = 1; sig < NSIG; sig++)
                         any |= sigismember(&blocked, sig) == 1;
-                result("blocked %s leader %s", any ? "some" : "none",
-                       getsid(0) == getpid() && getpgrp() == getpid() ? "yes" : "no");
+                struct sigaction pipe_action;
+                sigaction(SIGPIPE, NULL, &pipe_action);
+                result("blocked %s leader %s sigpipe %s", any ? "some" : "none",
+                       getsid(0) == getpid() && getpgrp() == getpid() ? "yes" : "no",
+                       pipe_action.sa_handler == SIG_IGN ? "ignored" : "default");
                 return 0;
         }
         if (!strcmp(a, "orphan"))

@@ -58,7 +58,27 @@ Test(shim, principal_starts_unblocked_in_its_own_session)
         B.argv[1] = (char *) "start-state";
         box_start();
         cr_assert_eq(box_wait(), 0, "output: %s", B.out);
-        cr_assert(strstr(B.out, "result: blocked none leader yes"), "%s", B.out);
+        cr_assert(strstr(B.out, "result: blocked none leader yes sigpipe default"), "%s", B.out);
+}
+
+/* The same under a caller that, like the daemon's loop, blocks SIGCHLD,
+ * SIGTERM and SIGINT and ignores SIGPIPE: both survive an exec, and the
+ * launcher undoes them (a principal deaf to the shim's SIGTERM; a template
+ * that never reaped its copies). */
+Test(shim, principal_starts_without_the_callers_blocked_or_ignored_signals)
+{
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        cr_assert(sigprocmask(SIG_BLOCK, &mask, NULL) == 0);
+        cr_assert(signal(SIGPIPE, SIG_IGN) != SIG_ERR);
+        box_init();
+        B.argv[1] = (char *) "start-state";
+        box_start();
+        cr_assert_eq(box_wait(), 0, "output: %s", B.out);
+        cr_assert(strstr(B.out, "result: blocked none leader yes sigpipe default"), "%s", B.out);
 }
 
 Test(shim, sigterm_forwarded)
@@ -526,6 +546,25 @@ static int shim_wait(pid_t pid)
         return WEXITSTATUS(st);
 }
 
+/* Until the shim blocks sig (its setup_signals()): before that, as its
+ * namespace's init, it would drop it. Within 10 s. */
+static void wait_signal_blocked(pid_t shim, int sig)
+{
+        cleanup_free char *path = xasprintf("/proc/%d/status", (int) shim);
+
+        for (int i = 0; i < 1000; i++) {
+                cleanup_free char *status = NULL;
+                unsigned long long mask;
+                const char *l;
+                if (read_full_file_at(AT_FDCWD, path, 65536, &status, NULL) >= 0 &&
+                    (l = strstr(status, "\nSigBlk:")) && sscanf(l + 8, "%llx", &mask) == 1 &&
+                    mask & (1ULL << (sig - 1)))
+                        return;
+                (void) poll(NULL, 0, 10);
+        }
+        cr_assert_fail("the shim never blocked signal %d", sig);
+}
+
 static bool shim_alive_after(pid_t pid, int ms)
 {
         (void) poll(NULL, 0, ms);
@@ -632,6 +671,7 @@ Test(shim, linger_outlives_the_principal_until_sigterm)
         pid_t pid = shim_run(argv, NULL, 0);
 
         cr_assert(shim_alive_after(pid, 200), "the shim left with its principal");
+        wait_signal_blocked(pid, SIGTERM);
         cr_assert_eq(kill(pid, SIGTERM), 0);
         cr_assert_eq(shim_wait(pid), 3, "not the principal's status");
 }
@@ -643,6 +683,7 @@ Test(shim, linger_with_true_exits_0_on_sigterm)
         pid_t pid = shim_run(argv, NULL, 0);
 
         cr_assert(shim_alive_after(pid, 200), "the shim left with its principal");
+        wait_signal_blocked(pid, SIGTERM);
         cr_assert_eq(kill(pid, SIGTERM), 0);
         cr_assert_eq(shim_wait(pid), 0);
 }
@@ -754,8 +795,10 @@ static int adopt_status(enum adoptee what)
         safe_close(ready[1]);
         cr_assert_eq(read(ready[0], &c, 1), 1, "the adoptee never wrote its pid");
         safe_close(ready[0]);
-        if (what == ADOPTEE_TERM_IS_3)
+        if (what == ADOPTEE_TERM_IS_3) {
+                wait_signal_blocked(shim, SIGTERM);
                 cr_assert_eq(kill(shim, SIGTERM), 0);
+        }
         return shim_wait(shim);
 }
 
