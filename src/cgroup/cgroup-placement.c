@@ -92,6 +92,14 @@ int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child)
         return write_pid(fd, child);
 }
 
+int cgroup_placement_attach_all(const struct cgroup_placement *p, pid_t pid)
+{
+        int r = cgroup_placement_attach(p, pid);
+        if (r >= 0 && p->v2_fd >= 0)
+                r = cgroup_placement_attach_v2(p, pid);
+        return r;
+}
+
 void cgroup_view_done(struct cgroup_view *v)
 {
         if (!v)

@@ -90,6 +90,9 @@ int cgroup_placement_attach(const struct cgroup_placement *p, pid_t child);
 /* Same for the cgroup2 leaf (<v2_fd>/cgroup.procs), for spawners that fork
  * instead of using clone3(CLONE_INTO_CGROUP). Only ever the caller's own child. */
 int cgroup_placement_attach_v2(const struct cgroup_placement *p, pid_t child);
+/* Both, for a process the caller did not spawn but placed on purpose: a
+ * template's copy, waiting for its go (unit/env-template.h). */
+int cgroup_placement_attach_all(const struct cgroup_placement *p, pid_t pid);
 
 /*
  * What a container runtime that computes its own paths below /sys/fs/cgroup

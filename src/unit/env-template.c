@@ -604,7 +604,7 @@ static int supply(void *data, const struct member_start *a, int pidfd, int stdio
         }
         r = cgroup_placement_open(a->cgroups, a->cgroup, &place);
         if (r >= 0)
-                r = cgroup_placement_attach(&place, pid);
+                r = cgroup_placement_attach_all(&place, pid);
         cgroup_placement_done(&place);
         if (r < 0)
                 /* The landing's failure, not the template's: the copy

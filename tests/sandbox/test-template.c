@@ -254,7 +254,7 @@ static void fork_into(size_t i)
         }
         cr_assert(r == 0, "hello: %s", strerror(-r));
         if (B.spec.placement)
-                cr_assert(cgroup_placement_attach(B.spec.placement, pid) == 0);
+                cr_assert(cgroup_placement_attach_all(B.spec.placement, pid) == 0);
         cr_assert(template_copy_go(go_fd) == 0);
 }
 
@@ -344,10 +344,14 @@ Test(template, a_copy_lands_confined_in_its_container)
         cleanup_free char *pa = xasprintf("/proc/%d/ns/user", (int) copy);
         cleanup_free char *pb = xasprintf("/proc/%d/ns/user", (int) shim);
         cr_assert(stat(pa, &a) == 0 && stat(pb, &b) == 0 && a.st_ino == b.st_ino);
+        /* In every hierarchy, the cgroup2 one too: where its shim is. */
         cleanup_free char *cg_path = xasprintf("/proc/%d/cgroup", (int) copy), *cg = NULL;
+        cleanup_free char *shim_path = xasprintf("/proc/%d/cgroup", (int) shim), *shim_cg = NULL;
         cleanup_free char *want = xasprintf("oe-sbx-test-%d", (int) getpid());
         cr_assert(read_full_file_at(AT_FDCWD, cg_path, 1 << 16, &cg, NULL) == 0);
+        cr_assert(read_full_file_at(AT_FDCWD, shim_path, 1 << 16, &shim_cg, NULL) == 0);
         cr_assert(strstr(cg, want), "copy not in the landing's cgroup: %s", cg);
+        cr_assert_str_eq(cg, shim_cg, "the copy's cgroups are not its shim's");
 }
 
 /* Two copies of one template: each has its own random state; one that

@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Live tests of fork-speed episodes (issue 27; docs/DAEMON.md, "Templates"):
+
+    test_env_template.py OPENENVD SHIM
+
+The env of template-unit/ (a tiny ASGI app run by `python3 -m uvicorn`)
+reports from inside its container who it is, what it sees and what it can
+signal. The daemon warms it once as a template and forks each episode's env
+from it; the cases check, from the copy's side and from the host's, that
+each copy is its episode's own (uid, cgroup, environment, randomness, pid
+namespace), that the template counts against the agent zone, and what
+happens when the template dies, its code changes on disk, the manifest says
+`template: false`, or the app cannot be warmed: the episodes start cold and
+say so (/info, /metrics, the log), and a template is rebuilt where it can
+be. Needs root and Debian's python3-uvicorn. Output is TAP.
+"""
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livelib import Daemon, check, poll, read, run_cases, skip_all  # noqa: E402
+
+OPENENVD, SHIM = (os.path.abspath(p) for p in sys.argv[1:3])
+HERE = os.path.dirname(os.path.abspath(__file__))
+S = {}
+
+
+def install(template="true", refuse="0"):
+    d = tempfile.mkdtemp(prefix="openenvd-template.", dir="/var/tmp")
+    shutil.copy(os.path.join(HERE, "template-unit", "app.py"), d)
+    with open(os.path.join(HERE, "template-unit", "unit.yaml.in")) as f:
+        text = f.read()
+    for k, v in (("@DIR@", d), ("@TEMPLATE@", template), ("@REFUSE@", refuse)):
+        text = text.replace(k, v)
+    with open(os.path.join(d, "unit.yaml"), "w") as f:
+        f.write(text)
+    os.chmod(d, 0o755)
+    os.chmod(os.path.join(d, "app.py"), 0o644)
+    S.setdefault("dirs", []).append(d)
+    return d
+
+
+def daemon(template="true", refuse="0"):
+    d = install(template, refuse)
+    return Daemon(OPENENVD, SHIM, os.path.join(d, "unit.yaml"), args=["--no-initial-episode"])
+
+
+def info(d):
+    return d.ok("GET", "/info")
+
+
+def wait_template(d, state="ready", generation=None):
+    return poll(lambda: (lambda t: t if t["state"] == state and
+                         (generation is None or t["generation"] == generation) else None)(
+        info(d)["template"]), "template %s (generation %s)" % (state, generation), 120, 0.05)
+
+
+def next_episode(d):
+    """A reset: the next episode live (and ready); its env's start and its
+    own report from inside."""
+    d.ok("POST", "/reset_unit")
+    i = poll(lambda: (lambda i: i if i["phase"] == "ready" and "env" in i["members"] else None)(
+        info(d)), "an episode ready", 120)
+    return i["episode_id"], i["members"]["env"]["start"], d.ok("GET", "/whoami")
+
+
+def metric(d, name, labels=""):
+    status, text = d.request("GET", "/metrics")
+    check(status == 200, "/metrics: %s" % status)
+    m = re.search(r"^%s%s (\d+)$" % (re.escape(name), re.escape(labels)), text, re.M)
+    check(m, "%s%s in /metrics" % (name, labels))
+    return int(m.group(1))
+
+
+def cgroup_of(pid):
+    """pid's cgroup in the unified hierarchy."""
+    for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
+        if line.startswith("0::"):
+            return line[3:]
+    return None
+
+
+def host_uid(pid):
+    for line in (read("/proc/%d/status" % pid) or "").splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    return None
+
+
+def template_pids(d, generation):
+    rel = "zones/agent/template-%d" % generation
+    return [int(p) for p in (read(d.cg_file("unified", rel, "cgroup.procs")) or "").split()]
+
+
+def template_program(d, generation):
+    """The template program's pid (its shim's child)."""
+    for pid in template_pids(d, generation):
+        cmd = read("/proc/%d/cmdline" % pid) or ""
+        if "openenvd_template" in cmd and not cmd.startswith("openenvd-shim"):
+            return pid
+    return None
+
+
+def until_from_template(d, generation, most=20):
+    """Resets until an episode's env is a copy of that generation; the
+    starts seen on the way."""
+    seen = []
+    for _ in range(most):
+        _, start, me = next_episode(d)
+        seen.append(start)
+        if start == "template" and info(d)["template"]["generation"] == generation:
+            return seen, me
+    raise AssertionError("no episode from template %d in %d resets: %s\n%s"
+                         % (generation, most, seen, d.tail()))
+
+
+# --- the cases --------------------------------------------------------------------------
+
+def case_episodes_are_copies_of_their_own():
+    d = S["d"] = daemon()
+    wait_template(d)
+    _, me = until_from_template(d, 1)
+    mine = [me]
+    for _ in range(3):
+        eid, start, me = next_episode(d)
+        check(start == "template", "from the template: %s" % start)
+        mine.append(me)
+        # Its episode's environment, though the app was imported in the template.
+        check(me["episode"] == eid and me["imported_in"] == "template",
+              "the copy's environment is its episode's: %s (%s)" % (me, eid))
+        check(me["uid"] == 1000 and me["gid"] == 1000, "the principal: %s" % me)
+        # Its own pid namespace: its shim and itself; nobody to signal.
+        check(len(me["pids"]) == 2 and me["kill_all"] == "ESRCH",
+              "a copy sees and signals nobody else: %s" % me)
+        # From the host: the episode's leaf and the slot's own uid range.
+        pid = [p for p in d.member_pids("env") if "openenvd_template" in
+               (read("/proc/%d/cmdline" % p) or "")]
+        check(len(pid) == 1, "the copy in the episode's leaf: %s" % d.member_pids("env"))
+        check(cgroup_of(pid[0]).endswith("/" + d.member_cgroup("env")),
+              "its cgroup: %s" % cgroup_of(pid[0]))
+        mine[-1]["host_uid"] = host_uid(pid[0])
+    for k in ("random", "rng"):
+        vals = [m[k] for m in mine]
+        check(len(set(vals)) == len(vals), "each copy's %s is its own: %s" % (k, vals))
+    uids = {m["host_uid"] for m in mine[1:]}
+    check(len(uids) == 2, "two slots, two host uids: %s" % uids)
+    # The template: in the agent zone, under its limits.
+    tp = template_pids(d, 1)
+    check(tp and all(cgroup_of(p).endswith("/zones/agent/template-1") for p in tp),
+          "the template in zones/agent/template-1: %s" % tp)
+    check(all(host_uid(p) not in uids for p in tp), "the template's uids are not a slot's")
+    check(metric(d, "openenvd_env_starts_total", '{path="template"}') >= 4, "metric")
+
+
+def case_a_dead_template_is_rebuilt_and_its_copies_live_on():
+    d = S["d"]
+    gen = info(d)["template"]["generation"]
+    prog = template_program(d, gen)
+    check(prog, "the template program runs")
+    live = d.ok("GET", "/whoami")
+    os.kill(prog, signal.SIGKILL)
+    poll(lambda: "env template %d discarded" % gen in d.tail(200), "the discard logged", 30)
+    # The live copy does not die with its template's program.
+    check(d.ok("GET", "/whoami")["pid"] == live["pid"], "the live copy still serves")
+    seen, _ = until_from_template(d, gen + 1)
+    check("cold" in seen, "cold until the next template is warm: %s" % seen)
+    check(metric(d, "openenvd_env_template_discards_total") == 1, "one discard")
+    check(metric(d, "openenvd_env_starts_total", '{path="cold"}') >= 1, "cold starts counted")
+
+
+def case_a_code_change_discards_the_template():
+    d = S["d"]
+    gen = info(d)["template"]["generation"]
+    app = os.path.join(S["dirs"][0], "app.py")
+    st = os.stat(app)
+    os.utime(app, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    seen, me = until_from_template(d, gen + 1)
+    check("cold" in seen, "cold until the next template is warm: %s" % seen)
+    check(re.search(r"env template %d discarded: .*stale.*app\.py" % gen, d.tail(400)),
+          "the log names the changed file:\n%s" % d.tail(40))
+    rc = d.stop()
+    check(rc == 0, "clean exit: %s" % rc)
+    S.pop("d")
+
+
+def case_template_false_starts_every_env_cold():
+    d = daemon(template="false")
+    try:
+        t = info(d)["template"]
+        check(t["state"] == "off" and "template: false" in t["reason"], "off: %s" % t)
+        for _ in range(2):
+            _, start, me = next_episode(d)
+            check(start == "cold" and me["imported_in"] == me["episode"], "cold: %s" % me)
+        check(metric(d, "openenvd_env_template_builds_total") == 0, "no template built")
+    finally:
+        check(d.stop() == 0, "clean exit")
+
+
+def case_an_app_that_cannot_warm_starts_cold():
+    d = daemon(refuse="1")
+    try:
+        t = wait_template(d, "off")
+        check("reads its episode at import time" in (t["reason"] or ""), "why: %s" % t)
+        for _ in range(2):
+            _, start, me = next_episode(d)
+            check(start == "cold" and me["episode"] == me["imported_in"], "cold: %s" % me)
+        check(metric(d, "openenvd_env_template_warm_failures_total") == 1, "counted")
+        check("could not warm" in d.tail(200), "logged")
+    finally:
+        check(d.stop() == 0, "clean exit")
+
+
+CASES = [
+    ("episodes' envs are copies of the warm template, each its episode's own: environment, "
+     "uid range, cgroup, randomness, pid namespace; the template in the agent zone",
+     case_episodes_are_copies_of_their_own),
+    ("a template whose program dies is discarded and rebuilt, episodes start cold meanwhile, "
+     "the live copy serves on", case_a_dead_template_is_rebuilt_and_its_copies_live_on),
+    ("a template whose code changes on disk is discarded and rebuilt",
+     case_a_code_change_discards_the_template),
+    ("template: false: every env starts cold, no template is built",
+     case_template_false_starts_every_env_cold),
+    ("an app that cannot be warmed: templates off with the reason, every env cold",
+     case_an_app_that_cannot_warm_starts_cold),
+]
+
+
+def teardown():
+    if "d" in S:
+        S.pop("d").stop()
+    for d in S.get("dirs", []):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    if os.geteuid() != 0:
+        return skip_all(CASES, "needs root")
+    if importlib.util.find_spec("uvicorn") is None:
+        return skip_all(CASES, "python3-uvicorn is not installed (scripts/install-deps.sh)")
+    return run_cases(CASES, None, teardown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
