@@ -123,15 +123,18 @@ int template_read_reply(int ctl_fd, char **ret_reason)
         return -EPROTO;
 }
 
-int template_copy_hello(int go_fd, pid_t *ret_pid)
+int template_copy_hello(int go_fd, pid_t *ret_pid, char **ret_reason)
 {
         char buf[TEMPLATE_MSG_MAX + 1];
         struct ucred cred = {};
         ssize_t n = recv_word(go_fd, buf, &cred);
         if (n < 0)
                 return (int) n;
-        if (!streq(buf, "hello") || cred.pid <= 0)
+        if (!streq(buf, "hello") || cred.pid <= 0) {
+                if (ret_reason && startswith(buf, "fail "))
+                        *ret_reason = xstrdup(buf + 5);
                 return -EPROTO;
+        }
         *ret_pid = cred.pid;
         return 0;
 }

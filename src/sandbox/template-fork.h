@@ -50,6 +50,8 @@ int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *r
  * -ECONNRESET. */
 int template_read_reply(int ctl_fd, char **ret_reason);
 /* The copy's "hello": its pid in our pid namespace. -EAGAIN until it
- * arrives, -EPROTO for anything else. */
-int template_copy_hello(int go_fd, pid_t *ret_pid);
+ * arrives, -EPROTO for anything else (a copy that failed says "fail
+ * <step>: <error>" instead: the reason, a copy, in *ret_reason when
+ * given). */
+int template_copy_hello(int go_fd, pid_t *ret_pid, char **ret_reason);
 int template_copy_go(int go_fd);

@@ -540,9 +540,15 @@ static int read_reply(int fd, void *arg)
         return template_read_reply(fd, arg);
 }
 
+struct hello {
+        pid_t pid;
+        char *reason; /* the copy's "fail ..." */
+};
+
 static int read_hello(int fd, void *arg)
 {
-        return template_copy_hello(fd, arg);
+        struct hello *h = arg;
+        return template_copy_hello(fd, &h->pid, &h->reason);
 }
 
 /*
@@ -564,7 +570,7 @@ static int supply(void *data, const struct member_start *a, int pidfd, int stdio
         struct cgroup_placement place = { .v2_fd = -EBADF };
         cleanup_free char *reason = NULL;
         cleanup_close int go = -EBADF;
-        pid_t pid = 0;
+        struct hello hello = {};
         int r;
 
         if (g->discarded) {
@@ -597,14 +603,16 @@ static int supply(void *data, const struct member_start *a, int pidfd, int stdio
                         reason = xasprintf("its answer: %s", strerror(-r));
                 goto fail;
         }
-        r = wait_word(go, deadline, read_hello, &pid);
+        r = wait_word(go, deadline, read_hello, &hello);
         if (r < 0) {
-                reason = xasprintf("the copy's hello: %s", strerror(-r));
+                reason = hello.reason ? xasprintf("the copy failed: %s", hello.reason)
+                                      : xasprintf("the copy's hello: %s", strerror(-r));
+                free(hello.reason);
                 goto fail;
         }
         r = cgroup_placement_open(a->cgroups, a->cgroup, &place);
         if (r >= 0)
-                r = cgroup_placement_attach_all(&place, pid);
+                r = cgroup_placement_attach_all(&place, hello.pid);
         cgroup_placement_done(&place);
         if (r < 0)
                 /* The landing's failure, not the template's: the copy

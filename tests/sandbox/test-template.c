@@ -250,7 +250,7 @@ static void fork_into(size_t i)
         r = -EAGAIN;
         for (int n = 0; n < 3000 && r == -EAGAIN; n++) {
                 (void) poll(&(struct pollfd){ .fd = go_fd, .events = POLLIN }, 1, 10);
-                r = template_copy_hello(go_fd, &pid);
+                r = template_copy_hello(go_fd, &pid, NULL);
         }
         cr_assert(r == 0, "hello: %s", strerror(-r));
         if (B.spec.placement)
