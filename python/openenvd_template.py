@@ -4,6 +4,11 @@ fork one copy per episode into that episode's landing container.
 
     python3 -c "<this source>" CTL_FD FILTER_FD -- UVICORN_ARGS...
 
+(The daemon hands the source over as fd 5 and runs a one-line bootstrap
+with -c that reads and executes it: src/unit/env-template.c. Either way
+sys.argv[1:] is CTL_FD FILTER_FD -- UVICORN_ARGS and sys.path[0] is the
+working directory, as for `python3 -m uvicorn`.)
+
 The daemon runs this inside the template container, as root of its user
 namespace with every capability there and no seccomp filter. UVICORN_ARGS
 are what follows `uvicorn` on the env's command line; cwd and environment
