@@ -45,6 +45,7 @@ struct env_template_gen {
         int ctl;          /* our end of its control socket */
         struct loop_source *ctl_src;
         usec_t started;
+        uint64_t forks; /* copies it made */
         bool warm, discarded;
 };
 
@@ -61,6 +62,7 @@ struct env_template {
         unsigned generations;
         usec_t next_build; /* loop clock */
         char *off;         /* why templates are off for good */
+        unsigned barren;   /* generations in a row discarded without a copy */
         char *last_discard;
         struct env_template_stats stats;
 };
@@ -171,6 +173,19 @@ static void gen_discard(struct env_template_gen *g, const char *why)
         t->stats.discards++;
         free(t->last_discard);
         t->last_discard = xstrdup(why);
+        /* A discard that repeats itself (a fork the host refuses every
+         * time) would cost a warm-up a second, forever. */
+        t->barren = g->forks ? 0 : t->barren + 1;
+        if (t->barren >= ENV_TEMPLATE_MAX_BARREN && !t->off) {
+                t->off = xasprintf("%u templates in a row made no copy, the last: %s",
+                                   t->barren, why);
+                log_warning("env template %u discarded: %s; templates off, every episode "
+                            "starts cold",
+                            g->number, t->off);
+                t->current = NULL;
+                env_template_gen_unref(g);
+                return;
+        }
         t->next_build = loop_now(t->cfg->loop) + ENV_TEMPLATE_REBUILD_DELAY;
         log_warning("env template %u discarded: %s; episodes start cold until the next one is "
                     "warm",
@@ -623,6 +638,7 @@ static int supply(void *data, const struct member_start *a, int pidfd, int stdio
                 reason = xasprintf("go: %s", strerror(-r));
                 goto fail;
         }
+        g->forks++;
         if (g->owner)
                 g->owner->stats.forks++;
         return 0;

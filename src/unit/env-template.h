@@ -17,7 +17,8 @@
  * would die with it; it goes with the last of them. The next generation
  * starts when an episode asks, at most once per ENV_TEMPLATE_REBUILD_DELAY;
  * a template that cannot warm (the app does not import, uvicorn is not
- * there) turns templates off for the unit's life. Meanwhile, and without a
+ * there), or ENV_TEMPLATE_MAX_BARREN discarded in a row without a copy,
+ * turn templates off for the unit's life. Meanwhile, and without a
  * template, episodes start cold: the env's own command, as before.
  *
  * A generation's cgroup leaf is zones/agent/template-<n>, under the agent
@@ -39,6 +40,9 @@
 #define ENV_TEMPLATE_FORK_TIMEOUT (2 * USEC_PER_SEC)
 /* A discarded template's successor starts no sooner than this after it. */
 #define ENV_TEMPLATE_REBUILD_DELAY (1 * USEC_PER_SEC)
+/* Templates off after this many generations in a row discarded without a
+ * single copy. */
+#define ENV_TEMPLATE_MAX_BARREN 3
 
 struct env_template;
 struct env_template_gen;

@@ -73,6 +73,7 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_str_eq(m->app, "server.app:app");
         cr_expect_eq(m->port, 8000);
         cr_expect_eq(m->kill_deadline_s, 10.0);
+        cr_expect(m->standby && m->env_template);
         cr_expect_null(m->workspace_seed);
         cr_expect_eq(m->n_assets, 0);
         cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].n_containers, 1);
@@ -109,6 +110,13 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_null(env->workdir);
         cr_expect_null(env->rootfs); /* the daemon's --rootfs, else "/" */
         cr_expect_null(env->env[0]);
+}
+
+Test(manifest, template_false_turns_the_env_template_off)
+{
+        cleanup(manifest_freep) struct manifest *m =
+                parse_ok("app: server.app:app\nopenenvd:\n  template: false\n");
+        cr_expect_not(m->env_template);
 }
 
 Test(manifest, top_level_app_and_port_feed_openenvd)
