@@ -125,14 +125,16 @@ static void gen_free(struct env_template_gen *g)
                         }
         g->ctl_src = loop_source_free(g->ctl_src);
         safe_close(g->ctl);
-        /* Its shim's SIGKILL takes the template and any copy left with it;
-         * its leaf goes now if the kernel is done with it, else with the
-         * zones at the unit's end. */
-        g->m = member_free(g->m);
-        if (g->cgroup) {
+        /* Its leaf killed first, then its shim reaped: without CAP_KILL (a
+         * least-privilege container) the reap's own SIGKILL is refused, and
+         * the reap then waited forever for a shim that lingers. The shim's
+         * end takes any copy left with it. The leaf goes now if the kernel
+         * is done with it, else with the zones at the unit's end. */
+        if (g->cgroup)
                 (void) cgroup_kill(g->cgroups, g->cgroup);
+        g->m = member_free(g->m);
+        if (g->cgroup)
                 (void) cgroup_remove(g->cgroups, g->cgroup);
-        }
         free(g->cgroup);
         free(g);
 }
