@@ -27,12 +27,13 @@ extern const char env_template_source[];
  * control socket and the syscall filter (pass_fds 0 and 1); the program
  * itself comes as fd 5 (pass_fds 2), which the bootstrap reads and closes.
  * Through an fd rather than as `-c SOURCE`: every copy's command line is
- * then a line, not the program. */
+ * then a line, not the program, and it says what runs (ps, or an env's
+ * code looking for its server, finds "uvicorn" as in a cold start's). */
 #define TEMPLATE_CTL_FD    "3"
 #define TEMPLATE_FILTER_FD "4"
 #define TEMPLATE_BOOTSTRAP                                                                 \
-        "import os; f = os.fdopen(5); s = f.read(); f.close(); "                           \
-        "exec(compile(s, 'openenvd_template.py', 'exec'))"
+        "'openenvd template: uvicorn'; import os; f = os.fdopen(5); s = f.read(); "       \
+        "f.close(); exec(compile(s, 'openenvd_template.py', 'exec'))"
 
 struct env_template_gen {
         unsigned refs;
