@@ -173,7 +173,7 @@ struct manifest {
         char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
         uint16_t port; /* openenvd.port: the unit's external port */
         double kill_deadline_s;
-        bool standby;         /* keep a standby episode provisioned (default true) */
+        bool standby; /* keep a standby episode provisioned (default true) */
         /* openenvd.template: episodes' env servers forked from a warm
          * template where the command allows (default true; unit/env-template.h) */
         bool env_template;

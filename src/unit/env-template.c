@@ -31,8 +31,8 @@ extern const char env_template_source[];
  * code looking for its server, finds "uvicorn" as in a cold start's). */
 #define TEMPLATE_CTL_FD    "3"
 #define TEMPLATE_FILTER_FD "4"
-#define TEMPLATE_BOOTSTRAP                                                                 \
-        "'openenvd template: uvicorn'; import os; f = os.fdopen(5); s = f.read(); "       \
+#define TEMPLATE_BOOTSTRAP                                                          \
+        "'openenvd template: uvicorn'; import os; f = os.fdopen(5); s = f.read(); " \
         "f.close(); exec(compile(s, 'openenvd_template.py', 'exec'))"
 
 struct env_template_gen {
@@ -43,7 +43,7 @@ struct env_template_gen {
         struct member *m;            /* the template container */
         struct cgroup_tree *cgroups; /* borrowed */
         char *cgroup;                /* zones/agent/template-<n> */
-        int ctl;          /* our end of its control socket */
+        int ctl;                     /* our end of its control socket */
         struct loop_source *ctl_src;
         usec_t started;
         uint64_t forks; /* copies it made */
@@ -57,7 +57,7 @@ struct env_template {
         char **uvicorn_args; /* what follows uvicorn on the env's command line */
         uid_t host_uid;
         uid_t slot_base[2];
-        char *dir; /* <state>/template: what the template's plan mounts */
+        char *dir;                        /* <state>/template: what the template's plan mounts */
         struct env_template_gen *current; /* one reference */
         struct env_template_gen *gens;    /* every generation alive (current, draining) */
         unsigned generations;
@@ -180,8 +180,8 @@ static void gen_discard(struct env_template_gen *g, const char *why)
          * time) would cost a warm-up a second, forever. */
         t->barren = g->forks ? 0 : t->barren + 1;
         if (t->barren >= ENV_TEMPLATE_MAX_BARREN && !t->off) {
-                t->off = xasprintf("%u templates in a row made no copy, the last: %s",
-                                   t->barren, why);
+                t->off = xasprintf("%u templates in a row made no copy, the last: %s", t->barren,
+                                   why);
                 log_warning("env template %u discarded: %s; templates off, every episode "
                             "starts cold",
                             g->number, t->off);
@@ -388,7 +388,10 @@ static int gen_start(struct env_template *t)
         filter = memfd_create("openenvd-filter", MFD_CLOEXEC);
         if (filter < 0 || (r = syscall_filter_export_bpf(filter)) < 0 ||
             lseek(filter, 0, SEEK_SET) < 0) {
-                r = error_detail_set(&err, filter < 0 ? -errno : r < 0 ? r : -errno,
+                r = error_detail_set(&err,
+                                     filter < 0 ? -errno
+                                     : r < 0    ? r
+                                                : -errno,
                                      "the syscall filter: %m");
                 goto fail;
         }
@@ -396,7 +399,10 @@ static int gen_start(struct env_template *t)
         if (program < 0 ||
             (r = write_all(program, env_template_source, strlen(env_template_source))) < 0 ||
             lseek(program, 0, SEEK_SET) < 0) {
-                r = error_detail_set(&err, program < 0 ? -errno : r < 0 ? r : -errno,
+                r = error_detail_set(&err,
+                                     program < 0 ? -errno
+                                     : r < 0     ? r
+                                                 : -errno,
                                      "the template program: %m");
                 goto fail;
         }
@@ -411,8 +417,7 @@ static int gen_start(struct env_template *t)
                                  .runtime = MANIFEST_OCI_NATIVE,
                                  .cgroups = t->cfg->cgroups,
                                  .cgroup = g->cgroup,
-                                 .forward_episode_id = t->cfg->quiet_containers ? NULL
-                                                                                 : "template",
+                                 .forward_episode_id = t->cfg->quiet_containers ? NULL : "template",
                          },
                          &gen_ops, g, &g->m, &err);
         container_spec_done(&spec);
@@ -520,10 +525,10 @@ void env_template_stats(const struct env_template *t, struct env_template_stats 
 
 json_t *env_template_info(const struct env_template *t)
 {
-        const char *state = t->off ? "off"
-                            : !t->current ? "rebuilding"
+        const char *state = t->off             ? "off"
+                            : !t->current      ? "rebuilding"
                             : t->current->warm ? "ready"
-                                                : "warming";
+                                               : "warming";
         const char *reason = t->off ?: t->last_discard;
         unsigned copies = 0;
 
@@ -649,8 +654,10 @@ fail:
         l->fork_failed = true;
         if (g->owner)
                 g->owner->stats.fork_failures++;
+        /* (The caller's reference keeps g.) */
+        r = error_detail_set(ret_err, r, "env template %u: %s", g->number, reason);
         gen_discard(g, reason);
-        return error_detail_set(ret_err, r, "env template %u: %s", g->number, reason);
+        return r;
 }
 
 int env_template_landing_init(struct env_template_gen *g, unsigned slot,

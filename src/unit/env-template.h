@@ -88,11 +88,11 @@ void env_template_landing_done(struct env_template_landing *l);
 bool env_template_owns_pid(struct env_template *t, pid_t pid);
 
 struct env_template_stats {
-        uint64_t builds;         /* generations started */
-        uint64_t discards;       /* generations discarded (died, stale, failed a fork) */
-        uint64_t forks;          /* copies forked */
-        uint64_t fork_failures;  /* requests that failed (the episode started cold) */
-        uint64_t warm_failures;  /* templates that could not warm */
+        uint64_t builds;        /* generations started */
+        uint64_t discards;      /* generations discarded (died, stale, failed a fork) */
+        uint64_t forks;         /* copies forked */
+        uint64_t fork_failures; /* requests that failed (the episode started cold) */
+        uint64_t warm_failures; /* templates that could not warm */
 };
 void env_template_stats(const struct env_template *t, struct env_template_stats *ret);
 /* {"state": "warming"|"ready"|"rebuilding"|"off", "generation", "reason"

@@ -79,8 +79,8 @@ static struct kept_netns *member_netns_new(const struct episode *e, const struct
  * forked into the container (unit/env-template.h), and the member holds a
  * reference to gen; *ret_fork_failed then says whether the template (not
  * the container) failed. */
-static int start_member_from(struct episode *e, struct ep_member *mb, enum phase phase,
-                             bool gated, struct env_template_gen *gen, bool *ret_fork_failed)
+static int start_member_from(struct episode *e, struct ep_member *mb, enum phase phase, bool gated,
+                             struct env_template_gen *gen, bool *ret_fork_failed)
 {
         const struct manifest_zone *z = manifest_zone(e->cfg->manifest, mb->mc->zone);
         struct container_spec spec = { .stdio_fd = -EBADF };
@@ -183,9 +183,9 @@ static int start_member_from(struct episode *e, struct ep_member *mb, enum phase
  * fails it) cold; every other container cold. */
 static int start_member(struct episode *e, struct ep_member *mb, enum phase phase, bool gated)
 {
-        struct env_template_gen *gen =
-                unit_container_is_env(mb->mc) && !gated ? env_template_take(e->cfg->env_template)
-                                                        : NULL;
+        struct env_template_gen *gen = unit_container_is_env(mb->mc) && !gated
+                                               ? env_template_take(e->cfg->env_template)
+                                               : NULL;
         bool fork_failed = false;
         int r;
 

@@ -504,7 +504,8 @@ int member_start(struct loop *l, const char *name, const struct member_start *a,
         if (r < 0)
                 return r;
         /* (On failure the cleanup kills the container.) */
-        if (a->adopt && (r = a->adopt->supply(a->adopt->data, a, member_pidfd(m), log_w, ret_err)) < 0)
+        if (a->adopt &&
+            (r = a->adopt->supply(a->adopt->data, a, member_pidfd(m), log_w, ret_err)) < 0)
                 return r;
         /* Ours now; the write ends live only in the container. */
         safe_close(TAKE_FD(log_w));

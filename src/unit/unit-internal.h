@@ -48,7 +48,7 @@ struct unit {
         const struct unit_ops *ops;
         void *userdata;
         struct episode_config ecfg;
-        struct syscall_filter *filter; /* owned: compiled once, used by every native spawn */
+        struct syscall_filter *filter;     /* owned: compiled once, used by every native spawn */
         struct env_template *env_template; /* owned; NULL: off */
         const char *template_off;          /* static: why it is off */
         struct phase_machine phase;

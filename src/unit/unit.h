@@ -76,8 +76,8 @@ struct unit_config {
         bool quiet_containers;               /* their output in /logs only, not the log */
         uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
         uint32_t uid_slot_size;              /* ... split in two slots of this size */
-        uid_t template_uid; /* the env template's own range (unit-plan.h's size); 0: none */
-        unsigned verdict_history;            /* 1..UNIT_VERDICT_HISTORY_MAX; 0: the default */
+        uid_t template_uid;       /* the env template's own range (unit-plan.h's size); 0: none */
+        unsigned verdict_history; /* 1..UNIT_VERDICT_HISTORY_MAX; 0: the default */
         /* Tests only: the episodes' backend (episode-backend.h); NULL: the
          * real one, root's. */
         const struct episode_backend *backend;
