@@ -89,7 +89,7 @@ class Fixture:
     must be readable by any uid and not under /tmp (each container has its own
     /tmp)."""
 
-    def __init__(self, openenv_real, workdir, pylib=None):
+    def __init__(self, openenv_real, workdir, pylib=None, template=True):
         if os.geteuid() != 0:
             raise Missing("openenvd isolates as root: run as root")
         tarball = os.path.join(openenv_real, "pylib.tar.xz")
@@ -122,7 +122,12 @@ class Fixture:
                     os.chmod(p, 0o644)
         self.manifest = os.path.join(workdir, "openenv.yaml")
         with open(self.manifest, "w") as f:
-            f.write(MANIFEST.format(py=PY, env=self.env, pylib=self.pylib))
+            text = MANIFEST.format(py=PY, env=self.env, pylib=self.pylib)
+            if not template:
+                # Today's standby/cold paths: every episode's env server is
+                # a new interpreter (openenvd.template, docs/SANDBOX.md).
+                text = text.replace("openenvd:\n", "openenvd:\n  template: false\n", 1)
+            f.write(text)
         os.chmod(self.manifest, 0o644)
 
     def client_path(self):
@@ -407,13 +412,15 @@ def run(args):
     workdir = tempfile.mkdtemp(prefix="openenvd-fleet.", dir="/var/tmp")
     os.chmod(workdir, 0o755)
     units, drives, checks = [], [], []
-    report = {"units": args.units, "episodes_per_unit": args.episodes}
+    report = {"units": args.units, "episodes_per_unit": args.episodes,
+              "template": not args.no_template}
 
     def check(name, ok, detail=""):
         checks.append({"check": name, "ok": bool(ok), "detail": detail})
 
     try:
-        fixture = Fixture(args.openenv_real, workdir, args.pylib)
+        fixture = Fixture(args.openenv_real, workdir, args.pylib,
+                          template=not args.no_template)
         start_timeout = max(120, 6 * args.units)
         mem_before = meminfo_available()
         report["cpus"] = os.cpu_count()
@@ -521,6 +528,11 @@ def run(args):
                 # and their mean reset → ready (the first reset of a fresh
                 # session goes to the live episode's env server instead).
                 "resets": reset_sources(a, b),
+                # Env servers started in the window, by path (forked from
+                # the unit's warm template, or a new interpreter).
+                "env_starts": {p: int(metric(a, "openenvd_env_starts_total", path=p)
+                                      - metric(b, "openenvd_env_starts_total", path=p))
+                               for p in ("template", "cold")},
             }
         report["per_unit"] = per_unit
         # The units' own CPU (daemons and containers, from their subtrees)
@@ -571,7 +583,9 @@ def meminfo_available():
 
 
 def print_report(r, out):
-    print("fleet: %d units x %d episodes" % (r["units"], r["episodes_per_unit"]), file=out)
+    print("fleet: %d units x %d episodes, templates %s" % (
+        r["units"], r["episodes_per_unit"], "on" if r.get("template", True) else "off"),
+        file=out)
     if "start_s" in r:
         print("  start (all ready, standby ready): %.1f s; MemAvailable dropped %.0f MB"
               % (r["start_s"], r.get("mem_available_drop_mb", 0)), file=out)
@@ -618,6 +632,9 @@ def main():
     ap.add_argument("--pylib", help="an unpacked pylib/ to use instead of unpacking one")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
+    ap.add_argument("--no-template", action="store_true",
+                    help="write `template: false` into each unit's manifest: every episode's "
+                    "env server starts as a new interpreter (the standby path before issue 27)")
     args = ap.parse_args()
     if args.units < 1 or args.episodes < 1:
         ap.error("--units and --episodes must be at least 1")

@@ -50,17 +50,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Two manifests: as is (fork-speed episodes from the unit's warm template,
+# the default since issue 27) and with `template: false` under openenvd
+# (today's standby and cold paths).
 sed -e "s|@ENV_DIR@|$ENV_DIR|g" -e "s|@PYLIB@|$PYLIB|g" "$SRC/openenv.yaml" > "$WORK/openenv.yaml"
+sed -e 's|^openenvd:$|openenvd:\n  template: false|' "$WORK/openenv.yaml" > "$WORK/openenv-notemplate.yaml"
+grep -q '^  template: false$' "$WORK/openenv-notemplate.yaml" || {
+        echo "run.sh: could not write template: false into the manifest" >&2
+        exit 1
+}
 token=bench-$RANDOM$RANDOM
 printf '%s\n' "$token" > "$WORK/token"
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-start_daemon() { # NAME PORT [OPTIONS]
-        local name=$1 port=$2
-        shift 2
-        "$OPENENVD" --manifest "$WORK/openenv.yaml" --state "$WORK/state-$name" --port "$port" \
+start_daemon() { # NAME PORT MANIFEST [OPTIONS]
+        local name=$1 port=$2 manifest=$3
+        shift 3
+        "$OPENENVD" --manifest "$manifest" --state "$WORK/state-$name" --port "$port" \
                 --listen 127.0.0.1 --token-file "$WORK/token" --require-isolation \
-                --no-initial-episode "$@" > "$WORK/$name.out" 2> "$WORK/$name.log" &
+                --log-format json --no-initial-episode "$@" > "$WORK/$name.out" 2> "$WORK/$name.log" &
         pids+=($!)
         for _ in $(seq 400); do
                 grep -q "openenvd ready" "$WORK/$name.out" 2>/dev/null && return 0
@@ -74,14 +82,35 @@ start_daemon() { # NAME PORT [OPTIONS]
         echo "openenvd ($name) not ready" >&2
         exit 1
 }
+PORT_TPL=$(free_port)
+start_daemon template "$PORT_TPL" "$WORK/openenv.yaml"
+PID_TPL=${pids[-1]}
 PORT_SB=$(free_port)
-start_daemon standby "$PORT_SB"
+start_daemon standby "$PORT_SB" "$WORK/openenv-notemplate.yaml"
+PID_SB=${pids[-1]}
 PORT_COLD=$(free_port)
-start_daemon cold "$PORT_COLD" --no-standby
+start_daemon cold "$PORT_COLD" "$WORK/openenv-notemplate.yaml" --no-standby
+PID_COLD=${pids[-1]}
 
-if ! "$PY" "$SRC/bench-openenv.py" "$REPS" "$token" standby="$PORT_SB" cold="$PORT_COLD" \
-        "$ENV_DIR" "$PYLIB"; then
-        for n in standby cold; do
+status=0
+"$PY" "$SRC/bench-openenv.py" "$REPS" "$token" template="$PORT_TPL:$PID_TPL" \
+        standby="$PORT_SB:$PID_SB" cold="$PORT_COLD:$PID_COLD" "$ENV_DIR" "$PYLIB" || status=1
+# What the daemons logged at warning level or above (template discards,
+# fork failures, cold fallbacks), whatever the outcome; and every line about
+# the template. BENCH_OPENENV_LOGS=DIR keeps the logs there.
+bad='"level":"(warning|err|crit|alert|emerg)"'
+for n in template standby cold; do
+        c=$(grep -Ec "$bad" "$WORK/$n.log" || true)
+        t=$(grep -ci 'template' "$WORK/$n.log" || true)
+        echo "openenvd ($n): $c log lines at warning or above, $t about the template"
+        grep -E "$bad" "$WORK/$n.log" | cut -c1-300 | tail -5 || true
+done
+if [ -n "${BENCH_OPENENV_LOGS:-}" ]; then
+        mkdir -p "$BENCH_OPENENV_LOGS"
+        cp "$WORK"/*.log "$BENCH_OPENENV_LOGS"/
+fi
+if [ "$status" != 0 ]; then
+        for n in template standby cold; do
                 echo "== openenvd ($n) log, last 20 lines" >&2
                 tail -20 "$WORK/$n.log" >&2
         done
