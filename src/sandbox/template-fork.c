@@ -46,17 +46,22 @@ static ssize_t recv_word(int fd, char buf[static TEMPLATE_MSG_MAX + 1], struct u
         return n;
 }
 
+/* A word that is not the one hoped for: -EPROTO, and what it says (after
+ * prefix, else the whole word) in *ret_reason when given. */
+static int refusal(const char *word, const char *prefix, char **ret_reason)
+{
+        if (ret_reason)
+                *ret_reason = xstrdup(startswith(word, prefix) ?: word);
+        return -EPROTO;
+}
+
 int template_read_warm(int ctl_fd, char **ret_reason)
 {
         char buf[TEMPLATE_MSG_MAX + 1];
         ssize_t n = recv_word(ctl_fd, buf, NULL);
         if (n < 0)
                 return (int) n;
-        if (streq(buf, "warm"))
-                return 0;
-        if (ret_reason)
-                *ret_reason = xstrdup(startswith(buf, "fail ") ? buf + 5 : buf);
-        return -EPROTO;
+        return streq(buf, "warm") ? 0 : refusal(buf, "fail ", ret_reason);
 }
 
 int template_fork_send(int ctl_fd, const struct template_fork_request *q, int *ret_go)
@@ -116,11 +121,7 @@ int template_read_reply(int ctl_fd, char **ret_reason)
         ssize_t n = recv_word(ctl_fd, buf, NULL);
         if (n < 0)
                 return (int) n;
-        if (startswith(buf, "forked "))
-                return 0;
-        if (ret_reason)
-                *ret_reason = xstrdup(startswith(buf, "error ") ? buf + 6 : buf);
-        return -EPROTO;
+        return startswith(buf, "forked ") ? 0 : refusal(buf, "error ", ret_reason);
 }
 
 int template_copy_hello(int go_fd, pid_t *ret_pid, char **ret_reason)

@@ -349,6 +349,28 @@ static int plan_template(struct env_template *t, const int pass[3], struct uid_e
         return 0;
 }
 
+/* A memfd that fill() wrote, read from its start; -errno. */
+static int memfd_filled(const char *name, int (*fill)(int fd), int *ret)
+{
+        cleanup_close int fd = memfd_create(name, MFD_CLOEXEC);
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = fill(fd);
+        if (r < 0)
+                return r;
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return -errno;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+static int write_program(int fd)
+{
+        return write_all(fd, env_template_source, strlen(env_template_source));
+}
+
 static int gen_start(struct env_template *t)
 {
         const struct manifest_resources *res = &t->env->effective;
@@ -385,25 +407,14 @@ static int gen_start(struct env_template *t)
         theirs = pair[1];
         /* The copies' filter, the one every native container gets, as BPF
          * for the template program to install. */
-        filter = memfd_create("openenvd-filter", MFD_CLOEXEC);
-        if (filter < 0 || (r = syscall_filter_export_bpf(filter)) < 0 ||
-            lseek(filter, 0, SEEK_SET) < 0) {
-                r = error_detail_set(&err,
-                                     filter < 0 ? -errno
-                                     : r < 0    ? r
-                                                : -errno,
-                                     "the syscall filter: %m");
+        r = memfd_filled("openenvd-filter", syscall_filter_export_bpf, &filter);
+        if (r < 0) {
+                error_detail_set(&err, r, "the syscall filter: %s", strerror(-r));
                 goto fail;
         }
-        program = memfd_create("openenvd_template.py", MFD_CLOEXEC);
-        if (program < 0 ||
-            (r = write_all(program, env_template_source, strlen(env_template_source))) < 0 ||
-            lseek(program, 0, SEEK_SET) < 0) {
-                r = error_detail_set(&err,
-                                     program < 0 ? -errno
-                                     : r < 0     ? r
-                                                 : -errno,
-                                     "the template program: %m");
+        r = memfd_filled("openenvd_template.py", write_program, &program);
+        if (r < 0) {
+                error_detail_set(&err, r, "the template program: %s", strerror(-r));
                 goto fail;
         }
         r = plan_template(t, (const int[]){ theirs, filter, program }, extents, &spec);
