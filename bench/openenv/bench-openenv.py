@@ -266,6 +266,17 @@ class DirectEnv:
             self.proc.wait()
         self.proc = None
 
+    def floor_fork(self, moves):
+        """floor-fork.py's {"standby", "live"} USS in KiB."""
+        env = dict(os.environ, PYTHONPATH=self.env_dir + ":" + self.pylib,
+                   ENABLE_WEB_INTERFACE="false", PYTHONDONTWRITEBYTECODE="1")
+        out = subprocess.run(
+            ["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "floor-fork.py"),
+             str(free_port()), str(moves), STEP_OK.decode()],
+            cwd=self.env_dir, env=env, check=True, capture_output=True, text=True, timeout=120)
+        return json.loads(out.stdout)
+
 
 class HaproxyHop:
     """HAProxy (if installed) in front of the direct env server: what one
@@ -416,6 +427,14 @@ def main():
             while not d.ctl.call("GET", "/verdict").get("verdict"):
                 time.sleep(0.01)
 
+    # 5. The floor of that memory: the same env server warmed the same way
+    # and forked once, plainly, on the host (floor-fork.py), 3 times.
+    floor = {"standby": [], "live": []}
+    for _ in range(3):
+        f = direct.floor_fork(6)
+        for k in floor:
+            floor[k].append(f[k] / 1024)
+
     m = lambda v: statistics.median(v)
     print(f"bench/openenv: connect4_env (OpenEnv, real), {reps} resets per daemon, "
           f"load {load0:.1f} before, {os.getloadavg()[0]:.1f} after")
@@ -471,6 +490,8 @@ def main():
         v = mib("Private", "template", role)
         row(f"private (USS) of a {role} episode's env leaf, template", f"{v:.1f}", "MiB",
             f"<= 10 MiB (issue 27): {ok(v <= 10)}")
+        row(f"  floor: the warmed server forked once on the host, {role}",
+            f"{m(floor[role]):.1f}", "MiB", f"template / floor {v / m(floor[role]):.2f}x")
         row(f"  its PSS (template's pages shared with {role} and others)",
             f"{mib('Pss', 'template', role):.1f}", "MiB")
     row("template's leaf: PSS / RSS", "%.1f / %.1f" % (mib("Pss", "template", "template"),
@@ -488,7 +509,9 @@ def main():
   memory: /proc/PID/smaps_rollup summed over the cgroup.procs of the leaf (shim and env
   server) in the memory hierarchy, after 6 moves with the next standby built; USS =
   Private_Clean + Private_Dirty, what the episode holds beyond the template's shared
-  pages; median of 3 episodes.""")
+  pages; median of 3 episodes. floor: floor-fork.py, the env server warmed as the
+  template warms it, then one plain fork() running it on the host (no container, shim or
+  landing), its USS once it serves /health and after the same 6 moves; median of 3.""")
     for d in (tpl, sb, cold):
         x = d.metrics()
         info = d.ctl.call("GET", "/info").get("template", {})

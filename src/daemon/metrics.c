@@ -43,6 +43,10 @@ static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
         prom_family(sb, "openenvd_standby_failures_total", "counter",
                     "Standby episodes that failed to provision or lost a member before use.");
         prom_sample_u64(sb, "openenvd_standby_failures_total", NULL, 0, u->standby_failures);
+        prom_family(sb, "openenvd_standby_replaced_total", "counter",
+                    "Ready standby episodes whose env started cold, replaced by a template's "
+                    "copy once one was warm.");
+        prom_sample_u64(sb, "openenvd_standby_replaced_total", NULL, 0, u->standby_replaced);
 }
 
 static void render_env_starts(struct strbuf *sb, const struct unit_stats *u)

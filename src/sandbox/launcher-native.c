@@ -389,6 +389,7 @@ struct clone_request {
         const struct clone_args *ca;
         struct child_args *args;
         int netns_fd; /* the daemon's namespace for the container, or -EBADF */
+        int incubator_fd; /* without one: where its clone makes a new one (or -errno) */
         const struct container_spec *spec;
 };
 
@@ -483,7 +484,8 @@ static int clone_in_helper(void *userdata, void *out)
         /* out starts zeroed, not as the caller's */
         res->pidfd = res->hop_pidfd = -EBADF;
         ca.pidfd = (uint64_t) (uintptr_t) &res->pidfd;
-        if (q->netns_fd >= 0 && setns(q->netns_fd, CLONE_NEWNET) < 0)
+        if (q->netns_fd >= 0 ? setns(q->netns_fd, CLONE_NEWNET) < 0
+                             : !netns_enter_incubator(q->incubator_fd))
                 return -errno;
         /* The new user namespace's owner: the container's first host uid,
          * or nested, the template's root, which must own it. */
@@ -707,6 +709,7 @@ int container_spawn(const struct container_spec *spec, struct container **ret,
                                   .ca = &ca,
                                   .args = &args,
                                   .netns_fd = spec->netns ? kept_netns_fd(spec->netns) : -EBADF,
+                                  .incubator_fd = spec->netns ? -EBADF : netns_incubator(),
                                   .spec = spec,
                           },
                           &res, sizeof(res));

@@ -45,6 +45,77 @@ int netns_loopback_up(void)
         return 0;
 }
 
+/*
+ * The namespace every new one is made from. A new network namespace gets a
+ * TCP and a UDP hash table of its own when the namespace of the task that
+ * makes it says so (tcp_child_ehash_entries, udp_child_hash_entries; kernel
+ * >= 6.1 and 6.2), else it shares the host's. Shared, an agent's
+ * connections sit in the same buckets as the host's and every other
+ * unit's, and each read of /proc/net/tcp (the shim's readiness check, 2 per
+ * poll) walks all of the host's buckets: 262,144 on a 24 GiB machine, 6.8
+ * ms of kernel time per check, a fifth of a fork-speed episode's CPU. So
+ * the daemon keeps one empty namespace that says so, and its helpers step
+ * into it before they make one.
+ */
+#define CHILD_TCP_BUCKETS "1024"
+#define CHILD_UDP_BUCKETS "256"
+
+static int incubator_fd = -EBADF;
+static int incubator_error;
+
+/* In the helper: the incubator. A sysctl the kernel lacks is no error (its
+ * children then share the host's table, as before). */
+static int make_incubator(void *userdata, void *out)
+{
+        static const struct {
+                const char *path, *value;
+        } sysctls[] = {
+                { "sys/net/ipv4/tcp_child_ehash_entries", CHILD_TCP_BUCKETS },
+                { "sys/net/ipv4/udp_child_hash_entries", CHILD_UDP_BUCKETS },
+        };
+        int *fd = out;
+        int r;
+
+        (void) userdata;
+        *fd = -EBADF;
+        if (unshare(CLONE_NEWNET) < 0)
+                return -errno;
+        *fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (*fd < 0)
+                return -errno;
+        /* Proof that a helper can step into it (a seccomp profile may refuse
+         * setns()): else none is used, and nothing fails for want of it. */
+        if (setns(*fd, CLONE_NEWNET) < 0)
+                return -errno;
+        cleanup_close int proc = mount_fs_new("proc", NULL, 0, MOUNT_ATTR_NOEXEC);
+        if (proc < 0)
+                return proc;
+        for (size_t i = 0; i < ELEMENTSOF(sysctls); i++) {
+                r = write_string_file_at(proc, sysctls[i].path, sysctls[i].value);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        return 0;
+}
+
+int netns_incubator(void)
+{
+        if (incubator_fd >= 0 || incubator_error < 0)
+                return incubator_fd >= 0 ? incubator_fd : incubator_error;
+        int fd = -EBADF;
+        int r = ns_helper_run(make_incubator, NULL, &fd, sizeof(fd));
+        if (r < 0) {
+                safe_close(fd);
+                return incubator_error = r;
+        }
+        return incubator_fd = fd;
+}
+
+bool netns_enter_incubator(int fd)
+{
+        return fd < 0 || setns(fd, CLONE_NEWNET) == 0;
+}
+
 /* What the helper hands back: fds it opened in our (shared) fd table. */
 struct made {
         int fd, sysfs_fd;
@@ -62,9 +133,8 @@ static int make_inside(void *userdata, void *out)
         struct made *m = out;
         int r;
 
-        (void) userdata;
         m->fd = m->sysfs_fd = -EBADF;
-        if (unshare(CLONE_NEWNET) < 0)
+        if (!netns_enter_incubator(*(const int *) userdata) || unshare(CLONE_NEWNET) < 0)
                 return -errno;
         m->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
         if (m->fd < 0)
@@ -99,7 +169,8 @@ static int make_inside(void *userdata, void *out)
 int kept_netns_new(struct kept_netns **ret)
 {
         struct made m = { -EBADF, -EBADF };
-        int r = ns_helper_run(make_inside, NULL, &m, sizeof(m));
+        int incubator = netns_incubator();
+        int r = ns_helper_run(make_inside, &incubator, &m, sizeof(m));
         if (r < 0) {
                 /* The helper shares our fd table: what it opened is ours. */
                 safe_close(m.fd);

@@ -54,6 +54,16 @@ int kept_netns_socket(struct kept_netns *k, int family);
  * lo), to be cloned (open_tree OPEN_TREE_CLONE) into each container. */
 int kept_netns_sysfs_fd(const struct kept_netns *k);
 
+/* The namespace new ones are made from (netns-keep.c says why): an nsfs fd
+ * owned by the module, made at the first call; -errno when it cannot be
+ * (cached: the next calls say the same). Call from the daemon's thread,
+ * before a helper that makes a namespace runs. */
+int netns_incubator(void);
+
+/* In a helper, before it makes a network namespace: step into the
+ * incubator fd (nothing for a negative one). False if setns() failed. */
+bool netns_enter_incubator(int fd);
+
 /* Brings lo up in the calling thread's network namespace (needs
  * CAP_NET_ADMIN over it). Also used by the launcher for a fresh one. */
 int netns_loopback_up(void);

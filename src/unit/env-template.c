@@ -45,6 +45,7 @@ struct env_template_gen {
         char *cgroup;                /* zones/agent/template-<n> */
         int ctl;                     /* our end of its control socket */
         struct loop_source *ctl_src;
+        struct loop_source *warm_timer; /* the warm-up's deadline */
         usec_t started;
         uint64_t forks; /* copies it made */
         bool warm, discarded;
@@ -66,6 +67,9 @@ struct env_template {
         unsigned barren;   /* generations in a row discarded without a copy */
         char *last_discard;
         struct env_template_stats stats;
+        void (*settled)(void *userdata); /* env_template_set_notify() */
+        void *settled_data;
+        struct loop_source *settled_timer; /* calls it from the loop */
 };
 
 /* The interpreter and uvicorn's arguments of the env's command, or false. */
@@ -125,6 +129,7 @@ static void gen_free(struct env_template_gen *g)
                                 break;
                         }
         g->ctl_src = loop_source_free(g->ctl_src);
+        g->warm_timer = loop_source_free(g->warm_timer);
         safe_close(g->ctl);
         /* Its leaf killed first, then its shim reaped: without CAP_KILL (a
          * least-privilege container) the reap's own SIGKILL is refused, and
@@ -159,7 +164,28 @@ static void gen_retire(struct env_template_gen *g)
 {
         g->discarded = true;
         g->ctl_src = loop_source_free(g->ctl_src);
+        g->warm_timer = loop_source_free(g->warm_timer);
         g->ctl = safe_close(g->ctl);
+}
+
+/* The current generation stopped warming (it is warm, or gone): the unit
+ * may now want its standby. Told from the loop, never inside a call of
+ * the unit's (a fork fails inside an episode's member start). */
+static void notify_settled(struct env_template *t)
+{
+        if (t->settled)
+                loop_timer_set(t->settled_timer, loop_now(t->cfg->loop));
+}
+
+static int on_settled_timer(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct env_template *t = userdata;
+
+        (void) s;
+        (void) now;
+        if (t->settled)
+                t->settled(t->settled_data);
+        return 0;
 }
 
 /* As gen_retire(), and new episodes start cold until the next one is
@@ -187,6 +213,7 @@ static void gen_discard(struct env_template_gen *g, const char *why)
                             g->number, t->off);
                 t->current = NULL;
                 env_template_gen_unref(g);
+                notify_settled(t);
                 return;
         }
         t->next_build = loop_now(t->cfg->loop) + ENV_TEMPLATE_REBUILD_DELAY;
@@ -195,6 +222,7 @@ static void gen_discard(struct env_template_gen *g, const char *why)
                     g->number, why);
         t->current = NULL;
         env_template_gen_unref(g);
+        notify_settled(t);
 }
 
 /* Templates off for the unit's life: this env cannot be warmed. */
@@ -242,8 +270,25 @@ static int on_ctl(struct loop_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
         }
         g->warm = true;
+        g->warm_timer = loop_source_free(g->warm_timer);
         log_info("env template %u warm in %.2f s", g->number,
                  (double) (now_usec(CLOCK_MONOTONIC) - g->started) / USEC_PER_SEC);
+        if (t && t->current == g)
+                notify_settled(t);
+        return 0;
+}
+
+/* Not warm within the env's start timeout: an import that hangs would
+ * hold a container, and the standby that waits for it, for ever. */
+static int on_warm_deadline(struct loop_source *s, usec_t now, void *userdata)
+{
+        struct env_template_gen *g = userdata;
+        cleanup_free char *why = xasprintf("not warm within %gs (the env's start timeout)",
+                                           (double) g->owner->cfg->start_timeout / USEC_PER_SEC);
+
+        (void) s;
+        (void) now;
+        turn_off(g->owner, g, why);
         return 0;
 }
 
@@ -435,6 +480,9 @@ static int gen_start(struct env_template *t)
         if (r < 0)
                 goto fail;
         r = loop_add_io(t->cfg->loop, g->ctl, EPOLLIN, on_ctl, g, &g->ctl_src);
+        if (r >= 0)
+                r = loop_add_timer(t->cfg->loop, g->started + t->cfg->start_timeout,
+                                   on_warm_deadline, g, &g->warm_timer);
         if (r < 0) {
                 error_detail_set(&err, r, "event loop: %s", strerror(-r));
                 goto fail;
@@ -470,7 +518,9 @@ int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid
         t->slot_base[0] = slot_base[0];
         t->slot_base[1] = slot_base[1];
         t->dir = xasprintf("%s/template", cfg->state_dir);
-        r = make_dir_layout(t);
+        r = loop_add_timer(cfg->loop, USEC_INFINITY, on_settled_timer, t, &t->settled_timer);
+        if (r >= 0)
+                r = make_dir_layout(t);
         if (r < 0) {
                 log_error_errno(r, "%s: %m", t->dir);
                 env_template_free(t);
@@ -493,6 +543,7 @@ struct env_template *env_template_free(struct env_template *t)
          * episodes first, so none should). */
         for (struct env_template_gen *g = t->gens; g; g = g->next)
                 g->owner = NULL;
+        loop_source_free(t->settled_timer);
         (void) rm_rf_at(AT_FDCWD, t->dir);
         free(t->dir);
         free(t->python);
@@ -517,6 +568,23 @@ struct env_template_gen *env_template_take(struct env_template *t)
         if (!t->current || !t->current->warm)
                 return NULL;
         return env_template_gen_ref(t->current);
+}
+
+void env_template_set_notify(struct env_template *t, void (*settled)(void *userdata),
+                             void *userdata)
+{
+        t->settled = settled;
+        t->settled_data = userdata;
+}
+
+bool env_template_warming(const struct env_template *t)
+{
+        return t && !t->off && t->current && !t->current->warm;
+}
+
+bool env_template_ready(const struct env_template *t)
+{
+        return t && !t->off && t->current && t->current->warm;
 }
 
 bool env_template_owns_pid(struct env_template *t, pid_t pid)

@@ -83,6 +83,16 @@ int env_template_landing_init(struct env_template_gen *g, unsigned slot,
                               struct container_spec *spec, struct env_template_landing *ret);
 void env_template_landing_done(struct env_template_landing *l);
 
+/* settled(userdata) runs (from the loop) when the current generation stops
+ * warming: it is warm, or it was discarded (templates may be off now). A
+ * generation not warm within the env's start timeout turns templates off. */
+void env_template_set_notify(struct env_template *t, void (*settled)(void *userdata),
+                             void *userdata);
+/* A generation is warming now (an episode started now would start cold). */
+bool env_template_warming(const struct env_template *t);
+/* A generation is warm: an episode's env started now is a copy. */
+bool env_template_ready(const struct env_template *t);
+
 /* For the daemon's reaper: pid is a generation's container (reaped through
  * its pidfd). */
 bool env_template_owns_pid(struct env_template *t, pid_t pid);

@@ -174,8 +174,8 @@ static void remember(struct unit *u, struct episode *e)
 }
 
 /* The episode leaves the stage: torn down in the background, its verdict
- * remembered, freed once its slot is free again. */
-static void retire(struct unit *u, struct episode *e)
+ * remembered (with record), freed once its slot is free again. */
+static void retire_as(struct unit *u, struct episode *e, bool record)
 {
         if (!e)
                 return;
@@ -185,7 +185,8 @@ static void retire(struct unit *u, struct episode *e)
                 u->standby = NULL;
         else if (u->standby)
                 episode_provision_resume(u->standby); /* no live one grading now */
-        remember(u, e);
+        if (record)
+                remember(u, e);
         if (u->n_retiring >= ELEMENTSOF(u->retiring)) {
                 /* Too many at once: the oldest goes synchronously. */
                 struct episode *old = u->retiring[0];
@@ -201,6 +202,11 @@ static void retire(struct unit *u, struct episode *e)
                 schedule_sweep(u); /* torn down already (a failed or closed record) */
         else
                 episode_teardown(e);
+}
+
+static void retire(struct unit *u, struct episode *e)
+{
+        retire_as(u, e, true);
 }
 
 static void tell_if_ready(struct unit *u)
@@ -228,6 +234,12 @@ static void maybe_start_standby(struct unit *u)
 
         if (!u->cfg.standby || u->standby || u->freeing || u->cold_pending ||
             u->standby_failures >= UNIT_STANDBY_MAX_FAILURES || free_slot(u) < 0)
+                return;
+        /* A standby waits for a warming template (bounded by its start
+         * timeout): made cold now, its server would be a second full
+         * interpreter beside the template for as long as it waits, and its
+         * start would compete with the warm-up for the CPU. */
+        if (env_template_warming(u->env_template))
                 return;
         if (now < u->standby_not_before) {
                 if (!u->standby_timer &&
@@ -284,6 +296,36 @@ static void go_live(struct unit *u, const char *why)
                 log_full_fields_errno(LOG_WARNING, r,
                                       LOG_FIELDS({ "episode_id", episode_id(u->live) }),
                                       "episode %s: activation: %m", episode_id(u->live));
+        maybe_start_standby(u);
+}
+
+/* A ready standby whose env started cold (made while no template was
+ * warm) gives way to a template's copy once one is: the cold server holds a
+ * whole interpreter's private memory, a copy a few MiB. A reset meanwhile
+ * takes the copy being made (or makes one: every env is a copy now). */
+static void maybe_replace_cold_standby(struct unit *u)
+{
+        struct episode *e = u->standby;
+
+        if (!e || !env_template_ready(u->env_template) || episode_state(e) != EPISODE_STANDBY ||
+            episode_env_forked(e))
+                return;
+        log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
+                        "standby episode %s: its env started cold; a template's copy replaces it",
+                        episode_id(e));
+        u->stats.standby_replaced++;
+        retire_as(u, e, false);
+        maybe_start_standby(u);
+}
+
+/* The template is warm or gone: what waited for it goes on. */
+static void on_template_settled(void *userdata)
+{
+        struct unit *u = userdata;
+
+        if (u->freeing)
+                return;
+        maybe_replace_cold_standby(u);
         maybe_start_standby(u);
 }
 
@@ -364,6 +406,7 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
                                 "standby episode %s ready", episode_id(e));
                 u->first_pending = false;
                 tell_if_ready(u);
+                maybe_replace_cold_standby(u);
                 return;
         }
         if (e != u->live)
@@ -786,6 +829,8 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         }
         u->template_off = why;
         u->ecfg.env_template = u->env_template;
+        if (u->env_template)
+                env_template_set_notify(u->env_template, on_template_settled, u);
         if (why)
                 log_info("env template: off (%s); every episode's env starts cold", why);
         u->recent = json_array();

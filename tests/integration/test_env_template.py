@@ -22,6 +22,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from livelib import Daemon, check, poll, read, run_cases, skip_all  # noqa: E402
@@ -46,9 +47,10 @@ def install(template="true", refuse="0"):
     return d
 
 
-def daemon(template="true", refuse="0"):
+def daemon(template="true", refuse="0", start_timeout=60):
     d = install(template, refuse)
-    return Daemon(OPENENVD, SHIM, os.path.join(d, "unit.yaml"), args=["--no-initial-episode"])
+    return Daemon(OPENENVD, SHIM, os.path.join(d, "unit.yaml"), args=["--no-initial-episode"],
+                  start_timeout=start_timeout)
 
 
 def info(d):
@@ -125,7 +127,10 @@ def until_from_template(d, generation, most=20):
 def case_episodes_are_copies_of_their_own():
     d = S["d"] = daemon()
     wait_template(d)
-    _, me = until_from_template(d, 1)
+    # The first standby waited for the template: not one env started cold.
+    eid, start, me = next_episode(d)
+    check(start == "template", "the first episode's env is a copy: %s" % start)
+    check(metric(d, "openenvd_env_starts_total", '{path="cold"}') == 0, "no cold start")
     mine = [me]
     for _ in range(3):
         eid, start, me = next_episode(d)
@@ -164,14 +169,26 @@ def case_a_dead_template_is_rebuilt_and_its_copies_live_on():
     prog = template_program(d, gen)
     check(prog, "the template program runs")
     live = d.ok("GET", "/whoami")
+    # The standby made ready first: a copy (forked before the kill).
+    poll(lambda: info(d)["standby"].get("state") == "ready" or None, "the standby ready", 60)
     os.kill(prog, signal.SIGKILL)
     poll(lambda: "env template %d discarded" % gen in d.tail(200), "the discard logged", 30)
     # The live copy does not die with its template's program.
     check(d.ok("GET", "/whoami")["pid"] == live["pid"], "the live copy still serves")
-    seen, _ = until_from_template(d, gen + 1)
-    check("cold" in seen, "cold until the next template is warm: %s" % seen)
+    time.sleep(1.2)     # past ENV_TEMPLATE_REBUILD_DELAY
+    # The standby made before the discard (a copy) goes live; the next one
+    # starts cold and asks for a new template, and once that one is warm
+    # the cold standby gives way to a copy of it.
+    _, start, _ = next_episode(d)
+    check(start == "template", "the standby made before: a copy: %s" % start)
+    poll(lambda: metric(d, "openenvd_standby_replaced_total") == 1 or None,
+         "the cold standby replaced by a copy", 60)
+    check("a template's copy replaces it" in d.tail(400), "logged:\n%s" % d.tail(40))
+    check(metric(d, "openenvd_env_starts_total", '{path="cold"}') == 1, "one cold start")
+    _, start, _ = next_episode(d)
+    check(start == "template" and info(d)["template"]["generation"] == gen + 1,
+          "from template %d: %s" % (gen + 1, start))
     check(metric(d, "openenvd_env_template_discards_total") == 1, "one discard")
-    check(metric(d, "openenvd_env_starts_total", '{path="cold"}') >= 1, "cold starts counted")
 
 
 def case_a_code_change_discards_the_template():
@@ -179,9 +196,11 @@ def case_a_code_change_discards_the_template():
     gen = info(d)["template"]["generation"]
     app = os.path.join(S["dirs"][0], "app.py")
     st = os.stat(app)
+    cold = metric(d, "openenvd_env_starts_total", '{path="cold"}')
     os.utime(app, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    seen, me = until_from_template(d, gen + 1)
-    check("cold" in seen, "cold until the next template is warm: %s" % seen)
+    until_from_template(d, gen + 1)
+    check(metric(d, "openenvd_env_starts_total", '{path="cold"}') > cold,
+          "cold until the next template is warm")
     check(re.search(r"env template %d discarded: .*stale.*app\.py" % gen, d.tail(400)),
           "the log names the changed file:\n%s" % d.tail(40))
     rc = d.stop()
@@ -216,6 +235,22 @@ def case_an_app_that_cannot_warm_starts_cold():
         check(d.stop() == 0, "clean exit")
 
 
+def case_a_template_that_never_warms_is_given_up():
+    """The standby waits for a warming template, but not for ever: one not
+    warm within the start timeout turns templates off, and the standby
+    starts cold."""
+    d = daemon(refuse="hang", start_timeout=3)
+    try:
+        t = wait_template(d, "off")
+        check("not warm within 3s" in (t["reason"] or ""), "why: %s" % t)
+        check(not template_pids(d, 1), "its container is gone: %s" % template_pids(d, 1))
+        _, start, me = next_episode(d)
+        check(start == "cold" and me["episode"] == me["imported_in"], "cold: %s" % me)
+        check(metric(d, "openenvd_env_template_warm_failures_total") == 1, "counted")
+    finally:
+        check(d.stop() == 0, "clean exit")
+
+
 CASES = [
     ("episodes' envs are copies of the warm template, each its episode's own: environment, "
      "uid range, cgroup, randomness, pid namespace; the template in the agent zone",
@@ -228,6 +263,8 @@ CASES = [
      case_template_false_starts_every_env_cold),
     ("an app that cannot be warmed: templates off with the reason, every env cold",
      case_an_app_that_cannot_warm_starts_cold),
+    ("a template not warm within the start timeout: templates off, its container gone, the "
+     "standby that waited for it cold", case_a_template_that_never_warms_is_given_up),
 ]
 
 

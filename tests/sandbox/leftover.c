@@ -9,6 +9,7 @@
  *   leftover leave [hold]   state everywhere; with hold, print "ready" and
  *                           keep it all until SIGTERM (the control)
  *   leftover look           what of it is visible
+ *   leftover tables         the namespace's TCP and UDP hash table sizes
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -236,8 +237,38 @@ static int do_look(void)
         return 0;
 }
 
+/* The first line of a /proc/sys file, or its errno's name. */
+static void add_sysctl(const char *name, const char *path)
+{
+        char v[32] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, v, sizeof(v) - 1);
+        if (n < 0) {
+                add(" %s=%s", name, err(-1));
+        } else {
+                v[n] = '\0';
+                v[strcspn(v, "\n")] = '\0';
+                add(" %s=%s", name, v);
+        }
+        if (fd >= 0)
+                close(fd);
+}
+
+/* Whose TCP and UDP hash tables the namespace uses: a negative count is
+ * the host's (shared by every namespace without its own). */
+static int do_tables(void)
+{
+        add("tables");
+        add_sysctl("tcp_ehash", "/proc/sys/net/ipv4/tcp_ehash_entries");
+        add_sysctl("udp_hash", "/proc/sys/net/ipv4/udp_hash_entries");
+        printf("result: %s\n", line);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
+        if (argc == 2 && !strcmp(argv[1], "tables"))
+                return do_tables();
         if (argc >= 2 && !strcmp(argv[1], "leave"))
                 return do_leave(argc >= 3 && !strcmp(argv[2], "hold"));
         if (argc == 2 && !strcmp(argv[1], "look"))

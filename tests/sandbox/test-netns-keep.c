@@ -261,3 +261,46 @@ Test(netns_keep, refused_setns_leaves_caller_home)
         cr_assert(waitpid(pid, &status, 0) == pid);
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 }
+
+/* "tcp_ehash=N udp_hash=N" as a container in a namespace made from the
+ * incubator sees it, or ENOENT for a table this kernel cannot give a
+ * namespace of its own (before 6.1 and 6.2). */
+static const char *own_tables(void)
+{
+        static char want[128];
+        bool tcp = access("/proc/sys/net/ipv4/tcp_child_ehash_entries", F_OK) == 0;
+        bool udp = access("/proc/sys/net/ipv4/udp_child_hash_entries", F_OK) == 0;
+        (void) snprintf(want, sizeof(want), "tables tcp_ehash=%s udp_hash=%s",
+                        tcp ? "1024" : "ENOENT", udp ? "256" : "ENOENT");
+        return want;
+}
+
+/* An agent's sockets share no hash table with the host's or another
+ * unit's: the namespace it gets, kept (made by kept_netns_new()) or fresh
+ * (made by its clone), owns its TCP and UDP tables. The control: a
+ * namespace made the plain way, as before the incubator, shares the host's
+ * (a negative count). */
+Test(netns_keep, own_tcp_and_udp_hash_tables)
+{
+        kept_box_init();
+        assert_result(run("tables", NULL), own_tables());
+        kept_netns_free(K);
+        K = NULL;
+        B.spec.netns = NULL;
+        assert_result(run("tables", NULL), own_tables());
+
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                char v[32] = "";
+                if (unshare(CLONE_NEWNET) < 0)
+                        _exit(10);
+                int fd = open("/proc/sys/net/ipv4/tcp_ehash_entries", O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        _exit(errno == ENOENT ? 0 : 11);
+                _exit(read(fd, v, sizeof(v) - 1) > 0 && v[0] == '-' ? 0 : 12);
+        }
+        int status;
+        cr_assert(waitpid(pid, &status, 0) == pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "control: status %d", status);
+}

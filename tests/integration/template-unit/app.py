@@ -2,15 +2,19 @@
 """The env server of tests/integration/test_env_template.py: a tiny ASGI app
 that reports, from inside its container, what it is and what it can reach.
 Under OPENENVD_TEST_REFUSE_TEMPLATE=1 it refuses to import in a template (an
-app that reads its episode at import time), and starts cold as usual."""
+app that reads its episode at import time), under =hang its import never ends
+there; either way it starts cold as usual."""
 import errno
 import json
 import os
 import random
 
-if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") == "1" and \
-        os.environ.get("OPENENVD_EPISODE") == "template":
-    raise RuntimeError("this app reads its episode at import time")
+if os.environ.get("OPENENVD_EPISODE") == "template":
+    if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") == "1":
+        raise RuntimeError("this app reads its episode at import time")
+    if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") == "hang":
+        import time
+        time.sleep(3600)   # an import that never ends, in a template only
 
 STARTED_IN = os.environ.get("OPENENVD_EPISODE")
 RNG = random.Random()      # built at import: the template's, unless reseeded
