@@ -684,6 +684,38 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(t.wait(), 1, change.__name__)
             t.ctl.close()
 
+    def test_the_stale_look_is_due_on_an_inotify_event_or_after_a_second(self):
+        """Watch, the program's own: the first fork looks; then a look is due
+        only once a watched directory saw a change (inotify, at once, well
+        within RECHECK_S here) or RECHECK_S after the last; without inotify
+        every fork looks."""
+        ns = {"__name__": "openenvd_template_under_test"}
+        exec(compile(SOURCE, "openenvd_template.py", "exec"), ns)
+        Watch = ns["Watch"]
+        d = tempfile.mkdtemp(prefix="openenvd-watch.", dir="/var/tmp")
+        try:
+            path = os.path.join(d, "mod.py")
+            with open(path, "w") as f:
+                f.write("x = 1\n")
+            w = Watch([(path, None)])
+            self.assertGreaterEqual(w.fd, 0)
+            self.assertTrue(w.due(), "the first fork looks")
+            self.assertFalse(w.due(), "nothing changed, within a second")
+            for change in (lambda: os.utime(path), lambda: open(path, "a").write("#\n"),
+                           lambda: os.rename(path, path + ".x"),
+                           lambda: os.rename(path + ".x", path),
+                           lambda: open(os.path.join(d, "new.py"), "w").close()):
+                change()
+                self.assertTrue(w.due(), "a change in the directory")
+                self.assertFalse(w.due(), "its events drained")
+            w.last -= ns["RECHECK_S"]
+            self.assertTrue(w.due(), "RECHECK_S since the last look")
+            os.close(w.fd)
+            w.fd = -1
+            self.assertTrue(w.due() and w.due(), "without inotify: every time")
+        finally:
+            shutil.rmtree(d)
+
     def test_warm_up_failures_say_why_and_exit_1(self):
         for args, why in ((["nosuchmodule:app"], "nosuchmodule"),
                           (["app:app", "--no-such-option"], "no-such-option"),

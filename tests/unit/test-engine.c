@@ -571,6 +571,48 @@ Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
         cr_expect_eq(fake_starts(&fb, "env"), 2);
 }
 
+/* The live episode goes first at each of its steps: a standby starts nothing
+ * while the live episode still provisions (a reset that took a standby not
+ * yet ready waits for it), nor after it went live until its first action
+ * (the exchange that made it live is relayed first) or standby_yield,
+ * whichever comes first. */
+Test(engine, the_next_standby_waits_while_the_live_one_provisions_then_until_it_acts)
+{
+        char refusal[128];
+
+        fb.manual_ready = true;
+        boot(unit_yaml, true);
+        u->standby_yield = 60 * USEC_PER_SEC;
+        cr_assert_eq(unit_start(u, false), 0);
+        RUN_UNTIL(fake_find(&fb, "sim") && fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "env"));
+        fake_ready(fake_find(&fb, "sim"));
+        standby_ready();
+        cr_assert_geq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        RUN_UNTIL(u->standby != NULL);
+        settle();
+        cr_expect_eq(fake_starts(&fb, "env"), 1, "nothing of the next standby before an action");
+        act();
+        RUN_UNTIL(fake_starts(&fb, "env") == 2);
+        RUN_UNTIL(fake_starts(&fb, "sim") == 2);
+        struct fake_member *env2 = fake_find(&fb, "env"), *sim2 = fake_find(&fb, "sim");
+
+        /* Reset while that standby provisions: it goes live, still
+         * provisioning, and the one after it starts nothing meanwhile. */
+        cr_assert_geq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        RUN_UNTIL(u->standby != NULL);
+        settle();
+        cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
+        cr_expect_eq(fake_starts(&fb, "env"), 2, "nothing while the live one provisions");
+        fake_ready(env2);
+        fake_ready(sim2);
+        RUN_UNTIL(unit_phase(u) == PHASE_READY);
+        settle();
+        cr_expect_eq(fake_starts(&fb, "env"), 2, "nor before its first action");
+        act();
+        RUN_UNTIL(fake_starts(&fb, "env") == 3);
+}
+
 Test(engine, standby_member_exit_discards_it)
 {
         boot(unit_yaml, true);
