@@ -388,7 +388,7 @@ static int write_maps(pid_t pid, const struct container_spec *spec)
 struct clone_request {
         const struct clone_args *ca;
         struct child_args *args;
-        int netns_fd; /* the daemon's namespace for the container, or -EBADF */
+        int netns_fd;     /* the daemon's namespace for the container, or -EBADF */
         int incubator_fd; /* without one: where its clone makes a new one (or -errno) */
         const struct container_spec *spec;
 };

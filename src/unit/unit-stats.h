@@ -66,7 +66,7 @@ struct unit_stats {
         struct histogram reset_seconds[_UNIT_RESET_SOURCE_MAX]; /* reset → ready */
         uint64_t actions;
         uint64_t standby_failures;
-        uint64_t standby_replaced; /* cold standbys given up for a template's copy */
+        uint64_t standby_replaced;                /* cold standbys given up for a template's copy */
         uint64_t env_starts[_UNIT_ENV_START_MAX]; /* episodes provisioned, by their env's start */
         struct env_template_stats templates;      /* unit_stats() fills it */
         struct unit_container_stats *containers;  /* owned: manifest order (unit-plan.h) */
