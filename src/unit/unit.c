@@ -235,12 +235,6 @@ static void maybe_start_standby(struct unit *u)
         if (!u->cfg.standby || u->standby || u->freeing || u->cold_pending ||
             u->standby_failures >= UNIT_STANDBY_MAX_FAILURES || free_slot(u) < 0)
                 return;
-        /* A standby waits for a warming template (bounded by its start
-         * timeout): made cold now, its server would be a second full
-         * interpreter beside the template for as long as it waits, and its
-         * start would compete with the warm-up for the CPU. */
-        if (env_template_warming(u->env_template))
-                return;
         if (now < u->standby_not_before) {
                 if (!u->standby_timer &&
                     loop_add_timer(u->cfg.loop, USEC_INFINITY, on_standby_backoff, u,
@@ -325,6 +319,10 @@ static void on_template_settled(void *userdata)
 
         if (u->freeing)
                 return;
+        if (u->live)
+                episode_provision_resume(u->live);
+        if (u->standby)
+                episode_provision_resume(u->standby);
         maybe_replace_cold_standby(u);
         maybe_start_standby(u);
 }
@@ -451,11 +449,14 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
  *   graders leave the loop idle, and the next episode's env, whose start
  *   takes longest, must not wait for them (on_state_changed() lets it go as
  *   soon as the verdict is final).
- * - Its readiness: a reset that took a standby still provisioning waits
- *   for it, and the next standby's starts (a landing and a template's fork
- *   hold the loop ~20 ms) sat in front of its health check: nothing starts
- *   until it is ready (on_state_changed() lets it go). Back to back with no
- *   agent time, this took the reset p50 from 28 ms to 2 (bench/openenv).
+ * - Its readiness, when it is a template's copy: a reset that took a
+ *   standby still provisioning waits for it, and the next standby's starts
+ *   (a landing and a template's fork hold the loop ~20 ms) sat in front of
+ *   its health check: nothing starts until it is ready (on_state_changed()
+ *   lets it go). Back to back with no agent time, this took the reset p50
+ *   from 28 ms to 2 (bench/openenv). Cold starts are not held: two imports
+ *   of a second each run side by side on two CPUs (held, the standby loop
+ *   fell from 2.0 to 1.25 episodes/s).
  * - Its first exchange: the client's reset that made it live is relayed
  *   next (an upstream connect, a WebSocket handshake, the env's answer),
  *   and the next standby made at once sat in front of it: a stock client's
@@ -468,11 +469,19 @@ static usec_t on_provision_not_before(struct episode *e, void *userdata)
 
         enum episode_state live = u->live ? episode_state(u->live) : EPISODE_GONE;
 
+        /* Every episode waits for a warming template (bounded by the env's
+         * start timeout, past which templates are off): started now, its env
+         * would be a second whole interpreter beside the template, its import
+         * competing with the warm-up for the CPU and taking about as long
+         * (bench/openenv: 0.94 s cold, 1.0 s warm-up); made from the
+         * template, it is a few MiB and ready ~30 ms after. */
+        if (env_template_warming(u->env_template))
+                return USEC_INFINITY;
         if (e != u->standby)
                 return 0;
         if (live_grading(u))
                 return u->live_sealed_at + u->standby_yield;
-        if (live == EPISODE_PROVISIONING)
+        if (live == EPISODE_PROVISIONING && env_template_ready(u->env_template))
                 return USEC_INFINITY;
         if (live == EPISODE_READY)
                 return u->live_exposed_at + u->standby_yield;
@@ -772,7 +781,7 @@ int unit_start(struct unit *u, bool initial_episode)
         r = episode_fs_init(u->cfg.state_dir);
         if (r < 0)
                 return log_error_errno(r, "%s: %m", u->cfg.state_dir);
-        /* Warming beside the first episode, which starts cold. */
+        /* Warming first: every episode waits for it (on_provision_not_before()). */
         env_template_start(u->env_template);
         /* Not ready until what starts here is up; ready at once if
          * nothing does (the orchestrator's reset provisions). */

@@ -251,6 +251,20 @@ def case_a_template_that_never_warms_is_given_up():
         check(d.stop() == 0, "clean exit")
 
 
+def case_episodes_wait_for_a_warming_template():
+    """A reset while the template warms (its import takes 1.5 s here) waits
+    for it: its env is a copy, and no interpreter started cold beside the
+    template."""
+    d = daemon(refuse="slow")
+    try:
+        check(info(d)["template"]["state"] == "warming", "warming: %s" % info(d)["template"])
+        _, start, me = next_episode(d)
+        check(start == "template" and me["imported_in"] == "template", "a copy: %s" % me)
+        check(metric(d, "openenvd_env_starts_total", '{path="cold"}') == 0, "no cold start")
+    finally:
+        check(d.stop() == 0, "clean exit")
+
+
 CASES = [
     ("episodes' envs are copies of the warm template, each its episode's own: environment, "
      "uid range, cgroup, randomness, pid namespace; the template in the agent zone",
@@ -265,6 +279,8 @@ CASES = [
      case_an_app_that_cannot_warm_starts_cold),
     ("a template not warm within the start timeout: templates off, its container gone, the "
      "standby that waited for it cold", case_a_template_that_never_warms_is_given_up),
+    ("a reset while the template warms waits for it: a copy, no cold start",
+     case_episodes_wait_for_a_warming_template),
 ]
 
 

@@ -3,7 +3,7 @@
 that reports, from inside its container, what it is and what it can reach.
 Under OPENENVD_TEST_REFUSE_TEMPLATE=1 it refuses to import in a template (an
 app that reads its episode at import time), under =hang its import never ends
-there; either way it starts cold as usual."""
+there, under =slow it takes 1.5 s there; it starts cold as usual."""
 import errno
 import json
 import os
@@ -12,9 +12,9 @@ import random
 if os.environ.get("OPENENVD_EPISODE") == "template":
     if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") == "1":
         raise RuntimeError("this app reads its episode at import time")
-    if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") == "hang":
-        import time
-        time.sleep(3600)   # an import that never ends, in a template only
+    if os.environ.get("OPENENVD_TEST_REFUSE_TEMPLATE") in ("hang", "slow"):
+        import time        # an import that never ends, or takes 1.5 s, in a template only
+        time.sleep(3600 if os.environ["OPENENVD_TEST_REFUSE_TEMPLATE"] == "hang" else 1.5)
 
 STARTED_IN = os.environ.get("OPENENVD_EPISODE")
 RNG = random.Random()      # built at import: the template's, unless reseeded
