@@ -332,9 +332,17 @@ static int on_step(struct loop_source *s, usec_t now, void *userdata)
                 e->ev->provision_not_before ? e->ev->provision_not_before(e, e->userdata) : 0;
         if (not_before > now) {
                 loop_timer_set(e->step, not_before); /* or episode_provision_resume() */
+                /* Not started yet: its start timeout is armed when it is. */
+                if (!e->prepared)
+                        loop_timer_set(e->deadline, USEC_INFINITY);
                 return 0;
         }
         if (!e->prepared) {
+                /* The start timeout counts from here: an episode held back
+                 * (a warming template, the live episode first) had not
+                 * started. */
+                e->provision_deadline = now + e->cfg->start_timeout;
+                loop_timer_set(e->deadline, e->provision_deadline);
                 if (prepare(e) >= 0)
                         loop_timer_set(e->step, loop_now(e->cfg->loop));
                 return 0;

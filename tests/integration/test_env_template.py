@@ -247,6 +247,9 @@ def case_a_template_that_never_warms_is_given_up():
         _, start, me = next_episode(d)
         check(start == "cold" and me["episode"] == me["imported_in"], "cold: %s" % me)
         check(metric(d, "openenvd_env_template_warm_failures_total") == 1, "counted")
+        # The standby's start timeout counts from its start, not from the
+        # wait: it did not fail as late.
+        check(metric(d, "openenvd_standby_failures_total") == 0, "no standby failed")
     finally:
         check(d.stop() == 0, "clean exit")
 
