@@ -576,7 +576,8 @@ Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
  * standby_yield, whichever comes first. While the live episode still
  * provisions (a reset took a standby not yet ready), a cold standby starts
  * beside it (only a template's copy waits: no template here). */
-Test(engine, the_next_standby_waits_until_the_live_one_acts_and_starts_cold_beside_a_provisioning_one)
+Test(engine,
+     the_next_standby_waits_until_the_live_one_acts_and_starts_cold_beside_a_provisioning_one)
 {
         char refusal[128];
 
