@@ -140,6 +140,11 @@ def case_episodes_are_copies_of_their_own():
         check(me["episode"] == eid and me["imported_in"] == "template",
               "the copy's environment is its episode's: %s (%s)" % (me, eid))
         check(me["uid"] == 1000 and me["gid"] == 1000, "the principal: %s" % me)
+        # Its network namespace (made in the landing's clone) has its own TCP
+        # hash table, not the host's (a negative count).
+        want = "1024" if os.path.exists("/proc/sys/net/ipv4/tcp_child_ehash_entries") \
+            else "ENOENT"
+        check(me["tcp_ehash"] == want, "its own TCP table: %s" % me["tcp_ehash"])
         # Its own pid namespace: its shim and itself; nobody to signal.
         check(len(me["pids"]) == 2 and me["kill_all"] == "ESRCH",
               "a copy sees and signals nobody else: %s" % me)

@@ -26,7 +26,13 @@ def whoami():
         kill_all = "sent"
     except OSError as e:
         kill_all = errno.errorcode.get(e.errno, str(e.errno))
+    try:
+        with open("/proc/sys/net/ipv4/tcp_ehash_entries") as f:
+            tcp_ehash = f.read().strip()
+    except OSError as e:
+        tcp_ehash = errno.errorcode.get(e.errno, str(e.errno))
     return {"pid": os.getpid(), "uid": os.getuid(), "gid": os.getgid(),
+            "tcp_ehash": tcp_ehash,
             "episode": os.environ.get("OPENENVD_EPISODE"), "imported_in": STARTED_IN,
             "random": random.random(), "rng": RNG.random(),
             "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
