@@ -63,39 +63,52 @@ int netns_loopback_up(void)
 static int incubator_fd = -EBADF;
 static int incubator_error;
 
-/* In the helper: the incubator. A sysctl the kernel lacks is no error (its
- * children then share the host's table, as before). */
-static int make_incubator(void *userdata, void *out)
-{
-        static const struct {
-                const char *path, *value;
-        } sysctls[] = {
-                { "sys/net/ipv4/tcp_child_ehash_entries", CHILD_TCP_BUCKETS },
-                { "sys/net/ipv4/udp_child_hash_entries", CHILD_UDP_BUCKETS },
-        };
-        int *fd = out;
-        int r;
+struct sysctl_setting {
+        const char *path, *value;
+        bool optional; /* a kernel without it: skipped */
+};
 
-        (void) userdata;
-        *fd = -EBADF;
+/* In a helper: a new network namespace of our own (unshare()), *ret_fd its
+ * nsfs fd, proven joinable: joining the namespace we are in is a no-op that
+ * proves setns() works (a seccomp profile may refuse it), without which
+ * nothing could be cloned into it nor a socket made there. Then its
+ * sysctls, through a procfs instance of our own, detached: /proc/sys/net
+ * shows the namespace of the task that opens it, and the daemon's /proc/sys
+ * may be read-only (a container runtime mounts it so). */
+static int unshare_netns(int *ret_fd, const struct sysctl_setting *sysctls, size_t n)
+{
         if (unshare(CLONE_NEWNET) < 0)
                 return -errno;
-        *fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (*fd < 0)
+        *ret_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (*ret_fd < 0)
                 return -errno;
-        /* Proof that a helper can step into it (a seccomp profile may refuse
-         * setns()): else none is used, and nothing fails for want of it. */
-        if (setns(*fd, CLONE_NEWNET) < 0)
+        if (setns(*ret_fd, CLONE_NEWNET) < 0)
                 return -errno;
         cleanup_close int proc = mount_fs_new("proc", NULL, 0, MOUNT_ATTR_NOEXEC);
         if (proc < 0)
                 return proc;
-        for (size_t i = 0; i < ELEMENTSOF(sysctls); i++) {
-                r = write_string_file_at(proc, sysctls[i].path, sysctls[i].value);
-                if (r < 0 && r != -ENOENT)
+        for (size_t i = 0; i < n; i++) {
+                int r = write_string_file_at(proc, sysctls[i].path, sysctls[i].value);
+                if (r < 0 && !(r == -ENOENT && sysctls[i].optional))
                         return r;
         }
         return 0;
+}
+
+/* In the helper: the incubator. A sysctl the kernel lacks is no error (its
+ * children then share the host's table, as before); one that refuses
+ * setns() is (none is used then, and nothing fails for want of it). */
+static int make_incubator(void *userdata, void *out)
+{
+        static const struct sysctl_setting sysctls[] = {
+                { "sys/net/ipv4/tcp_child_ehash_entries", CHILD_TCP_BUCKETS, true },
+                { "sys/net/ipv4/udp_child_hash_entries", CHILD_UDP_BUCKETS, true },
+        };
+        int *fd = out;
+
+        (void) userdata;
+        *fd = -EBADF;
+        return unshare_netns(fd, sysctls, ELEMENTSOF(sysctls));
 }
 
 int netns_incubator(void)
@@ -124,40 +137,21 @@ struct made {
 /* In the helper: a new namespace, set up. Only system calls. */
 static int make_inside(void *userdata, void *out)
 {
-        static const struct {
-                const char *path, *value;
-        } sysctls[] = {
-                { "sys/net/ipv4/ip_unprivileged_port_start", "0" },
-                { "sys/net/ipv4/tcp_max_tw_buckets", "0" },
+        static const struct sysctl_setting sysctls[] = {
+                { "sys/net/ipv4/ip_unprivileged_port_start", "0", false },
+                { "sys/net/ipv4/tcp_max_tw_buckets", "0", false },
         };
         struct made *m = out;
         int r;
 
         m->fd = m->sysfs_fd = -EBADF;
-        if (!netns_enter_incubator(*(const int *) userdata) || unshare(CLONE_NEWNET) < 0)
+        if (!netns_enter_incubator(*(const int *) userdata))
                 return -errno;
-        m->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-        if (m->fd < 0)
-                return -errno;
-        /* Joining the namespace we are in is a no-op that proves setns()
-         * works (a seccomp profile may refuse it): without it nothing could
-         * be cloned into the namespace nor a socket made there. */
-        if (setns(m->fd, CLONE_NEWNET) < 0)
-                return -errno;
-        r = netns_loopback_up();
+        r = unshare_netns(&m->fd, sysctls, ELEMENTSOF(sysctls));
+        if (r >= 0)
+                r = netns_loopback_up();
         if (r < 0)
                 return r;
-        /* /proc/sys/net shows the namespace of the task that opens it. A
-         * procfs instance of our own, detached: the daemon's /proc/sys may
-         * be read-only (a container runtime mounts it so). */
-        cleanup_close int proc = mount_fs_new("proc", NULL, 0, MOUNT_ATTR_NOEXEC);
-        if (proc < 0)
-                return proc;
-        for (size_t i = 0; i < ELEMENTSOF(sysctls); i++) {
-                r = write_string_file_at(proc, sysctls[i].path, sysctls[i].value);
-                if (r < 0)
-                        return r;
-        }
         /* A sysfs instance belongs to the network namespace of its mounter;
          * it stays detached (no path anywhere) until a container clones it. */
         m->sysfs_fd = mount_fs_new("sysfs", NULL, 0,
