@@ -627,10 +627,13 @@ static int daemon_setup(struct daemon *d)
         r = setup_root(d);
         if (r < 0)
                 return r;
-        /* Two slots (live and standby) of one uid range per container, and
-         * the env template's range after them. */
+        /* The slots (the live episode, the standby pool, one retiring) of
+         * one uid range per container each, and the env template's range
+         * after them. */
+        unsigned standby = o->no_standby ? 0 : d->manifest->standby;
         uint32_t slot_size = (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE;
-        r = uid_block_acquire(2 * slot_size + UNIT_UID_RANGE, o->uid_lock_dir, &d->uids);
+        uint32_t slots_size = unit_slot_count(standby) * slot_size;
+        r = uid_block_acquire(slots_size + UNIT_UID_RANGE, o->uid_lock_dir, &d->uids);
         if (r < 0)
                 return log_error_errno(r, "host uid range: %m");
         {
@@ -671,11 +674,11 @@ static int daemon_setup(struct daemon *d)
                         .model = { .upstream = o->model_upstream,
                                    .provider = o->model_provider,
                                    .key = d->model_key },
-                        .standby = !o->no_standby && d->manifest->standby,
+                        .standby = standby,
                         .quiet_containers = o->quiet_containers,
                         .uid_base = d->uids.base,
                         .uid_slot_size = slot_size,
-                        .template_uid = d->uids.base + 2 * slot_size,
+                        .template_uid = d->uids.base + slots_size,
                         .verdict_history = o->verdict_history,
                 },
                 &unit_ops, d, &d->unit);

@@ -47,6 +47,12 @@ static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
                     "Ready standby episodes whose env started cold, replaced by a template's "
                     "copy once one was warm.");
         prom_sample_u64(sb, "openenvd_standby_replaced_total", NULL, 0, u->standby_replaced);
+        prom_family(sb, "openenvd_standby_ready", "gauge",
+                    "Standby episodes ready now (a reset makes the oldest live).");
+        prom_sample_u64(sb, "openenvd_standby_ready", NULL, 0, u->standby_ready);
+        prom_family(sb, "openenvd_standby_target", "gauge",
+                    "Standby episodes the unit keeps (the manifest's standby).");
+        prom_sample_u64(sb, "openenvd_standby_target", NULL, 0, u->standby_target);
 }
 
 static void render_env_starts(struct strbuf *sb, const struct unit_stats *u)

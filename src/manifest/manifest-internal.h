@@ -119,6 +119,8 @@ bool mnode_get_string(struct manifest_ctx *x, const struct mnode *n, const char 
                       const char **ret);
 bool mnode_get_uint(struct manifest_ctx *x, const struct mnode *n, const char *path, uint64_t min,
                     uint64_t max, uint64_t *ret);
+/* Whether n is a plain YAML 1.2 boolean (its value in *ret). */
+bool mnode_as_bool(const struct mnode *n, bool *ret);
 bool mnode_get_bool(struct manifest_ctx *x, const struct mnode *n, const char *path, bool *ret);
 bool mnode_get_port(struct manifest_ctx *x, const struct mnode *n, const char *path, uint16_t *ret);
 bool mnode_get_positive_double(struct manifest_ctx *x, const struct mnode *n, const char *path,

@@ -166,19 +166,26 @@ bool mnode_get_uint(struct manifest_ctx *x, const struct mnode *n, const char *p
 }
 
 /* YAML 1.2 core schema booleans, plain (unquoted) only. */
+bool mnode_as_bool(const struct mnode *n, bool *ret)
+{
+        static const char *const yes[] = { "true", "True", "TRUE" }, *const no[] = { "false",
+                                                                                     "False",
+                                                                                     "FALSE" };
+
+        if (n->kind != MNODE_SCALAR || !n->plain)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (streq(n->value, yes[i]) || streq(n->value, no[i])) {
+                        *ret = streq(n->value, yes[i]);
+                        return true;
+                }
+        return false;
+}
+
 bool mnode_get_bool(struct manifest_ctx *x, const struct mnode *n, const char *path, bool *ret)
 {
-        if (n->kind == MNODE_SCALAR && n->plain) {
-                if (streq(n->value, "true") || streq(n->value, "True") || streq(n->value, "TRUE")) {
-                        *ret = true;
-                        return true;
-                }
-                if (streq(n->value, "false") || streq(n->value, "False") ||
-                    streq(n->value, "FALSE")) {
-                        *ret = false;
-                        return true;
-                }
-        }
+        if (mnode_as_bool(n, ret))
+                return true;
         ctx_error(x, n, path, "expected true or false%s%s%s",
                   n->kind == MNODE_SCALAR ? ", got '" : "", n->kind == MNODE_SCALAR ? n->value : "",
                   n->kind == MNODE_SCALAR ? "'" : "");

@@ -287,6 +287,25 @@ static bool rfc009_block(struct manifest_ctx *x, const struct mnode *n)
         return false;
 }
 
+/* `standby: K` episodes kept ready, or a bool (true: one, false: none). */
+static void parse_standby(struct manifest_ctx *x, const struct mnode *n)
+{
+        uint64_t k;
+        bool on;
+
+        if (n->kind == MNODE_SCALAR && n->plain && parse_uint64(n->value, 0, UINT64_MAX, &k) >= 0) {
+                if (mnode_get_uint(x, n, "standby", 0, MANIFEST_STANDBY_MAX, &k))
+                        x->m->standby = (unsigned) k;
+        } else if (mnode_as_bool(n, &on))
+                x->m->standby = on ? 1 : 0;
+        else
+                ctx_error(x, n, "standby",
+                          "expected true, false or a number of episodes in 0..%d%s%s%s",
+                          MANIFEST_STANDBY_MAX, n->kind == MNODE_SCALAR ? ", got '" : "",
+                          n->kind == MNODE_SCALAR ? n->value : "",
+                          n->kind == MNODE_SCALAR ? "'" : "");
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
@@ -335,7 +354,7 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
         if (ok && v[6])
                 parse_model(x, v[6]);
         if (ok && v[7])
-                (void) mnode_get_bool(x, v[7], "standby", &x->m->standby);
+                parse_standby(x, v[7]);
         if (ok && v[8])
                 parse_agent_paths(x, v[8]);
         if (ok && v[11])
@@ -407,7 +426,7 @@ int manifest_parse_with(const char *data, size_t size, const char *base_dir, uns
         m->base_dir = xstrdup(base_dir);
         m->port = MANIFEST_DEFAULT_PORT;
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
-        m->standby = true;
+        m->standby = 1;
         m->env_template = true;
         manifest_verdict_policy_defaults(&m->verdict_policy);
         x.m = m;

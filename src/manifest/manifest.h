@@ -169,11 +169,17 @@ struct manifest_asset {
         char *path; /* owned, absolute (resolved against the manifest's directory) */
 };
 
+/* The largest standby pool: each ready episode holds its containers'
+ * memory (a template's copy a few MiB, a cold env a whole interpreter). */
+#define MANIFEST_STANDBY_MAX 8
+
 struct manifest {
         char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
         uint16_t port; /* openenvd.port: the unit's external port */
         double kill_deadline_s;
-        bool standby; /* keep a standby episode provisioned (default true) */
+        /* openenvd.standby: episodes kept provisioned ahead, never exposed
+         * (0..MANIFEST_STANDBY_MAX; `true` is 1, the default; `false` 0) */
+        unsigned standby;
         /* openenvd.template: episodes' env servers forked from a warm
          * template where the command allows (default true; unit/env-template.h) */
         bool env_template;

@@ -57,7 +57,8 @@ struct env_template {
         char *python;        /* the interpreter that runs uvicorn */
         char **uvicorn_args; /* what follows uvicorn on the env's command line */
         uid_t host_uid;
-        uid_t slot_base[2];
+        uid_t slot_base[UNIT_SLOTS_MAX];
+        unsigned n_slots;
         char *dir;                        /* <state>/template: what the template's plan mounts */
         struct env_template_gen *current; /* one reference */
         struct env_template_gen *gens;    /* every generation alive (current, draining) */
@@ -344,8 +345,8 @@ static int make_dir_layout(struct env_template *t)
 /* The env container's plan, turned into the template's: its argv, its own
  * uid range with the slots' env ranges after it, root of its namespace,
  * no forwarders (it serves nothing), its control socket and filter. */
-static int plan_template(struct env_template *t, const int pass[3], struct uid_extent extents[2],
-                         struct container_spec *ret)
+static int plan_template(struct env_template *t, const int pass[3],
+                         struct uid_extent extents[UNIT_SLOTS_MAX], struct container_spec *ret)
 {
         const struct episode_config *cfg = t->cfg;
         const struct unit_plan_context ctx = plan_context(t);
@@ -375,7 +376,7 @@ static int plan_template(struct env_template *t, const int pass[3], struct uid_e
         s.host_uid = t->host_uid;
         s.uid = s.gid = 0;
         s.template_root = true;
-        for (unsigned i = 0; i < 2; i++)
+        for (unsigned i = 0; i < t->n_slots; i++)
                 extents[i] = (struct uid_extent){
                         .inside = UNIT_UID_RANGE * (i + 1),
                         .host = t->slot_base[i] +
@@ -384,7 +385,7 @@ static int plan_template(struct env_template *t, const int pass[3], struct uid_e
                         .count = UNIT_UID_RANGE,
                 };
         s.uid_extents = extents;
-        s.n_uid_extents = 2;
+        s.n_uid_extents = t->n_slots;
         s.pass_fds = pass;
         s.n_pass_fds = 3;
         s.principal_fds = 0x7;
@@ -422,7 +423,7 @@ static int gen_start(struct env_template *t)
         struct env_template_gen *g = xcalloc(1, sizeof(*g));
         cleanup_error_detail struct error_detail err = {};
         struct container_spec spec = { .stdio_fd = -EBADF };
-        struct uid_extent extents[2];
+        struct uid_extent extents[UNIT_SLOTS_MAX];
         cleanup_close int theirs = -EBADF, filter = -EBADF, program = -EBADF;
         int pair[2], r;
 
@@ -498,8 +499,8 @@ fail:
 
 /* --- the template ----------------------------------------------------------- */
 
-int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid_t slot_base[2],
-                     struct env_template **ret)
+int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid_t *slot_base,
+                     unsigned n_slots, struct env_template **ret)
 {
         struct env_template *t = xcalloc(1, sizeof(*t));
         const char *python;
@@ -515,8 +516,9 @@ int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid
         t->python = xstrdup(python);
         t->uvicorn_args = strv_copy(args);
         t->host_uid = host_uid;
-        t->slot_base[0] = slot_base[0];
-        t->slot_base[1] = slot_base[1];
+        assert(n_slots <= UNIT_SLOTS_MAX);
+        memcpy(t->slot_base, slot_base, n_slots * sizeof(*slot_base));
+        t->n_slots = n_slots;
         t->dir = xasprintf("%s/template", cfg->state_dir);
         r = loop_add_timer(cfg->loop, USEC_INFINITY, on_settled_timer, t, &t->settled_timer);
         if (r >= 0)
@@ -744,7 +746,7 @@ int env_template_landing_init(struct env_template_gen *g, unsigned slot,
 {
         int adopt[2];
 
-        assert(slot < 2 && g->owner && spec->n_pass_fds < CONTAINER_MAX_PASS_FDS);
+        assert(slot < g->owner->n_slots && g->owner && spec->n_pass_fds < CONTAINER_MAX_PASS_FDS);
         if (pipe2(adopt, O_CLOEXEC) < 0)
                 return -errno;
         *ret = (struct env_template_landing){

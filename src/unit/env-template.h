@@ -52,9 +52,10 @@ struct env_template_gen;
 const char *env_template_unsupported(const struct episode_config *cfg);
 
 /* host_uid: the template's own range (UNIT_UID_RANGE uids, apart from every
- * episode's); slot_base: each slot's uid_base, whose env ranges it maps. */
-int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid_t slot_base[2],
-                     struct env_template **ret);
+ * episode's); slot_base: each of the n_slots slots' uid_base (at most
+ * UNIT_SLOTS_MAX), whose env ranges it maps. */
+int env_template_new(const struct episode_config *cfg, uid_t host_uid, const uid_t *slot_base,
+                     unsigned n_slots, struct env_template **ret);
 struct env_template *env_template_free(struct env_template *t);
 DEFINE_CLEANUP_FUNC(struct env_template, env_template_free);
 

@@ -11,6 +11,7 @@
 #include "phase/phase.h"
 #include "sandbox/syscall-filter.h"
 #include "unit/episode.h"
+#include "unit/unit-plan.h"
 #include "unit/unit-stats.h"
 #include "unit/unit.h"
 
@@ -29,6 +30,10 @@
  * is relayed then): unit.c, on_provision_not_before(). */
 #define UNIT_STANDBY_YIELD (50 * USEC_PER_MSEC)
 #define UNIT_MAX_WAITERS   64
+
+/* The standby a reset takes: the oldest ready one, else the oldest still
+ * provisioning; NULL when the pool is empty (unit.c). */
+struct episode *unit_next_standby(const struct unit *u);
 
 enum waiter_kind {
         WAIT_READY,   /* a reset: the live episode ready (or failed) */
@@ -52,11 +57,14 @@ struct unit {
         struct env_template *env_template; /* owned; NULL: off */
         const char *template_off;          /* static: why it is off */
         struct phase_machine phase;
-        struct episode *live;        /* owned: the episode the phase machine follows */
-        struct episode *standby;     /* owned: provisioning or standby, never exposed */
+        struct episode *live; /* owned: the episode the phase machine follows */
+        /* owned: provisioning or standby, never exposed; oldest first */
+        struct episode *pool[MANIFEST_STANDBY_MAX];
+        size_t n_pool;
         struct episode *retiring[8]; /* owned: tearing down, then freed */
         size_t n_retiring;
-        struct episode *slots[2]; /* borrowed: who holds each slot */
+        struct episode *slots[UNIT_SLOTS_MAX]; /* borrowed: who holds each slot */
+        unsigned n_slots;                      /* unit_slot_count(cfg.standby) */
         struct waiter waiters[UNIT_MAX_WAITERS];
         size_t n_waiters;
         json_t *recent; /* owned: [{episode_id, verdict...}], newest last */

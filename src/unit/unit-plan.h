@@ -48,6 +48,16 @@ struct host_view; /* sandbox/host-view.h */
 /* Container i gets host uids [uid_base + i * UNIT_UID_RANGE, +UNIT_UID_RANGE);
  * uid_base is this unit's own block for this episode slot (uid-block.h). */
 #define UNIT_UID_RANGE 65536
+
+/* An episode's slot is its cgroup leaves and its block of container ranges.
+ * A unit keeping `standby` episodes ready has that many slots plus two: the
+ * live episode's and one for the episode a reset retires, so the next
+ * standby starts without waiting for that teardown. */
+#define UNIT_SLOTS_MAX (MANIFEST_STANDBY_MAX + 2)
+static inline unsigned unit_slot_count(unsigned standby)
+{
+        return standby + 2;
+}
 /* The harness reaches its relays on these loopback ports. */
 #define UNIT_HARNESS_MCP_PORT   8000
 #define UNIT_HARNESS_MODEL_PORT 8001

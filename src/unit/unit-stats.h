@@ -67,6 +67,7 @@ struct unit_stats {
         uint64_t actions;
         uint64_t standby_failures;
         uint64_t standby_replaced;                /* cold standbys given up for a template's copy */
+        unsigned standby_ready, standby_target;   /* the pool now: unit_stats() fills them */
         uint64_t env_starts[_UNIT_ENV_START_MAX]; /* episodes provisioned, by their env's start */
         struct env_template_stats templates;      /* unit_stats() fills it */
         struct unit_container_stats *containers;  /* owned: manifest order (unit-plan.h) */

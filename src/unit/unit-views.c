@@ -83,8 +83,33 @@ unsigned unit_verdict_history(const struct unit *u)
         return u->cfg.verdict_history;
 }
 
+static const char *standby_state(const struct episode *e)
+{
+        return episode_state(e) == EPISODE_STANDBY ? "ready" : "provisioning";
+}
+
+static unsigned pool_ready(const struct unit *u)
+{
+        unsigned n = 0;
+        for (size_t i = 0; i < u->n_pool; i++)
+                n += episode_state(u->pool[i]) == EPISODE_STANDBY;
+        return n;
+}
+
+/* [{episode_id, state}], oldest first. */
+static json_t *pool_json(const struct unit *u)
+{
+        json_t *a = json_array();
+        for (size_t i = 0; i < u->n_pool; i++)
+                json_array_append_new(a,
+                                      json_pack("{s:s,s:s}", "episode_id", episode_id(u->pool[i]),
+                                                "state", standby_state(u->pool[i])));
+        return a;
+}
+
 json_t *unit_episodes(const struct unit *u)
 {
+        const struct episode *next = unit_next_standby(u);
         json_t *recent = json_array(), *v;
         size_t i;
 
@@ -99,18 +124,16 @@ json_t *unit_episodes(const struct unit *u)
                                                         json_object_get(v, "actions"), "ended_at",
                                                         json_object_get(v, "ended_at")));
         }
-        return json_pack(
-                "{s:o,s:o,s:o,s:i}", "live",
-                u->live ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->live), "phase",
-                                    phase_to_string(u->phase.current))
-                        : json_null(),
-                "standby",
-                u->standby
-                        ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->standby), "state",
-                                    episode_state(u->standby) == EPISODE_STANDBY ? "ready"
-                                                                                 : "provisioning")
-                        : json_null(),
-                "recent", recent, "kept", (int) u->cfg.verdict_history);
+        return json_pack("{s:o,s:o,s:o,s:o,s:i}", "live",
+                         u->live ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->live),
+                                             "phase", phase_to_string(u->phase.current))
+                                 : json_null(),
+                         "standby",
+                         next ? json_pack("{s:s,s:s}", "episode_id", episode_id(next), "state",
+                                          standby_state(next))
+                              : json_null(),
+                         "standby_pool", pool_json(u), "recent", recent, "kept",
+                         (int) u->cfg.verdict_history);
 }
 
 const struct member_log *unit_container_log(const struct unit *u, const char *container,
@@ -156,11 +179,10 @@ json_t *unit_info(const struct unit *u)
                                         "to", phase_to_string(rec->to), "actor",
                                         phase_actor_to_string(rec->actor), "reason", rec->reason,
                                         "at", (double) rec->at / (double) USEC_PER_SEC));
-        if (u->standby)
-                sb = json_pack("{s:s,s:s}", "state",
-                               episode_state(u->standby) == EPISODE_STANDBY ? "ready"
-                                                                            : "provisioning",
-                               "episode_id", episode_id(u->standby));
+        const struct episode *next = unit_next_standby(u);
+        if (next)
+                sb = json_pack("{s:s,s:s}", "state", standby_state(next), "episode_id",
+                               episode_id(next));
         else if (!u->cfg.standby)
                 sb = json_pack("{s:s}", "state", "disabled");
         else if (u->standby_failures >= UNIT_STANDBY_MAX_FAILURES)
@@ -170,6 +192,9 @@ json_t *unit_info(const struct unit *u)
                 sb = json_pack("{s:s}", "state", "none");
         if (u->standby_failures > 0)
                 json_object_set_new(sb, "last_failure", text_to_json(u->standby_error));
+        /* The pool: how many it keeps, how many are ready now. */
+        json_object_set_new(sb, "target", json_integer(u->cfg.standby));
+        json_object_set_new(sb, "ready", json_integer(pool_ready(u)));
         json_object_set_new(info, "version", json_string(openenvd_version));
         json_object_set_new(info, "phase", json_string(phase_to_string(u->phase.current)));
         json_object_set_new(info, "episode_id",
@@ -193,12 +218,15 @@ void unit_stats(const struct unit *u, struct unit_stats *ret)
 {
         unit_stats_copy(&u->stats, ret);
         env_template_stats(u->env_template, &ret->templates);
+        ret->standby_target = u->cfg.standby;
+        ret->standby_ready = pool_ready(u);
         /* Episodes whose cgroups still exist: their counters as they are now
          * (a torn-down one was added by on_torn_down()). */
         if (u->live && episode_state(u->live) != EPISODE_GONE)
                 episode_add_limit_events(u->live, ret->containers);
-        if (u->standby && episode_state(u->standby) != EPISODE_GONE)
-                episode_add_limit_events(u->standby, ret->containers);
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (episode_state(u->pool[i]) != EPISODE_GONE)
+                        episode_add_limit_events(u->pool[i], ret->containers);
         for (size_t i = 0; i < u->n_retiring; i++)
                 if (episode_state(u->retiring[i]) != EPISODE_GONE)
                         episode_add_limit_events(u->retiring[i], ret->containers);
@@ -210,8 +238,9 @@ bool unit_owns_pid(struct unit *u, pid_t pid)
                 return true;
         if (u->live && episode_owns_pid(u->live, pid))
                 return true;
-        if (u->standby && episode_owns_pid(u->standby, pid))
-                return true;
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (episode_owns_pid(u->pool[i], pid))
+                        return true;
         for (size_t i = 0; i < u->n_retiring; i++)
                 if (episode_owns_pid(u->retiring[i], pid))
                         return true;

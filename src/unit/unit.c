@@ -92,7 +92,7 @@ static const struct episode_events episode_events;
 
 static int free_slot(const struct unit *u)
 {
-        for (int s = 0; s < 2; s++)
+        for (int s = 0; s < (int) u->n_slots; s++)
                 if (!u->slots[s])
                         return s;
         return -EBUSY;
@@ -113,6 +113,40 @@ static int new_episode(struct unit *u, struct episode **ret)
          * provisioned(), from the loop. */
         episode_provision(*ret);
         return 0;
+}
+
+/* --- the standby pool ----------------------------------------------------------------- */
+
+static bool in_pool(const struct unit *u, const struct episode *e)
+{
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (u->pool[i] == e)
+                        return true;
+        return false;
+}
+
+static void pool_remove(struct unit *u, const struct episode *e)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (u->pool[i] != e)
+                        u->pool[k++] = u->pool[i];
+        u->n_pool = k;
+}
+
+struct episode *unit_next_standby(const struct unit *u)
+{
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (episode_state(u->pool[i]) == EPISODE_STANDBY)
+                        return u->pool[i];
+        return u->n_pool ? u->pool[0] : NULL;
+}
+
+/* What held the pool's provisioning back is over (on_provision_not_before()). */
+static void pool_resume(struct unit *u)
+{
+        for (size_t i = 0; i < u->n_pool; i++)
+                episode_provision_resume(u->pool[i]);
 }
 
 /* A retired episode goes: its containers' output stays, for the last
@@ -181,10 +215,10 @@ static void retire_as(struct unit *u, struct episode *e, bool record)
                 return;
         if (e == u->live)
                 u->live = NULL;
-        if (e == u->standby)
-                u->standby = NULL;
-        else if (u->standby)
-                episode_provision_resume(u->standby); /* no live one grading now */
+        if (in_pool(u, e))
+                pool_remove(u, e);
+        else
+                pool_resume(u); /* no live one grading now */
         if (record)
                 remember(u, e);
         if (u->n_retiring >= ELEMENTSOF(u->retiring)) {
@@ -228,11 +262,14 @@ static int on_standby_backoff(struct loop_source *s, usec_t now, void *userdata)
         return 0;
 }
 
+/* Fills the pool up to cfg.standby, as far as free slots allow (a retiring
+ * episode's frees one when it is torn down: on_torn_down()). */
 static void maybe_start_standby(struct unit *u)
 {
         usec_t now = loop_now(u->cfg.loop);
+        struct episode *e;
 
-        if (!u->cfg.standby || u->standby || u->freeing || u->cold_pending ||
+        if (u->n_pool >= u->cfg.standby || u->freeing || u->cold_pending ||
             u->standby_failures >= UNIT_STANDBY_MAX_FAILURES || free_slot(u) < 0)
                 return;
         if (now < u->standby_not_before) {
@@ -243,8 +280,8 @@ static void maybe_start_standby(struct unit *u)
                 loop_timer_set(u->standby_timer, u->standby_not_before);
                 return;
         }
-        if (new_episode(u, &u->standby) < 0)
-                u->standby = NULL;
+        while (u->n_pool < u->cfg.standby && free_slot(u) >= 0 && new_episode(u, &e) >= 0)
+                u->pool[u->n_pool++] = e;
 }
 
 /* A standby failed (to provision, or a member exited before use): counted,
@@ -299,17 +336,24 @@ static void go_live(struct unit *u, const char *why)
  * takes the copy being made (or makes one: every env is a copy now). */
 static void maybe_replace_cold_standby(struct unit *u)
 {
-        struct episode *e = u->standby;
+        struct episode *cold[MANIFEST_STANDBY_MAX];
+        size_t n = 0;
 
-        if (!e || !env_template_ready(u->env_template) || episode_state(e) != EPISODE_STANDBY ||
-            episode_env_forked(e))
+        if (!env_template_ready(u->env_template))
                 return;
-        log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }),
-                        "standby episode %s: its env started cold; a template's copy replaces it",
-                        episode_id(e));
-        u->stats.standby_replaced++;
-        retire_as(u, e, false);
-        maybe_start_standby(u);
+        for (size_t i = 0; i < u->n_pool; i++)
+                if (episode_state(u->pool[i]) == EPISODE_STANDBY && !episode_env_forked(u->pool[i]))
+                        cold[n++] = u->pool[i];
+        for (size_t i = 0; i < n; i++) {
+                log_info_fields(LOG_FIELDS({ "episode_id", episode_id(cold[i]) }),
+                                "standby episode %s: its env started cold; a template's copy "
+                                "replaces it",
+                                episode_id(cold[i]));
+                u->stats.standby_replaced++;
+                retire_as(u, cold[i], false);
+        }
+        if (n)
+                maybe_start_standby(u);
 }
 
 /* The template is warm or gone: what waited for it goes on. */
@@ -321,8 +365,7 @@ static void on_template_settled(void *userdata)
                 return;
         if (u->live)
                 episode_provision_resume(u->live);
-        if (u->standby)
-                episode_provision_resume(u->standby);
+        pool_resume(u);
         maybe_replace_cold_standby(u);
         maybe_start_standby(u);
 }
@@ -359,8 +402,9 @@ static int do_reset(struct unit *u, const char *reason, char *ret_refusal, size_
         u->standby_not_before = 0;
         u->reset_at = now_usec(CLOCK_MONOTONIC);
         u->live_counted = false;
-        if (u->standby) {
-                u->live = TAKE_PTR(u->standby);
+        u->live = unit_next_standby(u);
+        if (u->live) {
+                pool_remove(u, u->live);
                 if (episode_state(u->live) == EPISODE_STANDBY) {
                         u->reset_source = UNIT_RESET_STANDBY;
                         go_live(u, "standby");
@@ -394,7 +438,7 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
         if (result >= 0)
                 u->stats.env_starts[episode_env_forked(e) ? UNIT_ENV_TEMPLATE : UNIT_ENV_COLD]++;
 
-        if (e == u->standby) {
+        if (in_pool(u, e)) {
                 if (result < 0) {
                         standby_failed(u, e, "provisioning failed");
                         return;
@@ -434,8 +478,8 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
                 return;
         if (episode_state(e) == EPISODE_SEALING)
                 u->live_sealed_at = loop_now(u->cfg.loop);
-        if (u->standby && !live_grading(u))
-                episode_provision_resume(u->standby);
+        if (!live_grading(u))
+                pool_resume(u);
         if (p == PHASE_MAX || p == u->phase.current)
                 return;
         (void) move(u, ACTOR_SYSTEM, p, reason, NULL, 0);
@@ -477,7 +521,7 @@ static usec_t on_provision_not_before(struct episode *e, void *userdata)
          * template, it is a few MiB and ready ~30 ms after. */
         if (env_template_warming(u->env_template))
                 return USEC_INFINITY;
-        if (e != u->standby)
+        if (!in_pool(u, e))
                 return 0;
         if (live_grading(u))
                 return u->live_sealed_at + u->standby_yield;
@@ -497,7 +541,7 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
 
         if (u->freeing)
                 return;
-        if (e == u->standby) {
+        if (in_pool(u, e)) {
                 /* A standby must be pristine and whole: start over. */
                 cleanup_free char *what =
                         xasprintf("%s exited (status %d) before use: discarded", c->name, status);
@@ -809,6 +853,8 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
                 return r;
         u = xcalloc(1, sizeof(*u));
         u->cfg = *cfg;
+        u->cfg.standby = MIN(u->cfg.standby, (unsigned) MANIFEST_STANDBY_MAX);
+        u->n_slots = unit_slot_count(u->cfg.standby);
         if (!u->cfg.verdict_history)
                 u->cfg.verdict_history = UNIT_VERDICT_HISTORY_DEFAULT;
         u->cfg.verdict_history = MIN(u->cfg.verdict_history, (unsigned) UNIT_VERDICT_HISTORY_MAX);
@@ -839,8 +885,11 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         const char *why = cfg->template_uid ? env_template_unsupported(&u->ecfg)
                                             : "no uid range for a template";
         if (!why) {
-                const uid_t slots[2] = { cfg->uid_base, cfg->uid_base + cfg->uid_slot_size };
-                r = env_template_new(&u->ecfg, cfg->template_uid, slots, &u->env_template);
+                uid_t slots[UNIT_SLOTS_MAX];
+                for (unsigned i = 0; i < u->n_slots; i++)
+                        slots[i] = cfg->uid_base + i * cfg->uid_slot_size;
+                r = env_template_new(&u->ecfg, cfg->template_uid, slots, u->n_slots,
+                                     &u->env_template);
                 if (r < 0)
                         why = "its state could not be made";
         }
@@ -868,7 +917,8 @@ struct unit *unit_free(struct unit *u)
         wait_complete(u, WAIT_INSPECT, -ECANCELED);
         wait_complete(u, WAIT_EPISODE, -ECANCELED);
         episode_free(u->live);
-        episode_free(u->standby);
+        for (size_t i = 0; i < u->n_pool; i++)
+                episode_free(u->pool[i]);
         for (size_t i = 0; i < u->n_retiring; i++)
                 episode_free(u->retiring[i]);
         /* After the episodes: the template goes with its last copy. */

@@ -17,13 +17,13 @@
  *                           live: a new one starts, after any grading finishes
  *
  * The phase machine follows the live episode. Beside it the unit keeps a
- * standby episode (unless the manifest says `standby: false`): provisioned in
- * the background as soon as an episode closes (and at start), never exposed,
- * so a reset only has to make it live. Each episode has one of two slots
- * (cgroup leaves and host uid range): a standby never shares either with the
- * live episode. A member that dies during the episode is a fact of it: the
- * env or a service ends the episode (the system seals it), a harness is
- * recorded; each lands in the verdict with its status and blame.
+ * pool of standby episodes (the manifest's `standby: K`, default 1, none
+ * with `standby: false`): provisioned in the background as soon as one is
+ * taken (and at start), never exposed, so a reset only has to make the
+ * oldest ready one live. Each episode has a slot of its own (cgroup leaves
+ * and host uid range, unit_slot_count()): no two episodes share either. A member that dies during
+ * the episode is a fact of it: the env or a service ends the episode (the system seals it), a
+ * harness is recorded; each lands in the verdict with its status and blame.
  *
  * Nothing blocks: operations that wait (provisioning, freezing, grading)
  * return 1 ("pending") and call their unit_done_fn later from the loop; 0
@@ -72,10 +72,10 @@ struct unit_config {
         const struct env_origin *env_origin; /* the env's start directory and environment */
         unsigned weaken;                     /* test-only: enum container_weaken */
         struct unit_model model;             /* model proxy for the harness (upstream NULL: none) */
-        bool standby;                        /* keep a standby episode */
-        bool quiet_containers;               /* their output in /logs only, not the log */
-        uid_t uid_base;                      /* the unit's uid block (uid-block.h) ... */
-        uint32_t uid_slot_size;              /* ... split in two slots of this size */
+        unsigned standby;         /* standby episodes kept ready: 0..MANIFEST_STANDBY_MAX */
+        bool quiet_containers;    /* their output in /logs only, not the log */
+        uid_t uid_base;           /* the unit's uid block (uid-block.h) ... */
+        uint32_t uid_slot_size;   /* ... in unit_slot_count(standby) slots of this size */
         uid_t template_uid;       /* the env template's own range (unit-plan.h's size); 0: none */
         unsigned verdict_history; /* 1..UNIT_VERDICT_HISTORY_MAX; 0: the default */
         /* Tests only: the episodes' backend (episode-backend.h); NULL: the

@@ -32,12 +32,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 S = {}
 
 
-def install(template="true", refuse="0"):
+def install(template="true", refuse="0", standby="true"):
     d = tempfile.mkdtemp(prefix="openenvd-template.", dir="/var/tmp")
     shutil.copy(os.path.join(HERE, "template-unit", "app.py"), d)
     with open(os.path.join(HERE, "template-unit", "unit.yaml.in")) as f:
         text = f.read()
-    for k, v in (("@DIR@", d), ("@TEMPLATE@", template), ("@REFUSE@", refuse)):
+    for k, v in (("@DIR@", d), ("@TEMPLATE@", template), ("@REFUSE@", refuse),
+                 ("@STANDBY@", standby)):
         text = text.replace(k, v)
     with open(os.path.join(d, "unit.yaml"), "w") as f:
         f.write(text)
@@ -47,8 +48,8 @@ def install(template="true", refuse="0"):
     return d
 
 
-def daemon(template="true", refuse="0", start_timeout=60):
-    d = install(template, refuse)
+def daemon(template="true", refuse="0", start_timeout=60, standby="true"):
+    d = install(template, refuse, standby)
     return Daemon(OPENENVD, SHIM, os.path.join(d, "unit.yaml"), args=["--no-initial-episode"],
                   start_timeout=start_timeout)
 
@@ -158,8 +159,12 @@ def case_episodes_are_copies_of_their_own():
     for k in ("random", "rng"):
         vals = [m[k] for m in mine]
         check(len(set(vals)) == len(vals), "each copy's %s is its own: %s" % (k, vals))
-    uids = {m["host_uid"] for m in mine[1:]}
-    check(len(uids) == 2, "two slots, two host uids: %s" % uids)
+    order = [m["host_uid"] for m in mine[1:]]
+    uids = set(order)
+    # The live one, the standby, one retiring: three slots, and an episode
+    # never takes the slot of the one before it.
+    check(all(a != b for a, b in zip(order, order[1:])) and len(uids) <= 3,
+          "each episode in a slot of its own: %s" % order)
     # The template: in the agent zone, under its limits.
     tp = template_pids(d, 1)
     check(tp and all(cgroup_of(p).endswith("/zones/agent/template-1") for p in tp),
@@ -259,6 +264,53 @@ def case_a_template_that_never_warms_is_given_up():
         check(d.stop() == 0, "clean exit")
 
 
+def copies_by_slot(d):
+    """{slot leaf: host uid} of every template copy in the agent zone's
+    slots (the live episode's and the standbys')."""
+    out = {}
+    base = d.cg_file("unified", "zones/agent", "")
+    for slot in sorted(os.listdir(base)):
+        if not re.match(r"s\d+$", slot):
+            continue
+        for p in (read(os.path.join(base, slot, "env", "cgroup.procs")) or "").split():
+            if "openenvd_template" in (read("/proc/%s/cmdline" % p) or ""):
+                out[slot] = host_uid(int(p))
+    return out
+
+
+def case_a_pool_of_two_standbys_serves_resets_back_to_back():
+    """standby: 2: two copies kept ready, each in a slot and uid range of its
+    own; two resets back to back both take a ready one, and the pool fills
+    up again."""
+    d = daemon(standby="2")
+    try:
+        wait_template(d)
+        d.ok("POST", "/reset_unit")
+        poll(lambda: info(d)["standby"].get("ready") == 2 or None, "two standbys ready", 60)
+        check(info(d)["standby"]["target"] == 2, "the target: %s" % info(d)["standby"])
+        pool = d.ok("GET", "/episodes")["standby_pool"]
+        check(len(pool) == 2 and all(p["state"] == "ready" for p in pool), "the pool: %s" % pool)
+        copies = copies_by_slot(d)
+        check(len(copies) == 3 and len(set(copies.values())) == 3,
+              "the live copy and two standbys, three slots and uid ranges: %s" % copies)
+        tp = template_pids(d, 1)
+        check(all(host_uid(p) not in copies.values() for p in tp), "not the template's uids")
+        took = metric(d, "openenvd_reset_duration_seconds_count", '{source="standby"}')
+        waited = metric(d, "openenvd_reset_duration_seconds_count",
+                        '{source="standby_provisioning"}')
+        for _ in range(2):
+            _, start, me = next_episode(d)
+            check(start == "template" and me["imported_in"] == "template", "a copy: %s" % me)
+        check(metric(d, "openenvd_reset_duration_seconds_count", '{source="standby"}') ==
+              took + 2, "both resets took a ready standby")
+        check(metric(d, "openenvd_reset_duration_seconds_count",
+                     '{source="standby_provisioning"}') == waited, "neither waited for one")
+        poll(lambda: metric(d, "openenvd_standby_ready") == 2 or None, "the pool refilled", 60)
+        check(metric(d, "openenvd_standby_target") == 2, "the target metric")
+    finally:
+        check(d.stop() == 0, "clean exit")
+
+
 def case_episodes_wait_for_a_warming_template():
     """A reset while the template warms (its import takes 1.5 s here) waits
     for it: its env is a copy, and no interpreter started cold beside the
@@ -289,6 +341,8 @@ CASES = [
      "standby that waited for it cold", case_a_template_that_never_warms_is_given_up),
     ("a reset while the template warms waits for it: a copy, no cold start",
      case_episodes_wait_for_a_warming_template),
+    ("standby: 2 keeps two copies ready in slots of their own; back-to-back resets both take "
+     "one; the pool refills", case_a_pool_of_two_standbys_serves_resets_back_to_back),
 ]
 
 

@@ -73,7 +73,8 @@ Test(manifest, defaults_without_openenvd_block)
         cr_expect_str_eq(m->app, "server.app:app");
         cr_expect_eq(m->port, 8000);
         cr_expect_eq(m->kill_deadline_s, 10.0);
-        cr_expect(m->standby && m->env_template);
+        cr_expect_eq(m->standby, 1u);
+        cr_expect(m->env_template);
         cr_expect_null(m->workspace_seed);
         cr_expect_eq(m->n_assets, 0);
         cr_expect_eq(m->zones[MANIFEST_ZONE_AGENT].n_containers, 1);
@@ -117,6 +118,28 @@ Test(manifest, template_false_turns_the_env_template_off)
         cleanup(manifest_freep) struct manifest *m =
                 parse_ok("app: server.app:app\nopenenvd:\n  template: false\n");
         cr_expect_not(m->env_template);
+}
+
+Test(manifest, standby_is_a_pool_size_or_a_bool)
+{
+        static const struct {
+                const char *value;
+                unsigned pool;
+        } cases[] = {
+                { "true", 1 },
+                { "True", 1 },
+                { "false", 0 },
+                { "FALSE", 0 },
+                { "0", 0 },
+                { "2", 2 },
+                { "8", MANIFEST_STANDBY_MAX },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                cleanup_free char *yaml = xasprintf(
+                        "app: server.app:app\nopenenvd:\n  standby: %s\n", cases[i].value);
+                cleanup(manifest_freep) struct manifest *m = parse_ok(yaml);
+                cr_expect_eq(m->standby, cases[i].pool, "standby: %s", cases[i].value);
+        }
 }
 
 Test(manifest, top_level_app_and_port_feed_openenvd)

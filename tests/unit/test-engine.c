@@ -96,7 +96,7 @@ static void fake_cgroups(void)
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                 cleanup_free char *zone = xasprintf("sub/%s", unit_zone_cgroup(z));
                 mk_cgroup(zone);
-                for (unsigned s = 0; s < 2; s++) {
+                for (unsigned s = 0; s < UNIT_SLOTS_MAX; s++) {
                         cleanup_free char *slot = xasprintf("%s/s%u", zone, s);
                         mk_cgroup(slot);
                         for (size_t k = 0; k < man->zones[z].n_containers; k++) {
@@ -108,7 +108,7 @@ static void fake_cgroups(void)
         }
 }
 
-static void boot(const char *yaml, bool standby)
+static void boot(const char *yaml, unsigned standby)
 {
         struct manifest_errors errs;
         cleanup_free char *mount = xasprintf("%s/cg", tmp);
@@ -527,7 +527,7 @@ Test(engine, observer_failure_is_blamed_on_it)
 
 static void standby_ready(void)
 {
-        RUN_UNTIL(u->standby && episode_state(u->standby) == EPISODE_STANDBY);
+        RUN_UNTIL(unit_next_standby(u) && episode_state(unit_next_standby(u)) == EPISODE_STANDBY);
 }
 
 Test(engine, standby_goes_live_and_the_next_is_built_after)
@@ -538,7 +538,7 @@ Test(engine, standby_goes_live_and_the_next_is_built_after)
         cr_assert_eq(unit_start(u, false), 0);
         standby_ready();
         cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
-        struct episode *sb = u->standby;
+        struct episode *sb = unit_next_standby(u);
         cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
                      "a standby goes live at once");
         cr_expect_eq(u->live, sb);
@@ -546,9 +546,96 @@ Test(engine, standby_goes_live_and_the_next_is_built_after)
         cr_expect_eq(fake_starts(&fb, "harness"), 1);
         /* The next standby: after the live one, in the other slot. */
         standby_ready();
-        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->live));
         cr_expect_eq(fake_starts(&fb, "env"), 2);
         cr_expect_eq(fake_starts(&fb, "harness"), 1);
+}
+
+static unsigned pool_ready(void)
+{
+        unsigned n = 0;
+        for (size_t i = 0; i < u->n_pool; i++)
+                n += episode_state(u->pool[i]) == EPISODE_STANDBY;
+        return n;
+}
+
+/* No two episodes alive hold one slot (cgroup leaves, uid range). */
+static void expect_own_slots(void)
+{
+        bool held[UNIT_SLOTS_MAX] = { false };
+        struct episode *all[UNIT_SLOTS_MAX + 8];
+        size_t n = 0;
+
+        if (u->live)
+                all[n++] = u->live;
+        for (size_t i = 0; i < u->n_pool; i++)
+                all[n++] = u->pool[i];
+        for (size_t i = 0; i < u->n_retiring; i++)
+                if (episode_state(u->retiring[i]) != EPISODE_GONE)
+                        all[n++] = u->retiring[i];
+        for (size_t i = 0; i < n; i++) {
+                unsigned s = episode_slot(all[i]);
+                cr_assert_lt(s, u->n_slots);
+                cr_expect_not(held[s], "slot %u held twice", s);
+                held[s] = true;
+        }
+}
+
+/* standby: 2 keeps two ready: two resets back to back both go live at once
+ * (a tight loop's resets no longer wait for the one standby's start), and
+ * the pool refills, every episode in a slot of its own. */
+Test(engine, a_standby_pool_serves_back_to_back_resets_and_refills)
+{
+        char refusal[128];
+
+        boot(unit_yaml, 2);
+        u->standby_yield = 0;
+        cr_assert_eq(u->n_slots, 4u, "the live one, two standbys, one retiring");
+        cr_assert_eq(unit_start(u, false), 0);
+        RUN_UNTIL(pool_ready() == 2);
+        expect_own_slots();
+        cr_expect_eq(fake_starts(&fb, "env"), 2);
+        cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
+        for (int i = 0; i < 2; i++) {
+                struct episode *next = unit_next_standby(u);
+                cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
+                             "reset %d: a ready standby goes live at once", i);
+                cr_expect_eq(u->live, next);
+                expect_own_slots();
+        }
+        cr_expect_eq(u->stats.reset_seconds[UNIT_RESET_STANDBY].count, 2u);
+        RUN_UNTIL(pool_ready() == 2);
+        expect_own_slots();
+        cr_expect_eq(fake_starts(&fb, "env"), 4);
+        cr_expect_eq(fake_starts(&fb, "harness"), 2, "only the two made live");
+
+        cleanup(json_decrefp) json_t *eps = unit_episodes(u);
+        cr_expect_eq(json_array_size(json_object_get(eps, "standby_pool")), 2u);
+        cleanup(json_decrefp) json_t *info = unit_info(u);
+        json_t *sb = json_object_get(info, "standby");
+        cr_expect_eq(json_integer_value(json_object_get(sb, "target")), 2);
+        cr_expect_eq(json_integer_value(json_object_get(sb, "ready")), 2);
+}
+
+/* One standby of the pool that loses a member is discarded alone: the
+ * other stays ready and goes live, and the pool refills after the backoff. */
+Test(engine, a_failed_standby_of_the_pool_takes_none_of_the_others_with_it)
+{
+        char refusal[128];
+
+        boot(unit_yaml, 2);
+        u->standby_yield = 0;
+        cr_assert_eq(unit_start(u, false), 0);
+        RUN_UNTIL(pool_ready() == 2);
+        struct episode *first = u->pool[0];
+        fake_exit(fake_last(&fb, "env"), 1);
+        RUN_UNTIL(u->stats.standby_failures == 1);
+        cr_expect_eq(unit_next_standby(u), first);
+        cr_expect_eq(episode_state(first), EPISODE_STANDBY);
+        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        cr_expect_eq(u->live, first);
+        RUN_UNTIL(pool_ready() == 2);
+        expect_own_slots();
 }
 
 /* The client's reset that made the standby live is relayed next: the next
@@ -563,10 +650,11 @@ Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
         u->standby_yield = 60 * USEC_PER_SEC;
         cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
         settle();
-        cr_expect(u->standby && episode_state(u->standby) == EPISODE_PROVISIONING);
+        cr_expect(unit_next_standby(u) &&
+                  episode_state(unit_next_standby(u)) == EPISODE_PROVISIONING);
         cr_expect_eq(fake_starts(&fb, "env"), 1, "no container of the next standby yet");
         u->standby_yield = 0;
-        episode_provision_resume(u->standby);
+        episode_provision_resume(unit_next_standby(u));
         standby_ready();
         cr_expect_eq(fake_starts(&fb, "env"), 2);
 }
@@ -590,7 +678,7 @@ Test(engine,
         fake_ready(fake_find(&fb, "sim"));
         standby_ready();
         cr_assert_geq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
-        RUN_UNTIL(u->standby != NULL);
+        RUN_UNTIL(unit_next_standby(u) != NULL);
         settle();
         cr_expect_eq(fake_starts(&fb, "env"), 1, "nothing of the next standby before an action");
         act();
@@ -615,10 +703,10 @@ Test(engine, standby_member_exit_discards_it)
         boot(unit_yaml, true);
         cr_assert_eq(unit_start(u, false), 0);
         standby_ready();
-        struct episode *sb = u->standby;
+        struct episode *sb = unit_next_standby(u);
         struct fake_member *env = fake_find(&fb, "env");
         fake_exit(fake_find(&fb, "sim"), 1);
-        RUN_UNTIL(u->standby != sb); /* sb may be freed from here on */
+        RUN_UNTIL(unit_next_standby(u) != sb); /* sb may be freed from here on */
         RUN_UNTIL(env->freed);
         cr_expect_eq(env->last_signal, SIGKILL, "the rest of it killed");
         json_t *info = unit_info(u);
@@ -746,13 +834,13 @@ Test(engine, standby_built_only_after_the_live_one_is_ready)
         cr_assert_eq(unit_start(u, true), 0);
         RUN_UNTIL(fake_find(&fb, "sim") != NULL);
         settle();
-        cr_expect_null(u->standby, "the live episode first");
+        cr_expect_null(unit_next_standby(u), "the live episode first");
         cr_expect_eq(fake_starts(&fb, "env"), 1);
         fake_ready(fake_find(&fb, "env"));
         fake_ready(fake_find(&fb, "sim"));
         RUN_UNTIL(unit_phase(u) == PHASE_READY);
-        RUN_UNTIL(u->standby != NULL);
-        cr_expect_neq(episode_slot(u->standby), episode_slot(u->live));
+        RUN_UNTIL(unit_next_standby(u) != NULL);
+        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->live));
 }
 
 Test(engine, environment_done_ends_the_episode)
@@ -1422,7 +1510,7 @@ static void standby_built_during_grading(usec_t yield, unsigned *ret_envs, unsig
         cr_assert_eq(
                 unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
-        RUN_UNTIL(u->standby != NULL); /* after the backoff */
+        RUN_UNTIL(unit_next_standby(u) != NULL); /* after the backoff */
 }
 
 /* The live episode's grading goes first: a standby being built starts no
