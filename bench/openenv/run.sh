@@ -55,6 +55,13 @@ trap cleanup EXIT
 # (today's standby and cold paths).
 sed -e "s|@ENV_DIR@|$ENV_DIR|g" -e "s|@PYLIB@|$PYLIB|g" "$SRC/openenv.yaml" > "$WORK/openenv.yaml"
 sed -e 's|^openenvd:$|openenvd:\n  template: false|' "$WORK/openenv.yaml" > "$WORK/openenv-notemplate.yaml"
+# The template with a standby pool of two (issue 28's standby: K): the tight
+# loop's reset takes a ready copy while the next one is made.
+sed -e 's|^openenvd:$|openenvd:\n  standby: 2|' "$WORK/openenv.yaml" > "$WORK/openenv-pool.yaml"
+grep -q '^  standby: 2$' "$WORK/openenv-pool.yaml" || {
+        echo "run.sh: could not write standby: 2 into the manifest" >&2
+        exit 1
+}
 grep -q '^  template: false$' "$WORK/openenv-notemplate.yaml" || {
         echo "run.sh: could not write template: false into the manifest" >&2
         exit 1
@@ -85,6 +92,9 @@ start_daemon() { # NAME PORT MANIFEST [OPTIONS]
 PORT_TPL=$(free_port)
 start_daemon template "$PORT_TPL" "$WORK/openenv.yaml"
 PID_TPL=${pids[-1]}
+PORT_POOL=$(free_port)
+start_daemon pool "$PORT_POOL" "$WORK/openenv-pool.yaml"
+PID_POOL=${pids[-1]}
 PORT_SB=$(free_port)
 start_daemon standby "$PORT_SB" "$WORK/openenv-notemplate.yaml"
 PID_SB=${pids[-1]}
@@ -94,12 +104,13 @@ PID_COLD=${pids[-1]}
 
 status=0
 "$PY" "$SRC/bench-openenv.py" "$REPS" "$token" template="$PORT_TPL:$PID_TPL" \
-        standby="$PORT_SB:$PID_SB" cold="$PORT_COLD:$PID_COLD" "$ENV_DIR" "$PYLIB" || status=1
+        pool="$PORT_POOL:$PID_POOL" standby="$PORT_SB:$PID_SB" cold="$PORT_COLD:$PID_COLD" \
+        "$ENV_DIR" "$PYLIB" || status=1
 # What the daemons logged at warning level or above (template discards,
 # fork failures, cold fallbacks), whatever the outcome; and every line about
 # the template. BENCH_OPENENV_LOGS=DIR keeps the logs there.
 bad='"level":"(warning|err|crit|alert|emerg)"'
-for n in template standby cold; do
+for n in template pool standby cold; do
         c=$(grep -Ec "$bad" "$WORK/$n.log" || true)
         t=$(grep -ci 'template' "$WORK/$n.log" || true)
         echo "openenvd ($n): $c log lines at warning or above, $t about the template"
@@ -110,7 +121,7 @@ if [ -n "${BENCH_OPENENV_LOGS:-}" ]; then
         cp "$WORK"/*.log "$BENCH_OPENENV_LOGS"/
 fi
 if [ "$status" != 0 ]; then
-        for n in template standby cold; do
+        for n in template pool standby cold; do
                 echo "== openenvd ($n) log, last 20 lines" >&2
                 tail -20 "$WORK/$n.log" >&2
         done
