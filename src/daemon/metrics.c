@@ -23,6 +23,20 @@
 #include "base/util.h"
 #include "base/version.h"
 
+/* A family of one sample without labels. */
+struct scalar {
+        const char *name, *type, *help;
+        uint64_t value;
+};
+
+static void render_scalars(struct strbuf *sb, const struct scalar *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                prom_family(sb, v[i].name, v[i].type, v[i].help);
+                prom_sample_u64(sb, v[i].name, NULL, 0, v[i].value);
+        }
+}
+
 static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
 {
         prom_family(sb, "openenvd_episodes_total", "counter",
@@ -37,40 +51,37 @@ static void render_episodes(struct strbuf *sb, const struct unit_stats *u)
                         prom_sample_u64(sb, "openenvd_episodes_total", l, ELEMENTSOF(l),
                                         u->episodes[v][e]);
                 }
-        prom_family(sb, "openenvd_episode_actions_total", "counter",
-                    "Agent actions: steps, /ws step messages, MCP tool calls.");
-        prom_sample_u64(sb, "openenvd_episode_actions_total", NULL, 0, u->actions);
-        prom_family(sb, "openenvd_standby_failures_total", "counter",
-                    "Standby episodes that failed to provision or lost a member before use.");
-        prom_sample_u64(sb, "openenvd_standby_failures_total", NULL, 0, u->standby_failures);
-        prom_family(sb, "openenvd_standby_replaced_total", "counter",
-                    "Ready standby episodes whose env started cold, replaced by a template's "
-                    "copy once one was warm.");
-        prom_sample_u64(sb, "openenvd_standby_replaced_total", NULL, 0, u->standby_replaced);
-        prom_family(sb, "openenvd_standby_ready", "gauge",
-                    "Standby episodes ready now (a reset makes the oldest live).");
-        prom_sample_u64(sb, "openenvd_standby_ready", NULL, 0, u->standby_ready);
-        prom_family(sb, "openenvd_standby_target", "gauge",
-                    "Standby episodes the unit keeps (the manifest's standby).");
-        prom_sample_u64(sb, "openenvd_standby_target", NULL, 0, u->standby_target);
+        const struct scalar scalars[] = {
+                { "openenvd_episode_actions_total", "counter",
+                  "Agent actions: steps, /ws step messages, MCP tool calls.", u->actions },
+                { "openenvd_standby_failures_total", "counter",
+                  "Standby episodes that failed to provision or lost a member before use.",
+                  u->standby_failures },
+                { "openenvd_standby_replaced_total", "counter",
+                  "Ready standby episodes whose env started cold, replaced by a template's "
+                  "copy once one was warm.",
+                  u->standby_replaced },
+                { "openenvd_standby_ready", "gauge",
+                  "Standby episodes ready now (a reset makes the oldest live).", u->standby_ready },
+                { "openenvd_standby_target", "gauge",
+                  "Standby episodes the unit keeps (the manifest's standby).", u->standby_target },
+        };
+        render_scalars(sb, scalars, ELEMENTSOF(scalars));
 }
 
 static void render_env_starts(struct strbuf *sb, const struct unit_stats *u)
 {
-        const struct {
-                const char *name, *help;
-                uint64_t value;
-        } counters[] = {
-                { "openenvd_env_template_builds_total", "Env templates started.",
+        const struct scalar counters[] = {
+                { "openenvd_env_template_builds_total", "counter", "Env templates started.",
                   u->templates.builds },
-                { "openenvd_env_template_discards_total",
+                { "openenvd_env_template_discards_total", "counter",
                   "Env templates discarded: their program ended, their code changed on disk, or "
                   "a fork failed.",
                   u->templates.discards },
-                { "openenvd_env_template_fork_failures_total",
+                { "openenvd_env_template_fork_failures_total", "counter",
                   "Forks from a template that failed (the env started cold).",
                   u->templates.fork_failures },
-                { "openenvd_env_template_warm_failures_total",
+                { "openenvd_env_template_warm_failures_total", "counter",
                   "Env templates that could not warm (templates off for the daemon's life).",
                   u->templates.warm_failures },
         };
@@ -82,10 +93,7 @@ static void render_env_starts(struct strbuf *sb, const struct unit_stats *u)
                 const struct prom_label l[] = { { "path", unit_env_start_to_string(s) } };
                 prom_sample_u64(sb, "openenvd_env_starts_total", l, 1, u->env_starts[s]);
         }
-        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
-                prom_family(sb, counters[i].name, "counter", counters[i].help);
-                prom_sample_u64(sb, counters[i].name, NULL, 0, counters[i].value);
-        }
+        render_scalars(sb, counters, ELEMENTSOF(counters));
 }
 
 static void render_phases(struct strbuf *sb, const struct unit_stats *u, enum phase current)
