@@ -61,7 +61,7 @@ struct unit {
         /* owned: provisioning or standby, never exposed; oldest first */
         struct episode *pool[MANIFEST_STANDBY_MAX];
         size_t n_pool;
-        struct episode *retiring[8]; /* owned: tearing down, then freed */
+        struct episode *retiring[UNIT_SLOTS_MAX]; /* owned: tearing down, then freed */
         size_t n_retiring;
         struct episode *slots[UNIT_SLOTS_MAX]; /* borrowed: who holds each slot */
         unsigned n_slots;                      /* unit_slot_count(cfg.standby) */
