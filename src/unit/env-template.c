@@ -746,7 +746,7 @@ int env_template_landing_init(struct env_template_gen *g, unsigned slot,
 {
         int adopt[2];
 
-        assert(slot < g->owner->n_slots && g->owner && spec->n_pass_fds < CONTAINER_MAX_PASS_FDS);
+        assert(g->owner && slot < g->owner->n_slots && spec->n_pass_fds < CONTAINER_MAX_PASS_FDS);
         if (pipe2(adopt, O_CLOEXEC) < 0)
                 return -errno;
         *ret = (struct env_template_landing){
