@@ -63,8 +63,8 @@ struct unit {
         size_t n_pool;
         struct episode *retiring[UNIT_SLOTS_MAX]; /* owned: tearing down, then freed */
         size_t n_retiring;
-        struct episode *slots[UNIT_SLOTS_MAX]; /* borrowed: who holds each slot */
-        unsigned n_slots;                      /* unit_slot_count(cfg.standby) */
+        /* borrowed: who holds each slot, the first unit_slot_count(cfg.standby) */
+        struct episode *slots[UNIT_SLOTS_MAX];
         struct waiter waiters[UNIT_MAX_WAITERS];
         size_t n_waiters;
         json_t *recent; /* owned: [{episode_id, verdict...}], newest last */

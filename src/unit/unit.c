@@ -92,7 +92,7 @@ static const struct episode_events episode_events;
 
 static int free_slot(const struct unit *u)
 {
-        for (int s = 0; s < (int) u->n_slots; s++)
+        for (int s = 0; s < (int) unit_slot_count(u->cfg.standby); s++)
                 if (!u->slots[s])
                         return s;
         return -EBUSY;
@@ -854,7 +854,6 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u = xcalloc(1, sizeof(*u));
         u->cfg = *cfg;
         u->cfg.standby = MIN(u->cfg.standby, (unsigned) MANIFEST_STANDBY_MAX);
-        u->n_slots = unit_slot_count(u->cfg.standby);
         if (!u->cfg.verdict_history)
                 u->cfg.verdict_history = UNIT_VERDICT_HISTORY_DEFAULT;
         u->cfg.verdict_history = MIN(u->cfg.verdict_history, (unsigned) UNIT_VERDICT_HISTORY_MAX);
@@ -885,11 +884,11 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         const char *why = cfg->template_uid ? env_template_unsupported(&u->ecfg)
                                             : "no uid range for a template";
         if (!why) {
+                unsigned n = unit_slot_count(u->cfg.standby);
                 uid_t slots[UNIT_SLOTS_MAX];
-                for (unsigned i = 0; i < u->n_slots; i++)
+                for (unsigned i = 0; i < n; i++)
                         slots[i] = cfg->uid_base + i * cfg->uid_slot_size;
-                r = env_template_new(&u->ecfg, cfg->template_uid, slots, u->n_slots,
-                                     &u->env_template);
+                r = env_template_new(&u->ecfg, cfg->template_uid, slots, n, &u->env_template);
                 if (r < 0)
                         why = "its state could not be made";
         }

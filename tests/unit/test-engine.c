@@ -575,7 +575,7 @@ static void expect_own_slots(void)
                         all[n++] = u->retiring[i];
         for (size_t i = 0; i < n; i++) {
                 unsigned s = episode_slot(all[i]);
-                cr_assert_lt(s, u->n_slots);
+                cr_assert_lt(s, unit_slot_count(u->cfg.standby));
                 cr_expect_not(held[s], "slot %u held twice", s);
                 held[s] = true;
         }
@@ -590,7 +590,8 @@ Test(engine, a_standby_pool_serves_back_to_back_resets_and_refills)
 
         boot(unit_yaml, 2);
         u->standby_yield = 0;
-        cr_assert_eq(u->n_slots, 4u, "the live one, two standbys, one retiring");
+        cr_assert_eq(unit_slot_count(u->cfg.standby), 4u,
+                     "the live one, two standbys, one retiring");
         cr_assert_eq(unit_start(u, false), 0);
         RUN_UNTIL(pool_ready() == 2);
         expect_own_slots();
