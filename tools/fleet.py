@@ -3,6 +3,7 @@
 """A fleet of openenvd units on this machine, as a simulation of a cluster.
 
     sudo tools/fleet.py [--build DIR] --units N --episodes K [--json FILE]
+    sudo tools/fleet.py [--build DIR] --units 1 --sessions B [--standby S] --episodes K
 
 Starts N isolated units of OpenEnv's connect4_env (the real OpenEnv from
 ../shared/openenv-real, unpacked into a private work dir under /var/tmp: never
@@ -28,6 +29,21 @@ behind, and every line of every daemon's log is a JSON object
 Exit codes: 0 every check held; 1 a check failed (each is listed); 2 bad
 usage; 3 a prerequisite is missing (root, ../shared/openenv-real,
 python3-numpy): the message names it.
+
+Sessions (--sessions B > 1, issue 28): each unit's manifest says
+`episodes: {concurrent: B}` and B stock clients drive it at once, each its
+own WebSocket session, so one openenvd runs B isolated episodes at once (a
+lane each). A session's episode id is the live episode of its lane (the
+handshake's X-Openenvd-Lane header, then GET /episodes' live_episodes); its
+verdict GET /verdict?episode_id=ID&wait=1. The same checks hold per session
+(every board is the session's own, every verdict names the session's
+episode and counts its 7 actions, the unit's metrics count exactly all its
+sessions' episodes and actions), and the interference probe also compares
+the episodes inside each unit (by their cgroup slot: no uid, socket, user or
+network namespace seen in two of them). One more check: every session took a
+lane of its own, and one session more is refused with OpenEnv's
+CAPACITY_REACHED. --standby S writes `standby: S` (the pool all lanes share;
+the manifest's default is 1).
 
 One unit's daemon, its control API, metrics and log: tools/daemon_unit.py.
 """
@@ -89,7 +105,8 @@ class Fixture:
     must be readable by any uid and not under /tmp (each container has its own
     /tmp)."""
 
-    def __init__(self, openenv_real, workdir, pylib=None, template=True):
+    def __init__(self, openenv_real, workdir, pylib=None, template=True, concurrent=1,
+                 standby=None):
         if os.geteuid() != 0:
             raise Missing("openenvd isolates as root: run as root")
         tarball = os.path.join(openenv_real, "pylib.tar.xz")
@@ -127,6 +144,13 @@ class Fixture:
                 # Today's standby/cold paths: every episode's env server is
                 # a new interpreter (openenvd.template, docs/SANDBOX.md).
                 text = text.replace("openenvd:\n", "openenvd:\n  template: false\n", 1)
+            if standby is not None:
+                # The pool of ready episodes (shared by every lane).
+                text = text.replace("openenvd:\n", "openenvd:\n  standby: %d\n" % standby, 1)
+            if concurrent > 1:
+                # One episode per WebSocket session, this many at once (issue 28).
+                text = text.replace("openenvd:\n", "openenvd:\n  episodes: {concurrent: %d}\n"
+                                    % concurrent, 1)
             f.write(text)
         os.chmod(self.manifest, 0o644)
 
@@ -137,12 +161,14 @@ class Fixture:
 
 # --- one unit's episodes ---------------------------------------------------------------
 
-def moves(unit_index, episode):
+def moves(index, episode):
     """Seven columns that end the game: player 1 stacks four in column a while
-    player -1 stacks three in b. Different per unit and episode, so a board
-    that crossed from another unit would not match."""
-    a = (unit_index + episode) % 7
-    b = (a + 1 + episode % 6) % 7
+    player -1 stacks three in b. Different per client (unit or session) and
+    episode, so a board that crossed from another client would not match:
+    the 42 pairs (a, b) are all different for the clients 0..41 of one
+    episode round."""
+    a = (index + episode) % 7
+    b = (a + 1 + (index // 7 + episode) % 6) % 7
     return [a, b, a, b, a, b, a]
 
 
@@ -159,12 +185,15 @@ def simulate(cols):
 
 
 class Drive:
-    """What one unit's client saw."""
+    """What one client (a unit's, or one session of a unit with lanes) saw."""
 
-    def __init__(self, unit, index):
+    def __init__(self, unit, index, lanes=False):
         self.unit = unit
-        self.index = index
-        self.episodes = []  # {"id", "verdict", "reset_s", "wall_s", "boards_ok"}
+        self.index = index  # the client's number over the whole run: its moves
+        self.lanes = lanes  # the unit runs episodes.concurrent > 1 (a lane per session)
+        self.lane = None  # the lane its handshake named (X-Openenvd-Lane), lanes only
+        self.name = unit.name if not lanes else "%s/s%02d" % (unit.name, index)
+        self.episodes = []  # {"id", "verdict", "reset_s", "wall_s", "boards_ok", ...}
         self.error = None
         self.http = None  # its control API client, and its OpenEnv client (drive_all)
         self.env = None
@@ -172,13 +201,31 @@ class Drive:
 
 
 async def connect_unit(d, stack, client_cls, httpx):
-    """The unit's HTTP client (control API) and its OpenEnv client, connected."""
+    """The unit's HTTP client (control API) and its OpenEnv client, connected;
+    with lanes, the lane the handshake answer named."""
     unit = d.unit
     d.http = await stack.enter_async_context(httpx.AsyncClient(
         base_url="http://127.0.0.1:%d" % unit.port, trust_env=False,
         headers={"Authorization": "Bearer " + unit.token}, timeout=300))
     d.env = await stack.enter_async_context(client_cls(
         base_url=unit.base_url, message_timeout_s=300, connect_timeout_s=60))
+    if d.lanes:
+        # The stock client's own connection (websockets' ClientConnection):
+        # the 101's headers.
+        lane = d.env._ws.response.headers.get("X-Openenvd-Lane")
+        d.lane = int(lane) if lane is not None else None
+
+
+async def lane_episode(d):
+    """The id of the live episode of d's lane (GET /episodes' live_episodes),
+    and whether that lane is held by a session."""
+    r = await d.http.get("/episodes")
+    if r.status_code != 200:
+        raise RuntimeError("%s: GET /episodes -> %d" % (d.name, r.status_code))
+    for e in r.json().get("live_episodes") or []:
+        if e.get("lane") == d.lane:
+            return e["episode_id"], e.get("session")
+    raise RuntimeError("%s: lane %s has no live episode in GET /episodes" % (d.name, d.lane))
 
 
 async def drive_unit(d, n_episodes, action_cls):
@@ -187,7 +234,7 @@ async def drive_unit(d, n_episodes, action_cls):
     async def get(path):
         r = await d.http.get(path)
         if r.status_code != 200:
-            raise RuntimeError("%s: GET %s -> %d" % (unit.name, path, r.status_code))
+            raise RuntimeError("%s: GET %s -> %d" % (d.name, path, r.status_code))
         return r.json()
 
     for k in range(n_episodes):
@@ -196,7 +243,11 @@ async def drive_unit(d, n_episodes, action_cls):
         r = await env.reset()
         t_reset = time.monotonic() - t0
         empty = r.observation.board == [[0] * 7 for _ in range(6)] and not r.done
-        eid = (await get("/info"))["episode_id"]
+        held = True
+        if d.lanes:
+            eid, held = await lane_episode(d)
+        else:
+            eid = (await get("/info"))["episode_id"]
         cols = moves(d.index, k)
         want = simulate(cols)
         ok = empty
@@ -207,24 +258,45 @@ async def drive_unit(d, n_episodes, action_cls):
         delay = 0.002
         d.stage = "episode %d: verdict" % k
         while True:
-            v = await get("/verdict?episode_id=" + eid)
+            # wait=1: the answer comes once the verdict is final.
+            v = await get("/verdict?wait=1&episode_id=" + eid)
             if v.get("verdict"):
                 break
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.05)
         d.episodes.append({"id": eid, "verdict": v["verdict"],
-                           "verdict_episode": v.get("episode_id"), "boards_ok": ok,
-                           "reset_s": t_reset, "wall_s": time.monotonic() - t0})
+                           "verdict_episode": v.get("episode_id"),
+                           "verdict_actions": v.get("actions"), "lane_held": held,
+                           "boards_ok": ok, "reset_s": t_reset,
+                           "wall_s": time.monotonic() - t0})
 
 
-async def drive_all(drives, n_episodes, fixture):
-    """Every unit's episodes at once; the drive's wall time (s).
+async def capacity_probe(unit, client_cls):
+    """One session more than the unit has lanes: its handshake names no lane
+    and its first message is answered with OpenEnv's CAPACITY_REACHED.
+    (detail, ok)."""
+    async with client_cls(base_url=unit.base_url, message_timeout_s=60,
+                          connect_timeout_s=60) as env:
+        lane = env._ws.response.headers.get("X-Openenvd-Lane")
+        try:
+            await env.reset()
+        except Exception as e:  # noqa: BLE001 - what the refusal looks like is the check
+            return "lane %r, reset: %s" % (lane, e), (lane is None
+                                                     and "CAPACITY_REACHED" in str(e))
+        return "lane %r, reset answered" % lane, False
+
+
+async def drive_all(drives, n_episodes, fixture, report=None):
+    """Every client's episodes at once; the drive's wall time (s).
 
     The clients connect first, one after the other and outside the clock: a
     unit closes a connection whose request head has not arrived within 5 s
     (HTTP_UNAUTH_TIMEOUT), and N clients set up at once in one busy process
     (httpx builds an SSL context per client) can leave the first ones'
-    handshakes unsent that long."""
+    handshakes unsent that long. With lanes, a session's handshake only takes
+    its lane (its first reset asks the lane for an episode), and once every
+    lane is held, one session more probes the capacity refusal (report's
+    "capacity")."""
     sys.path[:0] = fixture.client_path()
     import httpx
     from connect4_env import Connect4Action, Connect4Env
@@ -232,16 +304,36 @@ async def drive_all(drives, n_episodes, fixture):
     async def one(d):
         try:
             await drive_unit(d, n_episodes, Connect4Action)
-        except Exception as e:  # noqa: BLE001 - reported per unit, the others go on
-            d.error = "%s: %s, %.0f s into the drive: %r" % (d.unit.name, d.stage,
+        except Exception as e:  # noqa: BLE001 - reported per client, the others go on
+            d.error = "%s: %s, %.0f s into the drive: %r" % (d.name, d.stage,
                                                             time.monotonic() - t0, e)
 
     async with contextlib.AsyncExitStack() as stack:
+        tc = time.monotonic()
         for d in drives:
             try:
                 await connect_unit(d, stack, Connect4Env, httpx)
-            except Exception as e:  # noqa: BLE001 - reported per unit, the others go on
-                d.error = "%s: connecting: %r" % (d.unit.name, e)
+            except Exception as e:  # noqa: BLE001 - reported per client, the others go on
+                d.error = "%s: connecting: %r" % (d.name, e)
+        if report is not None:
+            report["connect_s"] = time.monotonic() - tc
+            lanes_units = []
+            for d in drives:
+                if d.lanes and d.unit not in lanes_units:
+                    lanes_units.append(d.unit)
+            if lanes_units:
+                report["capacity"] = {}
+                report["sessions_held"] = {}
+                for u in lanes_units:
+                    # Every lane held: /info counts the sessions.
+                    http = next(d.http for d in drives if d.unit is u and d.http)
+                    r = await http.get("/info")
+                    report["sessions_held"][u.name] = (r.json().get("episodes") or {}).get(
+                        "sessions") if r.status_code == 200 else None
+                    try:
+                        report["capacity"][u.name] = await capacity_probe(u, Connect4Env)
+                    except Exception as e:  # noqa: BLE001 - the check reports it
+                        report["capacity"][u.name] = ("%r" % e, False)
         t0 = time.monotonic()
         await asyncio.gather(*(one(d) for d in drives if not d.error))
         return time.monotonic() - t0
@@ -292,27 +384,47 @@ def fd_targets(pid):
     return out
 
 
+def slot_of(pid):
+    """The episode slot (or the template) whose cgroup holds pid, from its
+    cgroup2 path (<subtree>/zones/<zone>/<slot>/<member>): "s3",
+    "template-1"; None outside the zones (the daemon's control group)."""
+    for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
+        if line.startswith("0::"):
+            parts = line[3:].split("/")
+            if "zones" in parts:
+                i = parts.index("zones")
+                if len(parts) > i + 2:
+                    return parts[i + 2]
+    return None
+
+
 class Sampler(threading.Thread):
     """Every second: each daemon's RSS and fds, each subtree's memory and
-    processes; every fifth round also who owns which uid, socket and network
-    namespace (the interference probe)."""
+    processes, the agent zone's pids, MemAvailable; every fifth round also who
+    owns which uid, socket and user and network namespace (the interference
+    probe): between units, and between the episodes (cgroup slots) of one
+    unit."""
 
     def __init__(self, units, uid_blocks):
         super().__init__(daemon=True)
         self.units = units
         self.blocks = uid_blocks
         self.samples = {u.name: [] for u in units}
+        self.rounds = []  # per round: {"subtree_bytes", "rss_kb", "mem_available_kb"} of all
         self.violations = []
         self.probes = 0
         self.containers_seen = 0
         self.daemon_forks = 0  # the daemons' own forks seen (not container processes)
+        self.slots_seen = set()  # (unit, slot) that held a container process
         self.halt = threading.Event()
 
     def footprint(self, u):
         rss = status_field(u.pid, "VmRSS")
         pids = u.subtree_pids()
+        agent_pids = read(u.cg.get("pids", "/nonexistent") + "/zones/agent/pids.current")
         return {"rss_kb": int(rss[0]) if rss else None, "fds": len(fd_targets(u.pid)),
-                "subtree_bytes": u.subtree_memory(), "processes": len(pids)}
+                "subtree_bytes": u.subtree_memory(), "processes": len(pids),
+                "agent_pids": int(agent_pids) if agent_pids else None}
 
     @staticmethod
     def daemon_code(u, pid, uid, block):
@@ -335,11 +447,21 @@ class Sampler(threading.Thread):
         return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
     def probe(self):
-        owners = {}  # socket inode / netns -> unit
+        owners = {}  # socket inode / namespace -> unit
+        slot_owners = {}  # per unit: uid / socket inode / namespace -> slot
         for u in self.units:
             lo, hi = self.blocks[u.name]
+            mine = slot_owners.setdefault(u.name, {})
+
+            def own(key, slot, what):
+                prev = mine.setdefault(key, slot)
+                if prev != slot:
+                    self.violations.append("%s: episodes in slots %s and %s share %s%s"
+                                           % (u.name, prev, slot, what, key))
+
             for pid in u.subtree_pids():
                 uid = live_uid(pid)
+                container = False
                 if uid is not None and self.daemon_code(u, pid, uid, (lo, hi)):
                     self.daemon_forks += pid != u.pid
                 else:
@@ -351,30 +473,45 @@ class Sampler(threading.Thread):
                     uid = live_uid(pid)
                     if uid is None:
                         continue  # gone meanwhile
+                    container = True
+                    slot = slot_of(pid)
                     self.containers_seen += 1
+                    self.slots_seen.add((u.name, slot))
                     if not all(lo <= int(x) <= hi for x in uid):
                         self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"
                                                % (u.name, pid, describe(pid), uid, lo, hi))
-                    try:
-                        ns = os.readlink("/proc/%d/ns/net" % pid)
-                    except OSError:
-                        ns = None
-                    if ns:
-                        prev = owners.setdefault(ns, u.name)
-                        if prev != u.name:
-                            self.violations.append("%s and %s share %s" % (prev, u.name, ns))
+                    for x in set(uid):
+                        own("uid " + x, slot, "")
+                    for kind in ("net", "user"):
+                        try:
+                            ns = os.readlink("/proc/%d/ns/%s" % (pid, kind))
+                        except OSError:
+                            ns = None
+                        if ns:
+                            own(ns, slot, "")
+                            prev = owners.setdefault(ns, u.name)
+                            if prev != u.name:
+                                self.violations.append("%s and %s share %s" % (prev, u.name, ns))
                 for t in fd_targets(pid):
                     if t.startswith("socket:"):
                         prev = owners.setdefault(t, u.name)
                         if prev != u.name:
                             self.violations.append("%s and %s share %s" % (prev, u.name, t))
+                        if container:
+                            own(t, slot, "")
         self.probes += 1
 
     def run(self):
         n = 0
         while not self.halt.wait(1.0):
+            fp = {}
             for u in self.units:
-                self.samples[u.name].append(self.footprint(u))
+                fp[u.name] = self.footprint(u)
+                self.samples[u.name].append(fp[u.name])
+            self.rounds.append({
+                "subtree_bytes": sum(x["subtree_bytes"] or 0 for x in fp.values()),
+                "rss_kb": sum(x["rss_kb"] or 0 for x in fp.values()),
+                "mem_available_kb": meminfo_available()})
             if n % 5 == 0:
                 self.probe()
             n += 1

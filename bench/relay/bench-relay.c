@@ -469,18 +469,18 @@ static void bench_ws(const struct target *targets, size_t n_targets, size_t n, s
 
 /* --- the relay process -------------------------------------------------------- */
 
-static bool ops_allowed(void *ud)
+static bool ops_allowed(void *ud, unsigned lane)
 {
-        (void) ud;
+        (void) ud, (void) lane;
         return true;
 }
-static void ops_hook(void *ud)
+static void ops_hook(void *ud, unsigned lane)
 {
-        (void) ud;
+        (void) ud, (void) lane;
 }
-static void ops_action(void *ud, const struct openenv_action *a)
+static void ops_action(void *ud, unsigned lane, const struct openenv_action *a)
 {
-        (void) ud, (void) a;
+        (void) ud, (void) lane, (void) a;
 }
 static const char *ops_phase(void *ud)
 {
@@ -510,11 +510,11 @@ static int relay_on_term(struct loop_source *s, const struct signalfd_siginfo *s
 
 /* The relay's upstream sockets, as the daemon's unit_env_tcp_socket() makes
  * them (there in the env server's network namespace). */
-static int bench_tcp_socket(void *ud, int family)
+static int bench_tcp_socket(void *ud, unsigned lane, int family)
 {
         int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-        (void) ud;
+        (void) ud, (void) lane;
         return fd < 0 ? -errno : fd;
 }
 
@@ -536,7 +536,7 @@ static pid_t spawn_relay(int listen_fd, uint16_t up_port)
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (loop_new(&l) < 0 ||
                     frontend_new(l, listen_fd, &cfg, &bench_ops, NULL, &f) < 0 ||
-                    frontend_set_env(f, &env) < 0 ||
+                    frontend_set_env(f, 0, &env) < 0 ||
                     loop_add_signal(l, SIGTERM, relay_on_term, NULL, &term) < 0)
                         _exit(1);
                 (void) loop_run(l);

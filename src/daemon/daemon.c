@@ -58,8 +58,11 @@ enum op_kind {
 struct pending_op {
         struct daemon *d;
         enum op_kind kind;
-        const char *refusal;   /* the phase machine's words, when refused at once */
-        struct http_handle *h; /* the proxy's handle of the waiting client */
+        const char *refusal; /* the phase machine's words, when refused at once */
+        unsigned lane;       /* the lane it acts on */
+        char episode_id[QUERY_EPISODE_ID_SIZE]; /* whose verdict it answers with; "": the first
+                                                   lane's */
+        struct http_handle *h;                  /* the proxy's handle of the waiting client */
         struct pending_op *next;
 };
 
@@ -127,11 +130,14 @@ static void op_done(void *userdata, int result)
 
         if (result < 0)
                 reply_error(d, &reply, result, op->refusal);
-        else if (op->kind == OP_END || op->kind == OP_VERDICT)
-                reply_json(&reply, 200, unit_verdict(d->unit, NULL));
-        else if (op->kind == OP_INSPECT) {
+        else if (op->kind == OP_END || op->kind == OP_VERDICT) {
+                /* Its episode's (the first lane's without one); the first
+                 * lane's when that one is no longer kept. */
+                json_t *v = unit_verdict(d->unit, op->episode_id[0] ? op->episode_id : NULL);
+                reply_json(&reply, 200, v ?: unit_verdict(d->unit, NULL));
+        } else if (op->kind == OP_INSPECT) {
                 json_t *j = unit_info(d->unit);
-                json_object_set_new(j, "observers", unit_inspection(d->unit));
+                json_object_set_new(j, "observers", unit_inspection(d->unit, op->lane));
                 reply_json(&reply, 200, j);
         } else
                 reply_json(&reply, 200, unit_info(d->unit));
@@ -139,13 +145,17 @@ static void op_done(void *userdata, int result)
         op_free(d, op);
 }
 
-static struct pending_op *op_new(struct daemon *d, enum op_kind kind,
+static struct pending_op *op_new(struct daemon *d, enum op_kind kind, unsigned lane,
                                  const struct frontend_request *req)
 {
         struct pending_op *op = xcalloc(1, sizeof(*op));
+        const char *id = unit_episode_id(d->unit, lane);
 
         op->d = d;
         op->kind = kind;
+        op->lane = lane;
+        if (id)
+                (void) snprintf(op->episode_id, sizeof(op->episode_id), "%s", id);
         op->h = frontend_later(req);
         op->next = d->pending;
         d->pending = op;
@@ -215,15 +225,18 @@ static void control_verdict(struct daemon *d, const struct frontend_request *req
         };
         bool wait_final;
         json_t *v;
+        int lane;
 
         if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply) ||
             query_refused(query_flag(&q[1], &wait_final), reply))
                 return;
-        /* wait=1: the live episode's verdict once it is final, instead of
-         * a client polling through its grading. */
-        if (!q[0].value && wait_final && unit_verdict_pending(d->unit)) {
-                struct pending_op *op = op_new(d, OP_VERDICT, req);
-                int r = unit_wait_verdict(d->unit, op_done, op);
+        /* wait=1: a live episode's verdict once it is final, instead of
+         * a client polling through its grading (without an id, the first
+         * lane's). */
+        lane = q[0].value ? unit_lane_of(d->unit, q[0].value) : 0;
+        if (lane >= 0 && wait_final && unit_verdict_pending(d->unit, (unsigned) lane)) {
+                struct pending_op *op = op_new(d, OP_VERDICT, (unsigned) lane, req);
+                int r = unit_wait_verdict(d->unit, (unsigned) lane, op_done, op);
                 reply->later = true;
                 if (r != 1)
                         op_done(op, r < 0 ? r : 0);
@@ -258,12 +271,47 @@ static void log_refusal(const struct frontend_request *req, int r, const char *r
                                 refusal);
 }
 
+/* The lane an operation acts on: the one whose live episode ?episode_id=
+ * names; without one, the only lane. -1: refused (the reply says why). */
+static int query_lane(struct daemon *d, const struct frontend_request *req,
+                      struct frontend_reply *reply)
+{
+        char id[QUERY_EPISODE_ID_SIZE];
+        struct query_param q[] = { query_episode_id(id) };
+        int lane;
+
+        if (query_refused(query_parse(req->query, q, ELEMENTSOF(q)), reply))
+                return -1;
+        if (!q[0].value) {
+                if (unit_lanes(d->unit) == 1)
+                        return 0;
+                reply->status = 400;
+                reply->error_code = "bad_request";
+                reply->error_message = xasprintf(
+                        "this unit runs up to %u episodes at once: name one (?episode_id=; "
+                        "GET /episodes lists the live ones)",
+                        unit_lanes(d->unit));
+                return -1;
+        }
+        lane = unit_lane_of(d->unit, q[0].value);
+        if (lane < 0) {
+                reply->status = 404;
+                reply->error_code = "not_found";
+                reply->error_message =
+                        xasprintf("no live episode %s (GET /episodes lists them)", q[0].value);
+        }
+        return lane;
+}
+
 static void control_resume(struct daemon *d, const struct frontend_request *req,
                            struct frontend_reply *reply)
 {
         char refusal[128] = "";
-        int r = unit_resume(d->unit, refusal, sizeof(refusal));
+        int lane = query_lane(d, req, reply), r;
 
+        if (lane < 0)
+                return;
+        r = unit_resume(d->unit, (unsigned) lane, refusal, sizeof(refusal));
         if (r < 0) {
                 log_refusal(req, r, refusal);
                 reply_error(d, reply, r, refusal);
@@ -278,21 +326,24 @@ static void control_operation(struct daemon *d, const struct frontend_request *r
 {
         char refusal[128] = "";
         struct pending_op *op;
-        int r;
+        int lane = query_lane(d, req, reply), r;
 
+        if (lane < 0)
+                return;
         switch (req->id) {
         case CR_RESET_UNIT:
-                op = op_new(d, OP_RESET, req);
-                r = unit_reset(d->unit, "reset", op_done, op, refusal, sizeof(refusal));
+                op = op_new(d, OP_RESET, (unsigned) lane, req);
+                r = unit_reset(d->unit, (unsigned) lane, "reset", op_done, op, refusal,
+                               sizeof(refusal));
                 break;
         case CR_INSPECT:
-                op = op_new(d, OP_INSPECT, req);
-                r = unit_inspect(d->unit, op_done, op, refusal, sizeof(refusal));
+                op = op_new(d, OP_INSPECT, (unsigned) lane, req);
+                r = unit_inspect(d->unit, (unsigned) lane, op_done, op, refusal, sizeof(refusal));
                 break;
         default:
-                op = op_new(d, OP_END, req);
-                r = unit_end(d->unit, ACTOR_ORCHESTRATOR, "ended_by_orchestrator", op_done, op,
-                             refusal, sizeof(refusal));
+                op = op_new(d, OP_END, (unsigned) lane, req);
+                r = unit_end(d->unit, (unsigned) lane, ACTOR_ORCHESTRATOR, "ended_by_orchestrator",
+                             op_done, op, refusal, sizeof(refusal));
                 break;
         }
         reply->later = true;
@@ -346,10 +397,10 @@ static bool control_handlers_complete(void)
         return true;
 }
 
-static bool on_env_allowed(void *userdata)
+static bool on_env_allowed(void *userdata, unsigned lane)
 {
         struct daemon *d = userdata;
-        return unit_env_traffic_allowed(d->unit);
+        return unit_env_traffic_allowed(d->unit, lane);
 }
 
 static const char *on_phase(void *userdata)
@@ -364,10 +415,10 @@ static bool on_ready(void *userdata, char **ret_reason)
         return unit_ready(d->unit, ret_reason);
 }
 
-static int on_request_episode(void *userdata, frontend_done_fn done, void *cookie)
+static int on_request_episode(void *userdata, unsigned lane, frontend_done_fn done, void *cookie)
 {
         struct daemon *d = userdata;
-        return unit_request_episode(d->unit, done, cookie);
+        return unit_request_episode(d->unit, lane, done, cookie);
 }
 
 static void on_forget(void *userdata, void *cookie)
@@ -376,16 +427,28 @@ static void on_forget(void *userdata, void *cookie)
         unit_forget(d->unit, cookie);
 }
 
-static void on_action(void *userdata, const struct openenv_action *a)
+static void on_action(void *userdata, unsigned lane, const struct openenv_action *a)
 {
         struct daemon *d = userdata;
-        unit_note_actions(d->unit, a);
+        unit_note_actions(d->unit, lane, a);
 }
 
-static void on_done(void *userdata)
+static void on_done(void *userdata, unsigned lane)
 {
         struct daemon *d = userdata;
-        unit_note_done(d->unit);
+        unit_note_done(d->unit, lane);
+}
+
+static int on_acquire(void *userdata)
+{
+        struct daemon *d = userdata;
+        return unit_lane_acquire(d->unit);
+}
+
+static void on_release(void *userdata, unsigned lane)
+{
+        struct daemon *d = userdata;
+        unit_lane_release(d->unit, lane);
 }
 
 static const struct frontend_ops frontend_ops = {
@@ -398,28 +461,34 @@ static const struct frontend_ops frontend_ops = {
         .forget = on_forget,
         .on_action = on_action,
         .on_done = on_done,
+        .acquire = on_acquire,
+        .release = on_release,
 };
 
-static int env_tcp_socket(void *userdata, int family)
+static int env_tcp_socket(void *userdata, unsigned lane, int family)
 {
         struct daemon *d = userdata;
-        return unit_env_tcp_socket(d->unit, family, NULL);
+        return unit_env_tcp_socket(d->unit, lane, family, NULL);
 }
 
-static void on_env_changed(void *userdata, const char *env_socket)
+static void on_env_changed(void *userdata, unsigned lane, const char *env_socket)
 {
         struct daemon *d = userdata;
         struct frontend_env env = { .socket = env_socket };
+        int r;
 
         if (!d->frontend)
                 return;
         /* Straight into the env's namespace when the daemon keeps it: one
          * hop (and two wake-ups a message) less than through the shim. */
-        if (env_socket && unit_env_tcp_socket(d->unit, -1, &env.port) >= 0) {
+        if (env_socket && unit_env_tcp_socket(d->unit, lane, -1, &env.port) >= 0) {
                 env.make_socket = env_tcp_socket;
                 env.make_socket_userdata = d;
         }
-        (void) frontend_set_env(d->frontend, env_socket ? &env : NULL);
+        r = frontend_set_env(d->frontend, lane, env_socket ? &env : NULL);
+        if (r < 0)
+                log_warning_errno(r, "episode %s: its env server cannot be reached: %m",
+                                  unit_episode_id(d->unit, lane));
 }
 
 /* The unit can serve: said once on stdout, for whoever started us, and to
@@ -627,12 +696,12 @@ static int daemon_setup(struct daemon *d)
         r = setup_root(d);
         if (r < 0)
                 return r;
-        /* The slots (the live episode, the standby pool, one retiring) of
+        /* The slots (the live episodes, the standby pool, one retiring) of
          * one uid range per container each, and the env template's range
          * after them. */
         unsigned standby = o->no_standby ? 0 : d->manifest->standby;
         uint32_t slot_size = (uint32_t) unit_container_count(d->manifest) * UNIT_UID_RANGE;
-        uint32_t slots_size = unit_slot_count(standby) * slot_size;
+        uint32_t slots_size = unit_slot_count(d->manifest->concurrent, standby) * slot_size;
         r = uid_block_acquire(slots_size + UNIT_UID_RANGE, o->uid_lock_dir, &d->uids);
         if (r < 0)
                 return log_error_errno(r, "host uid range: %m");
@@ -675,6 +744,7 @@ static int daemon_setup(struct daemon *d)
                                    .provider = o->model_provider,
                                    .key = d->model_key },
                         .standby = standby,
+                        .concurrent = d->manifest->concurrent,
                         .quiet_containers = o->quiet_containers,
                         .uid_base = d->uids.base,
                         .uid_slot_size = slot_size,
@@ -697,7 +767,8 @@ static int daemon_setup(struct daemon *d)
                 return log_error_errno(r, "listen on %s:%u: %m", o->listen_address, port);
         r = frontend_new(d->loop, fd,
                          &(struct frontend_config){ .creds = &d->creds,
-                                                    .agent_paths = d->manifest->agent_paths },
+                                                    .agent_paths = d->manifest->agent_paths,
+                                                    .lanes = d->manifest->concurrent },
                          &frontend_ops, d, &d->frontend);
         if (r < 0)
                 return log_error_errno(r, "external listener: %m");

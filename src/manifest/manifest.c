@@ -306,6 +306,18 @@ static void parse_standby(struct manifest_ctx *x, const struct mnode *n)
                           n->kind == MNODE_SCALAR ? "'" : "");
 }
 
+/* `episodes: {concurrent: N}`: how many sessions each have an episode at once. */
+static void parse_episodes(struct manifest_ctx *x, const struct mnode *n)
+{
+        static const char *const keys[] = { "concurrent" };
+        const struct mnode *k[1], *v[1];
+        uint64_t c;
+
+        if (mnode_fields(x, n, "episodes", keys, 1, false, k, v) && v[0] &&
+            mnode_get_uint(x, v[0], "episodes.concurrent", 1, MANIFEST_CONCURRENT_MAX, &c))
+                x->m->concurrent = (unsigned) c;
+}
+
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
                            uint16_t *port, bool *have_port)
 {
@@ -322,6 +334,7 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 "enforcement",
                 "verdict_policy",
                 "template",
+                "episodes",
         };
         static const char *const zkeys[] = { "agent", "services", "observers" };
         const struct mnode *k[ELEMENTSOF(keys)], *v[ELEMENTSOF(keys)], *zk[3] = { 0 },
@@ -357,6 +370,8 @@ static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const 
                 parse_standby(x, v[7]);
         if (ok && v[8])
                 parse_agent_paths(x, v[8]);
+        if (ok && v[12])
+                parse_episodes(x, v[12]);
         if (ok && v[11])
                 (void) mnode_get_bool(x, v[11], "template", &x->m->env_template);
         if (ok && v[9])
@@ -427,6 +442,7 @@ int manifest_parse_with(const char *data, size_t size, const char *base_dir, uns
         m->port = MANIFEST_DEFAULT_PORT;
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
         m->standby = 1;
+        m->concurrent = 1;
         m->env_template = true;
         manifest_verdict_policy_defaults(&m->verdict_policy);
         x.m = m;

@@ -172,6 +172,10 @@ struct manifest_asset {
 /* The largest standby pool: each ready episode holds its containers'
  * memory (a template's copy a few MiB, a cold env a whole interpreter). */
 #define MANIFEST_STANDBY_MAX 8
+/* The most episodes one unit runs at once (`episodes: {concurrent: N}`):
+ * each has a slot of its own (unit-plan.h), a block of host uid ranges
+ * and, in a template, one uid extent of the template's map. */
+#define MANIFEST_CONCURRENT_MAX 32
 
 struct manifest {
         char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
@@ -180,6 +184,9 @@ struct manifest {
         /* openenvd.standby: episodes kept provisioned ahead, never exposed
          * (0..MANIFEST_STANDBY_MAX; `true` is 1, the default; `false` 0) */
         unsigned standby;
+        /* openenvd.episodes.concurrent: episodes live at once, one per
+         * client session (1..MANIFEST_CONCURRENT_MAX; default 1) */
+        unsigned concurrent;
         /* openenvd.template: episodes' env servers forked from a warm
          * template where the command allows (default true; unit/env-template.h) */
         bool env_template;

@@ -22,10 +22,10 @@ const struct control_route_def control_route_table[_CR_MAX] = {
         /* A scraper's token reaches this one route (--metrics-token-file). */
         [CR_METRICS] = { "/metrics", HTTP_GET, ORCHESTRATOR | CR_PRINCIPAL(PRINCIPAL_METRICS),
                          false },
-        [CR_RESET_UNIT] = { "/reset_unit", HTTP_POST, ORCHESTRATOR, false },
-        [CR_INSPECT] = { "/inspect", HTTP_POST, ORCHESTRATOR, false },
-        [CR_RESUME] = { "/resume", HTTP_POST, ORCHESTRATOR, false },
-        [CR_END_EPISODE] = { "/end_episode", HTTP_POST, ORCHESTRATOR, false },
+        [CR_RESET_UNIT] = { "/reset_unit", HTTP_POST, ORCHESTRATOR, true },
+        [CR_INSPECT] = { "/inspect", HTTP_POST, ORCHESTRATOR, true },
+        [CR_RESUME] = { "/resume", HTTP_POST, ORCHESTRATOR, true },
+        [CR_END_EPISODE] = { "/end_episode", HTTP_POST, ORCHESTRATOR, true },
 };
 
 int control_route_lookup(const char *path)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "relay/frontend.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <http_parser.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base/json-writer.h"
 #include "base/log.h"
@@ -34,6 +36,16 @@ struct frontend {
         const struct credentials *creds; /* borrowed */
         char *const *agent_paths;        /* borrowed */
         struct session *sessions;        /* owned */
+        unsigned lanes;                  /* episodes at once: 1, or a lane per /ws session */
+        struct lane_env *envs;           /* owned: lanes of them */
+};
+
+/* Where a lane's live env server answers (frontend_set_env()). */
+struct lane_env {
+        bool live;
+        struct http_proxy_addr addr;
+        int (*make_socket)(void *userdata, unsigned lane, int family); /* NULL: socket(2) */
+        void *make_socket_userdata;
 };
 
 /*
@@ -49,6 +61,8 @@ struct session {
         bool sticky;      /* the orchestrator's /ws: outlives episodes */
         bool waiting;     /* request_episode() answers later */
         bool failed;      /* held: no episode could be started */
+        bool full;        /* lanes: none was free when it opened */
+        int lane;         /* its episodes' lane; -1: none (yet) */
         char *first;      /* detached: the message to open the next episode with */
         size_t first_len;
         /* ROUTE_WS: client messages the env has not answered yet (OpenEnv's
@@ -108,6 +122,7 @@ static struct session *session_get(struct frontend *f, struct http_exchange *x)
         s = xcalloc(1, sizeof(*s));
         s->f = f;
         s->h = h;
+        s->lane = f->lanes > 1 ? -1 : 0;
         s->next = f->sessions;
         if (f->sessions)
                 f->sessions->prev = s;
@@ -119,6 +134,7 @@ static struct session *session_get(struct frontend *f, struct http_exchange *x)
 static void session_free(struct session *s)
 {
         struct frontend *f = s->f;
+        int lane = f->lanes > 1 ? s->lane : -1;
 
         if (s->waiting && f->ops->forget)
                 f->ops->forget(f->userdata, s);
@@ -131,17 +147,29 @@ static void session_free(struct session *s)
         http_handle_set_data(s->h, NULL);
         free(s->first);
         free(s);
+        /* Last: ending its episode changes the lane's env (frontend_set_env()),
+         * which must not find this session any more. */
+        if (lane >= 0 && f->ops->release)
+                f->ops->release(f->userdata, (unsigned) lane);
 }
 
-/* OpenEnv's error message on a WebSocket; message may quote anything. */
-static void note_action(struct frontend *f, unsigned n, const char *via, const char *data,
-                        size_t len)
+/* The lane a request acts on: its session's; 0 with one lane. */
+static unsigned lane_of(const struct session *s)
+{
+        return s && s->lane > 0 ? (unsigned) s->lane : 0;
+}
+
+static void note_action(struct frontend *f, unsigned lane, unsigned n, const char *via,
+                        const char *data, size_t len)
 {
         if (n > 0 && f->ops->on_action)
-                f->ops->on_action(f->userdata, &(struct openenv_action){ n, via, data, len });
+                f->ops->on_action(f->userdata, lane, &(struct openenv_action){ n, via, data, len });
 }
 
-static void ws_error(struct session *s, const char *code, const char *message)
+/* OpenEnv's error message on a WebSocket; message may quote anything.
+ * sessions: OpenEnv's capacity error's counts (NULL: none). */
+static void ws_error_counts(struct session *s, const char *code, const char *message,
+                            const unsigned sessions[2])
 {
         cleanup_strbuf struct strbuf sb = STRBUF_INIT;
         struct jwriter w;
@@ -153,9 +181,30 @@ static void ws_error(struct session *s, const char *code, const char *message)
         jwriter_object_begin(&w);
         jwriter_kv_string(&w, "message", message);
         jwriter_kv_string(&w, "code", code);
+        if (sessions) {
+                jwriter_kv_uint(&w, "active_sessions", sessions[0]);
+                jwriter_kv_uint(&w, "max_sessions", sessions[1]);
+        }
         jwriter_object_end(&w);
         jwriter_object_end(&w);
         (void) http_handle_ws_send_text(s->h, sb.buf, sb.len);
+}
+
+static void ws_error(struct session *s, const char *code, const char *message)
+{
+        ws_error_counts(s, code, message, NULL);
+}
+
+/* Every lane is held: what OpenEnv's own server says when its sessions are
+ * all taken (SessionCapacityError), then the session closes. */
+static void ws_capacity(struct session *s)
+{
+        const unsigned n = s->f->lanes;
+        cleanup_free char *m = xasprintf(
+                "Server at capacity: %u/%u sessions active. Cannot accept new connections.", n, n);
+
+        ws_error_counts(s, "CAPACITY_REACHED", m, (const unsigned[2]){ n, n });
+        http_handle_ws_close(s->h, WS_CLOSE_NORMAL, NULL);
 }
 
 /* Why no episode serves a client: what happened, and the unit's reason
@@ -210,7 +259,11 @@ static void session_detached_message(struct session *s, const char *data, size_t
                 http_handle_ws_close(s->h, WS_CLOSE_NORMAL, NULL);
                 return;
         }
-        if (t != OPENENV_WS_RESET && !f->ops->env_traffic_allowed(f->userdata)) {
+        if (s->full) {
+                ws_capacity(s);
+                return;
+        }
+        if (t != OPENENV_WS_RESET && !f->ops->env_traffic_allowed(f->userdata, lane_of(s))) {
                 ws_error(s, "EPISODE_ENDED",
                          "the episode is over: send reset to start the next one");
                 return;
@@ -220,9 +273,9 @@ static void session_detached_message(struct session *s, const char *data, size_t
         memcpy(s->first, data, len);
         s->first_len = len;
         if (t == OPENENV_WS_RESET)
-                r = f->ops->request_episode(f->userdata, session_episode_ready, s);
+                r = f->ops->request_episode(f->userdata, lane_of(s), session_episode_ready, s);
         else
-                note_action(f, openenv_ws_actions(data, len), "ws", data, len);
+                note_action(f, lane_of(s), openenv_ws_actions(data, len), "ws", data, len);
         if (r == 1) {
                 s->waiting = true;
                 return;
@@ -380,7 +433,7 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
                 return respond_unavailable(x, "no episode is live (POST /reset starts one)", f);
         s = session_get(f, x);
         s->route = ROUTE_ENV;
-        r = f->ops->request_episode(f->userdata, session_episode_ready, s);
+        r = f->ops->request_episode(f->userdata, 0, session_episode_ready, s);
         if (r == 1) {
                 s->waiting = true;
                 return HTTP_ACTION_HOLD;
@@ -389,6 +442,37 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
         if (r < 0)
                 return respond_unavailable(x, "no episode could be started", f);
         return -1; /* live now */
+}
+
+/* Lanes: the orchestrator's /ws session takes one of its own, and starts
+ * detached (its first reset asks the lane for an episode). */
+static int route_lane(struct frontend *f, struct http_exchange *x, const char *route,
+                      enum principal who)
+{
+        struct session *s;
+        int lane;
+
+        if (who != PRINCIPAL_ORCHESTRATOR || !streq(route, "/ws") || !x->req->upgrade) {
+                cleanup_free char *m = xasprintf(
+                        "this unit runs up to %u episodes at once, each a WebSocket session's: "
+                        "open /ws (the OpenEnv client does) and reset there",
+                        f->lanes);
+                http_exchange_error_message(x, 409, "concurrent_episodes", m);
+                return HTTP_ACTION_RESPOND;
+        }
+        x->strip = strip_ws;
+        x->tag = ROUTE_WS;
+        s = session_get(f, x);
+        s->route = ROUTE_WS;
+        s->sticky = true;
+        if (s->lane < 0) {
+                lane = f->ops->acquire(f->userdata);
+                s->full = lane < 0;
+                s->lane = lane < 0 ? -1 : lane;
+        }
+        if (s->lane >= 0)
+                strbuf_addf(&x->add_response, "X-Openenvd-Lane: %d\r\n", s->lane);
+        return HTTP_ACTION_WS_ACCEPT;
 }
 
 static int route_env(struct frontend *f, struct http_exchange *x, const char *route,
@@ -463,7 +547,12 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 action = respond_error(x, 405, "method_not_allowed");
                 goto done;
         }
-        if (!f->ops->env_traffic_allowed(f->userdata)) {
+        if (f->lanes > 1) {
+                strbuf_adds(&x->target, t.target);
+                action = route_lane(f, x, t.route, who);
+                goto done;
+        }
+        if (!f->ops->env_traffic_allowed(f->userdata, 0)) {
                 action = route_no_episode(f, x, t.route, who);
                 if (action >= 0)
                         goto done;
@@ -515,9 +604,9 @@ static void fe_on_request_inspected(void *userdata, struct http_exchange *x, con
         /* A step is one action whatever its body; a cut one is recorded
          * without it. */
         if (x->tag == ROUTE_STEP)
-                note_action(f, 1, "step", truncated ? NULL : body, len);
+                note_action(f, 0, 1, "step", truncated ? NULL : body, len);
         else if (x->tag == ROUTE_MCP && !truncated)
-                note_action(f, openenv_mcp_actions(body, len), "mcp", body, len);
+                note_action(f, 0, openenv_mcp_actions(body, len), "mcp", body, len);
 }
 
 static void fe_on_response(void *userdata, struct http_exchange *x, unsigned status,
@@ -533,7 +622,7 @@ static void fe_on_response(void *userdata, struct http_exchange *x, unsigned sta
         else if (x->tag == ROUTE_MCP)
                 done = openenv_mcp_done(body, len);
         if (done)
-                f->ops->on_done(f->userdata);
+                f->ops->on_done(f->userdata, 0);
 }
 
 static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_client,
@@ -566,7 +655,7 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
                 else
                         done = openenv_mcp_done(data, len);
         }
-        note_action(f, n, s->route == ROUTE_WS ? "ws" : "mcp", data, len);
+        note_action(f, lane_of(s), n, s->route == ROUTE_WS ? "ws" : "mcp", data, len);
         if (!done)
                 return;
         /* The final observation goes out first; a sticky session then
@@ -574,7 +663,7 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
         if (s->sticky)
                 http_handle_ws_detach(s->h);
         if (f->ops->on_done)
-                f->ops->on_done(f->userdata);
+                f->ops->on_done(f->userdata, lane_of(s));
 }
 
 static void fe_on_ws_event(void *userdata, struct http_exchange *x, enum http_ws_event ev)
@@ -616,6 +705,96 @@ static const struct http_proxy_ops frontend_proxy_ops = {
         .on_handle_gone = fe_on_handle_gone,
 };
 
+/* The upstream of the connection h: its lane's env server; none for a
+ * connection without a lane, or while its lane has no live one. */
+static int fe_upstream_for(void *userdata, struct http_handle *h, struct http_proxy_addr *ret)
+{
+        struct frontend *f = userdata;
+        const struct session *s = h ? http_handle_data(h) : NULL;
+        const struct lane_env *e = &f->envs[lane_of(s)];
+
+        if ((f->lanes > 1 && (!s || s->lane < 0)) || !e->live)
+                return -ENETUNREACH;
+        *ret = e->addr;
+        return 0;
+}
+
+/* ... and its socket: made by the lane's make_socket (in the env server's
+ * network namespace) for TCP. */
+static int fe_make_socket(void *userdata, struct http_handle *h, int family)
+{
+        struct frontend *f = userdata;
+        const struct session *s = h ? http_handle_data(h) : NULL;
+        const struct lane_env *e = &f->envs[lane_of(s)];
+        int fd;
+
+        if (e->make_socket && family != AF_UNIX)
+                return e->make_socket(e->make_socket_userdata, lane_of(s), family);
+        fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Every connection asks the frontend where it goes (its session's lane). */
+static void route_config(struct frontend *f, struct http_proxy_config *pc)
+{
+        pc->upstream_for = fe_upstream_for;
+        pc->upstream_for_userdata = f;
+        pc->make_socket = fe_make_socket;
+        pc->make_socket_userdata = f;
+}
+
+/* e: a unix socket path, or 127.0.0.1:port from env->make_socket's sockets. */
+static int lane_env_set(struct lane_env *e, const struct frontend_env *env)
+{
+        struct http_proxy_config one = {};
+        int r;
+
+        *e = (struct lane_env){};
+        if (!env)
+                return 0;
+        if (env->make_socket) {
+                struct sockaddr_in sin = {
+                        .sin_family = AF_INET,
+                        .sin_port = htons(env->port),
+                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                };
+                r = http_proxy_upstream_add(&one, (const struct sockaddr *) &sin, sizeof(sin));
+                e->make_socket = env->make_socket;
+                e->make_socket_userdata = env->make_socket_userdata;
+        } else
+                r = http_proxy_upstream_unix(&one, env->socket);
+        if (r < 0)
+                return r; /* nothing is reachable: requests get a 502 */
+        e->addr = one.upstream[0];
+        e->live = true;
+        return 0;
+}
+
+int frontend_set_env(struct frontend *f, unsigned lane, const struct frontend_env *env)
+{
+        struct http_proxy_config up = {};
+        int r;
+
+        assert(lane < f->lanes);
+        r = lane_env_set(&f->envs[lane], env);
+        /* Idle connections let go of their upstream socket: nothing of the
+         * previous env server lingers (http_proxy_set_upstream()). */
+        route_config(f, &up);
+        http_proxy_set_upstream(f->proxy, &up);
+
+        /* The lane's sessions on the previous env server: it is gone (or going). */
+        for (struct session *s = f->sessions, *next; s; s = next) {
+                next = s->next;
+                if (s->route < ROUTE_WS || s->lane < 0 || (unsigned) s->lane != lane)
+                        continue;
+                if (s->sticky)
+                        http_handle_ws_detach(s->h);
+                else
+                        http_handle_ws_close(s->h, WS_CLOSE_GOING_AWAY, "episode ended");
+        }
+        return r;
+}
+
 int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cfg,
                  const struct frontend_ops *ops, void *userdata, struct frontend **ret)
 {
@@ -640,16 +819,22 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
                         safe_close(listen_fd);
                         return -EPERM;
                 }
-        r = cfg->env_socket ? http_proxy_upstream_unix(&pc, cfg->env_socket) : 0;
-        if (r < 0) {
-                safe_close(listen_fd);
-                return r;
-        }
         f = xcalloc(1, sizeof(*f));
         f->ops = ops;
         f->userdata = userdata;
         f->creds = cfg->creds;
         f->agent_paths = cfg->agent_paths;
+        f->lanes = MAX(cfg->lanes, 1u);
+        f->envs = xcalloc(f->lanes, sizeof(*f->envs));
+        r = lane_env_set(&f->envs[0], cfg->env_socket
+                                              ? &(struct frontend_env){ .socket = cfg->env_socket }
+                                              : NULL);
+        if (r < 0) {
+                safe_close(listen_fd);
+                frontend_free(f);
+                return r;
+        }
+        route_config(f, &pc);
         r = http_proxy_new(l, listen_fd, &pc, &frontend_proxy_ops, f, &f->proxy);
         if (r < 0) {
                 frontend_free(f);
@@ -665,39 +850,8 @@ struct frontend *frontend_free(struct frontend *f)
                 return NULL;
         /* Closing the connections frees their sessions (on_handle_gone). */
         http_proxy_free(f->proxy);
+        free(f->envs);
         return mfree(f);
-}
-
-int frontend_set_env(struct frontend *f, const struct frontend_env *env)
-{
-        struct http_proxy_config up = {};
-        int r = 0;
-
-        if (env && env->make_socket) {
-                struct sockaddr_in sin = {
-                        .sin_family = AF_INET,
-                        .sin_port = htons(env->port),
-                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                };
-                r = http_proxy_upstream_add(&up, (const struct sockaddr *) &sin, sizeof(sin));
-                up.make_socket = env->make_socket;
-                up.make_socket_userdata = env->make_socket_userdata;
-        } else if (env)
-                r = http_proxy_upstream_unix(&up, env->socket);
-        /* On failure nothing is reachable: requests get a 502. */
-        http_proxy_set_upstream(f->proxy, env && r >= 0 ? &up : NULL);
-
-        /* Sessions on the previous env server: it is gone (or going). */
-        for (struct session *s = f->sessions, *next; s; s = next) {
-                next = s->next;
-                if (s->route < ROUTE_WS)
-                        continue;
-                if (s->sticky)
-                        http_handle_ws_detach(s->h);
-                else
-                        http_handle_ws_close(s->h, WS_CLOSE_GOING_AWAY, "episode ended");
-        }
-        return r;
 }
 
 unsigned frontend_connections(const struct frontend *f)

@@ -39,6 +39,17 @@
  * one. Other WebSocket sessions end with a close frame (1001 "episode
  * ended").
  *
+ * Lanes (frontend_config.lanes > 1: the unit runs that many episodes at
+ * once): each orchestrator /ws session takes a lane of its own when it
+ * opens (ops->acquire) and gives it back when it closes (ops->release); its
+ * episodes are that lane's, its upstream sockets are made for that lane's
+ * env server (env->make_socket), and its 101 says which lane
+ * (X-Openenvd-Lane). A session that finds every lane taken answers its
+ * first message with OpenEnv's own capacity error (CAPACITY_REACHED) and
+ * closes. Env requests outside such a session are refused (409
+ * concurrent_episodes): no episode is theirs. With one lane, everything is
+ * lane 0's.
+ *
  * Ownership: the frontend owns the listening fd and its connections; ops,
  * userdata and the credentials are borrowed.
  */
@@ -86,18 +97,22 @@ struct frontend_ops {
                         struct frontend_reply *reply);
         /* A pending answer's client went away: forget it. */
         void (*pending_gone)(void *userdata, struct http_handle *pending);
-        bool (*env_traffic_allowed)(void *userdata);
+        bool (*env_traffic_allowed)(void *userdata, unsigned lane);
         const char *(*phase)(void *userdata); /* for /health */
         /* For /health and /readyz: can an episode serve now (or when a
          * reset asks)? If not, *ret_reason: a new string saying why. */
         bool (*ready)(void *userdata, char **ret_reason);
         /* The orchestrator's client wants an episode while none is live:
          * 0 live now, 1 done(cookie, result) follows, < 0 refused. */
-        int (*request_episode)(void *userdata, frontend_done_fn done, void *cookie);
+        int (*request_episode)(void *userdata, unsigned lane, frontend_done_fn done, void *cookie);
         /* A cookie's client went away: its done() must not be called. */
         void (*forget)(void *userdata, void *cookie);
-        void (*on_action)(void *userdata, const struct openenv_action *a);
-        void (*on_done)(void *userdata);
+        void (*on_action)(void *userdata, unsigned lane, const struct openenv_action *a);
+        void (*on_done)(void *userdata, unsigned lane);
+        /* Lanes (> 1): a free one for a new session (-EBUSY: none), and
+         * its return when the session goes. */
+        int (*acquire)(void *userdata);
+        void (*release)(void *userdata, unsigned lane);
 };
 
 struct frontend_config {
@@ -106,6 +121,7 @@ struct frontend_config {
         char *const *agent_paths;          /* more routes for the agent principal (borrowed) */
         usec_t head_timeout, idle_timeout; /* 0: defaults (10 s, 600 s) */
         unsigned max_connections;          /* 0: HTTP_MAX_CONNECTIONS */
+        unsigned lanes;                    /* episodes at once (0: 1) */
 };
 
 struct frontend;
@@ -122,17 +138,17 @@ void frontend_stats(const struct frontend *f, struct http_proxy_stats *ret);
 struct frontend_env {
         const char *socket; /* unix path of the shim's activation socket */
         /* Non-NULL: straight to 127.0.0.1:port over TCP instead, from sockets
-         * this makes (in the env server's network namespace: no hop through
-         * the shim), fd or -errno. */
-        int (*make_socket)(void *userdata, int family);
+         * this makes (in the lane's env server's network namespace: no hop
+         * through the shim), fd or -errno. With lanes, the only way. */
+        int (*make_socket)(void *userdata, unsigned lane, int family);
         void *make_socket_userdata;
         uint16_t port;
 };
 
-/* New env requests go to env from now on (NULL: none is live); sessions
- * of the previous env server detach (sticky) or close, idle connections
- * let go of their upstream socket. */
-int frontend_set_env(struct frontend *f, const struct frontend_env *env);
+/* The lane's env requests go to env from now on (NULL: none is live);
+ * sessions of the lane's previous env server detach (sticky) or close,
+ * idle connections let go of their upstream socket. */
+int frontend_set_env(struct frontend *f, unsigned lane, const struct frontend_env *env);
 /* From control(): the answer comes later; the handle is what to answer. */
 struct http_handle *frontend_later(const struct frontend_request *req);
 /* Answers a pending control request (reply's strings are freed). */

@@ -145,16 +145,15 @@ static int on_conn_timer(struct loop_source *s, usec_t now, void *userdata)
 
 /* --- upstream --- */
 
-/* Starts a connection to address c->u_addr: 0 (maybe still in progress) or -errno. */
-static int conn_connect_addr(struct http_conn *c)
+/* Starts a connection to address a: 0 (maybe still in progress) or -errno. */
+static int conn_connect_addr(struct http_conn *c, const struct http_proxy_addr *a)
 {
         struct http_proxy *p = c->proxy;
-        const struct http_proxy_addr *a = &p->cfg.upstream[c->u_addr];
         int fd, r;
 
         conn_close_upstream_socket(c);
         fd = p->cfg.make_socket
-                     ? p->cfg.make_socket(p->cfg.make_socket_userdata, a->sa.ss_family)
+                     ? p->cfg.make_socket(p->cfg.make_socket_userdata, c->handle, a->sa.ss_family)
                      : socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return p->cfg.make_socket ? fd : negative_errno();
@@ -200,10 +199,17 @@ int conn_connect_next(struct http_conn *c)
         struct http_proxy *p = c->proxy;
         int r = -EDESTADDRREQ;
 
+        if (p->cfg.upstream_for) {
+                struct http_proxy_addr a;
+                if (c->u_attempts++ > 0)
+                        return r;
+                r = p->cfg.upstream_for(p->cfg.upstream_for_userdata, c->handle, &a);
+                return r < 0 ? r : conn_connect_addr(c, &a);
+        }
         while (c->u_attempts < p->cfg.n_upstream) {
                 c->u_addr = (c->u_first + c->u_attempts) % p->cfg.n_upstream;
                 c->u_attempts++;
-                r = conn_connect_addr(c);
+                r = conn_connect_addr(c, &p->cfg.upstream[c->u_addr]);
                 if (r >= 0)
                         return 0;
                 if (p->next_addr == c->u_addr)
@@ -481,6 +487,8 @@ void http_proxy_set_upstream(struct http_proxy *p, const struct http_proxy_confi
                 memcpy(p->cfg.upstream, upstream->upstream, sizeof(p->cfg.upstream));
         p->cfg.make_socket = upstream ? upstream->make_socket : NULL;
         p->cfg.make_socket_userdata = upstream ? upstream->make_socket_userdata : NULL;
+        p->cfg.upstream_for = upstream ? upstream->upstream_for : NULL;
+        p->cfg.upstream_for_userdata = upstream ? upstream->upstream_for_userdata : NULL;
         /* Nothing of the previous upstream lingers in an idle connection:
          * not a socket into the namespace of an env server that is gone
          * (it would hold the namespace alive for nothing), nor a

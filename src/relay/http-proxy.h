@@ -162,10 +162,16 @@ struct http_proxy_config {
         /* Hostile clients: see above. Off, every connection is trusted. */
         bool auth_required;
         /* NULL: socket(2). Else it makes every upstream socket (family,
-         * SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC): fd or -errno; e.g. in
-         * the env server's own network namespace. */
-        int (*make_socket)(void *userdata, int family);
+         * SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC) for the connection
+         * whose handle is h: fd or -errno; e.g. in the network namespace of
+         * that connection's env server. */
+        int (*make_socket)(void *userdata, struct http_handle *h, int family);
         void *make_socket_userdata;
+        /* NULL: a connection's upstream is upstream[] (tried in turn). Else
+         * the one address of the connection whose handle is h, asked at each
+         * connect: 0, or -errno (nothing to reach: a 502). */
+        int (*upstream_for)(void *userdata, struct http_handle *h, struct http_proxy_addr *ret);
+        void *upstream_for_userdata;
         usec_t unauth_timeout;          /* HTTP_UNAUTH_TIMEOUT */
         unsigned max_unauth;            /* HTTP_MAX_UNAUTH_CONNECTIONS */
         unsigned max_unauth_per_client; /* HTTP_MAX_UNAUTH_PER_CLIENT */

@@ -338,7 +338,7 @@ int conn_upstream_event(struct loop_source *s, int fd, uint32_t revents, void *u
                 if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0) {
                         struct http_proxy *p = c->proxy;
                         /* This address is down: the next one, if any. */
-                        if (p->next_addr == c->u_addr)
+                        if (p->cfg.n_upstream && p->next_addr == c->u_addr)
                                 p->next_addr = (c->u_addr + 1) % p->cfg.n_upstream;
                         if (conn_connect_next(c) < 0)
                                 (void) conn_upstream_fault(c, UPSTREAM_CONNECT);

@@ -14,8 +14,6 @@
 #include "base/parse-util.h"
 #include "base/util.h"
 
-#define MAX_BLOCKS_PER_UNIT 8
-
 int uid_range_in_use(uid_t base, uint32_t size)
 {
         DIR *d = opendir("/proc");
@@ -80,7 +78,7 @@ int uid_block_acquire(uint32_t need, const char *lock_dir, struct uid_block *ret
 
         if (per == 0)
                 per = 1;
-        if (per > MAX_BLOCKS_PER_UNIT)
+        if (per > UID_BLOCK_MAX_PER_UNIT)
                 return -E2BIG;
         lock_dir = lock_dir ?: UID_BLOCK_LOCK_DIR;
         r = mkdir_p_at(AT_FDCWD, lock_dir, 0700);

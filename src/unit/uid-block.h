@@ -22,11 +22,14 @@
 #define UID_BLOCK_FIRST    (1u << 30)
 #define UID_BLOCK_END      (1u << 31)
 #define UID_BLOCK_LOCK_DIR "/run/openenvd/uid-blocks"
+/* A unit's blocks at most: 512 container ranges (41 episode slots of 12
+ * containers: unit-plan.h, unit_slot_count()). */
+#define UID_BLOCK_MAX_PER_UNIT 32
 
 struct uid_block {
         uid_t base;
         uint32_t size; /* a multiple of UID_BLOCK_SIZE */
-        int lock_fds[8];
+        int lock_fds[UID_BLOCK_MAX_PER_UNIT];
         unsigned n_locks;
 };
 

@@ -50,13 +50,13 @@ struct host_view; /* sandbox/host-view.h */
 #define UNIT_UID_RANGE 65536
 
 /* An episode's slot is its cgroup leaves and its block of container ranges.
- * A unit keeping `standby` episodes ready has that many slots plus two: the
- * live episode's and one for the episode a reset retires, so the next
+ * A unit running `concurrent` episodes at once and keeping `standby` ready
+ * has that many slots plus one for the episode a reset retires, so the next
  * standby starts without waiting for that teardown. */
-#define UNIT_SLOTS_MAX (MANIFEST_STANDBY_MAX + 2)
-static inline unsigned unit_slot_count(unsigned standby)
+#define UNIT_SLOTS_MAX (MANIFEST_CONCURRENT_MAX + MANIFEST_STANDBY_MAX + 1)
+static inline unsigned unit_slot_count(unsigned concurrent, unsigned standby)
 {
-        return standby + 2;
+        return concurrent + standby + 1;
 }
 /* The harness reaches its relays on these loopback ports. */
 #define UNIT_HARNESS_MCP_PORT   8000

@@ -3,6 +3,7 @@
  * What the control routes read of the unit (unit-internal.h): its phase,
  * readiness, episodes, verdicts, logs, counters. Nothing here changes it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -15,24 +16,21 @@
 
 enum phase unit_phase(const struct unit *u)
 {
-        return u->phase.current;
+        return u->lanes[0].phase.current;
 }
 
-const char *unit_episode_id(const struct unit *u)
+const char *unit_episode_id(const struct unit *u, unsigned lane)
 {
-        return u->live ? episode_id(u->live) : NULL;
+        assert(lane < u->cfg.concurrent);
+        return u->lanes[lane].live ? episode_id(u->lanes[lane].live) : NULL;
 }
 
 bool unit_ready(const struct unit *u, char **ret_reason)
 {
-        const struct verdict *v;
-        const char *why;
-
-        if (u->phase.current == PHASE_FAILED) {
-                v = u->live ? episode_verdict(u->live) : NULL;
-                why = v && v->reason ? v->reason : "provisioning failed";
+        if (u->failed_start) {
                 if (ret_reason)
-                        *ret_reason = xasprintf("the last episode failed to start: %s", why);
+                        *ret_reason =
+                                xasprintf("the last episode failed to start: %s", u->failed_start);
                 return false;
         }
         if (!u->first_pending)
@@ -52,26 +50,35 @@ bool unit_ready(const struct unit *u, char **ret_reason)
         return false;
 }
 
-bool unit_env_traffic_allowed(const struct unit *u)
+bool unit_env_traffic_allowed(const struct unit *u, unsigned lane)
 {
-        return u->phase.current == PHASE_READY || u->phase.current == PHASE_RUNNING;
+        enum phase p = u->lanes[lane].phase.current;
+
+        assert(lane < u->cfg.concurrent);
+        return p == PHASE_READY || p == PHASE_RUNNING;
 }
 
-int unit_env_tcp_socket(const struct unit *u, int family, uint16_t *ret_port)
+int unit_env_tcp_socket(const struct unit *u, unsigned lane, int family, uint16_t *ret_port)
 {
-        if (!u->live || !unit_env_traffic_allowed(u))
+        const struct episode *live = u->lanes[lane].live;
+
+        if (!live || !unit_env_traffic_allowed(u, lane))
                 return -ENETUNREACH;
-        return episode_env_tcp_socket(u->live, family, ret_port);
+        return episode_env_tcp_socket(live, family, ret_port);
 }
 
 json_t *unit_verdict(const struct unit *u, const char *id)
 {
+        int lane = id ? unit_lane_of(u, id) : 0;
+        struct episode *live;
         size_t i;
         json_t *v;
 
-        if (!id || (u->live && streq(id, episode_id(u->live))))
-                return u->live ? verdict_to_json(episode_verdict(u->live), episode_id(u->live))
-                               : verdict_to_json(&(struct verdict){}, NULL);
+        if (lane >= 0) {
+                live = u->lanes[lane].live;
+                return live ? verdict_to_json(episode_verdict(live), episode_id(live))
+                            : verdict_to_json(&(struct verdict){}, NULL);
+        }
         json_array_foreach(u->recent, i,
                            v) if (streq(json_string_value(json_object_get(v, "episode_id")) ?: "",
                                         id)) return json_incref(v);
@@ -107,6 +114,32 @@ static json_t *pool_json(const struct unit *u)
         return a;
 }
 
+/* {episode_id, phase} of the lane's live episode, or null. */
+static json_t *live_json(const struct lane *l)
+{
+        if (!l->live)
+                return json_null();
+        return json_pack("{s:s,s:s}", "episode_id", episode_id(l->live), "phase",
+                         phase_to_string(l->phase.current));
+}
+
+/* [{lane, episode_id, phase, session}] of every lane with an episode. */
+static json_t *lanes_json(const struct unit *u)
+{
+        json_t *a = json_array();
+
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                const struct lane *l = &u->lanes[i];
+                json_t *e = live_json(l);
+                if (json_is_null(e))
+                        continue;
+                json_object_set_new(e, "lane", json_integer(i));
+                json_object_set_new(e, "session", json_boolean(l->held));
+                json_array_append_new(a, e);
+        }
+        return a;
+}
+
 json_t *unit_episodes(const struct unit *u)
 {
         const struct episode *next = unit_next_standby(u);
@@ -124,16 +157,13 @@ json_t *unit_episodes(const struct unit *u)
                                                         json_object_get(v, "actions"), "ended_at",
                                                         json_object_get(v, "ended_at")));
         }
-        return json_pack("{s:o,s:o,s:o,s:o,s:i}", "live",
-                         u->live ? json_pack("{s:s,s:s}", "episode_id", episode_id(u->live),
-                                             "phase", phase_to_string(u->phase.current))
-                                 : json_null(),
-                         "standby",
+        return json_pack("{s:o,s:o,s:o,s:o,s:o,s:i,s:i}", "live", live_json(&u->lanes[0]),
+                         "live_episodes", lanes_json(u), "standby",
                          next ? json_pack("{s:s,s:s}", "episode_id", episode_id(next), "state",
                                           standby_state(next))
                               : json_null(),
                          "standby_pool", pool_json(u), "recent", recent, "kept",
-                         (int) u->cfg.verdict_history);
+                         (int) u->cfg.verdict_history, "concurrent", (int) u->cfg.concurrent);
 }
 
 const struct member_log *unit_container_log(const struct unit *u, const char *container,
@@ -142,8 +172,11 @@ const struct member_log *unit_container_log(const struct unit *u, const char *co
         const struct episode *e = NULL;
         size_t i;
 
-        if (u->live && (!id || streq(id, episode_id(u->live))))
-                e = u->live;
+        for (unsigned k = 0; !e && k < u->cfg.concurrent; k++) {
+                const struct episode *live = u->lanes[k].live;
+                if (live && (!id || streq(id, episode_id(live))))
+                        e = live;
+        }
         for (i = u->n_retiring; !e && i > 0; i--)
                 if (!id || streq(id, episode_id(u->retiring[i - 1])))
                         e = u->retiring[i - 1];
@@ -162,18 +195,25 @@ const struct member_log *unit_container_log(const struct unit *u, const char *co
         return NULL;
 }
 
-json_t *unit_inspection(const struct unit *u)
+json_t *unit_inspection(const struct unit *u, unsigned lane)
 {
-        return u->inspection ? json_incref(u->inspection) : json_object();
+        const struct lane *l = &u->lanes[lane];
+
+        assert(lane < u->cfg.concurrent);
+        return l->inspection ? json_incref(l->inspection) : json_object();
 }
 
 json_t *unit_info(const struct unit *u)
 {
+        const struct lane *l = &u->lanes[0];
         json_t *info = json_object(), *hist = json_array(), *sb;
         const struct phase_record *rec;
-        const char *kind = u->live ? verdict_kind_to_string(episode_verdict(u->live)->kind) : NULL;
+        const char *kind = l->live ? verdict_kind_to_string(episode_verdict(l->live)->kind) : NULL;
+        unsigned live = 0;
 
-        for (size_t i = 0; (rec = phase_machine_history(&u->phase, i)); i++)
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                live += unit_env_traffic_allowed(u, i) || u->lanes[i].phase.current == PHASE_FROZEN;
+        for (size_t i = 0; (rec = phase_machine_history(&l->phase, i)); i++)
                 json_array_append_new(
                         hist, json_pack("{s:s,s:s,s:s,s:s,s:f}", "from", phase_to_string(rec->from),
                                         "to", phase_to_string(rec->to), "actor",
@@ -196,15 +236,18 @@ json_t *unit_info(const struct unit *u)
         json_object_set_new(sb, "target", json_integer(u->cfg.standby));
         json_object_set_new(sb, "ready", json_integer(pool_ready(u)));
         json_object_set_new(info, "version", json_string(openenvd_version));
-        json_object_set_new(info, "phase", json_string(phase_to_string(u->phase.current)));
+        json_object_set_new(info, "phase", json_string(phase_to_string(l->phase.current)));
         json_object_set_new(info, "episode_id",
-                            u->live ? json_string(episode_id(u->live)) : json_null());
+                            l->live ? json_string(episode_id(l->live)) : json_null());
         json_object_set_new(info, "isolation", json_string("on"));
         json_object_set_new(info, "verdict", kind ? json_string(kind) : json_null());
         json_object_set_new(info, "actions",
-                            json_integer(u->live ? (json_int_t) episode_actions(u->live) : 0));
+                            json_integer(l->live ? (json_int_t) episode_actions(l->live) : 0));
         json_object_set_new(info, "members",
-                            u->live ? episode_members_json(u->live) : json_object());
+                            l->live ? episode_members_json(l->live) : json_object());
+        json_object_set_new(info, "episodes",
+                            json_pack("{s:i,s:i,s:i}", "concurrent", (int) u->cfg.concurrent,
+                                      "sessions", (int) unit_lanes_held(u), "live", (int) live));
         json_object_set_new(info, "standby", sb);
         json_object_set_new(info, "template",
                             u->env_template ? env_template_info(u->env_template)
@@ -222,8 +265,11 @@ void unit_stats(const struct unit *u, struct unit_stats *ret)
         ret->standby_ready = pool_ready(u);
         /* Episodes whose cgroups still exist: their counters as they are now
          * (a torn-down one was added by on_torn_down()). */
-        if (u->live && episode_state(u->live) != EPISODE_GONE)
-                episode_add_limit_events(u->live, ret->containers);
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                const struct episode *live = u->lanes[i].live;
+                if (live && episode_state(live) != EPISODE_GONE)
+                        episode_add_limit_events(live, ret->containers);
+        }
         for (size_t i = 0; i < u->n_pool; i++)
                 if (episode_state(u->pool[i]) != EPISODE_GONE)
                         episode_add_limit_events(u->pool[i], ret->containers);
@@ -236,8 +282,9 @@ bool unit_owns_pid(struct unit *u, pid_t pid)
 {
         if (env_template_owns_pid(u->env_template, pid))
                 return true;
-        if (u->live && episode_owns_pid(u->live, pid))
-                return true;
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].live && episode_owns_pid(u->lanes[i].live, pid))
+                        return true;
         for (size_t i = 0; i < u->n_pool; i++)
                 if (episode_owns_pid(u->pool[i], pid))
                         return true;

@@ -5,6 +5,7 @@
  */
 #include "unit/unit.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,20 +20,21 @@
 #include "unit/unit-internal.h"
 #include "unit/unit-stats.h"
 
-static int move(struct unit *u, enum phase_actor actor, enum phase to, const char *reason,
+static int move(struct lane *l, enum phase_actor actor, enum phase to, const char *reason,
                 char *ret_refusal, size_t refusal_size)
 {
-        enum phase from = u->phase.current;
-        int r = phase_machine_move(&u->phase, actor, to, reason, now_usec(CLOCK_REALTIME),
+        struct unit *u = l->u;
+        enum phase from = l->phase.current;
+        int r = phase_machine_move(&l->phase, actor, to, reason, now_usec(CLOCK_REALTIME),
                                    ret_refusal, refusal_size);
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
         if (r < 0)
                 return r;
         histogram_observe(&u->stats.phase_seconds[from],
-                          (double) (now - u->phase_since) / (double) USEC_PER_SEC);
-        u->phase_since = now;
-        log_info_fields(LOG_FIELDS({ "episode_id", u->live ? episode_id(u->live) : NULL },
+                          (double) (now - l->phase_since) / (double) USEC_PER_SEC);
+        l->phase_since = now;
+        log_info_fields(LOG_FIELDS({ "episode_id", l->live ? episode_id(l->live) : NULL },
                                    { "from", phase_to_string(from) }, { "to", phase_to_string(to) },
                                    { "actor", phase_actor_to_string(actor) }, { "reason", reason }),
                         "phase %s -> %s (%s: %s)", phase_to_string(from), phase_to_string(to),
@@ -42,22 +44,25 @@ static int move(struct unit *u, enum phase_actor actor, enum phase to, const cha
 
 /* --- waiters ------------------------------------------------------------------ */
 
-static int wait_add(struct unit *u, enum waiter_kind kind, unit_done_fn fn, void *userdata)
+static int wait_add(struct lane *l, enum waiter_kind kind, unit_done_fn fn, void *userdata)
 {
+        struct unit *u = l->u;
+
         if (!fn)
                 return 1;
         if (u->n_waiters >= UNIT_MAX_WAITERS)
                 return -EBUSY;
-        u->waiters[u->n_waiters++] = (struct waiter){ kind, fn, userdata };
+        u->waiters[u->n_waiters++] = (struct waiter){ kind, l, fn, userdata };
         return 1;
 }
 
-/* Completes every waiter of kind (each once; a callback may add more). */
-static void wait_complete(struct unit *u, enum waiter_kind kind, int result)
+/* Completes every waiter of kind on lane l, NULL: on every lane (each
+ * once; a callback may add more). */
+static void wait_complete(struct unit *u, struct lane *l, enum waiter_kind kind, int result)
 {
         for (size_t i = 0; i < u->n_waiters;) {
                 struct waiter w = u->waiters[i];
-                if (w.kind != kind) {
+                if (w.kind != kind || (l && w.lane != l)) {
                         i++;
                         continue;
                 }
@@ -79,20 +84,29 @@ void unit_forget(struct unit *u, void *userdata)
 
 /* --- episodes ------------------------------------------------------------------- */
 
-/* The live episode's outcome, once: by its verdict and how it ended. */
-static void count_episode(struct unit *u, enum unit_end end)
+/* The lane's live episode's outcome, once: by its verdict and how it ended. */
+static void count_episode(struct lane *l, enum unit_end end)
 {
-        if (!u->live || u->live_counted)
+        if (!l->live || l->live_counted)
                 return;
-        u->live_counted = true;
-        u->stats.episodes[episode_verdict(u->live)->kind][end]++;
+        l->live_counted = true;
+        l->u->stats.episodes[episode_verdict(l->live)->kind][end]++;
+}
+
+/* The lane whose live episode e is; NULL: none (a standby, a retired one). */
+static struct lane *lane_of(struct unit *u, const struct episode *e)
+{
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].live == e)
+                        return &u->lanes[i];
+        return NULL;
 }
 
 static const struct episode_events episode_events;
 
 static int free_slot(const struct unit *u)
 {
-        for (int s = 0; s < (int) unit_slot_count(u->cfg.standby); s++)
+        for (int s = 0; s < (int) unit_slots(u); s++)
                 if (!u->slots[s])
                         return s;
         return -EBUSY;
@@ -190,10 +204,27 @@ static void schedule_sweep(struct unit *u)
 }
 
 /* Sealed or graded: its verdict is still to come. */
-static bool live_grading(const struct unit *u)
+static bool live_grading(const struct lane *l)
 {
-        enum episode_state s = u->live ? episode_state(u->live) : EPISODE_GONE;
+        enum episode_state s = l->live ? episode_state(l->live) : EPISODE_GONE;
         return s == EPISODE_SEALING || s == EPISODE_SEALED || s == EPISODE_GRADING;
+}
+
+static bool any_grading(const struct unit *u)
+{
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (live_grading(&u->lanes[i]))
+                        return true;
+        return false;
+}
+
+/* A lane's reset waits for a free slot. */
+static bool any_cold_pending(const struct unit *u)
+{
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].cold_pending)
+                        return true;
+        return false;
 }
 
 static void remember(struct unit *u, struct episode *e)
@@ -211,14 +242,17 @@ static void remember(struct unit *u, struct episode *e)
  * remembered (with record), freed once its slot is free again. */
 static void retire_as(struct unit *u, struct episode *e, bool record)
 {
+        struct lane *l;
+
         if (!e)
                 return;
-        if (e == u->live)
-                u->live = NULL;
+        l = lane_of(u, e);
+        if (l)
+                l->live = NULL;
         if (in_pool(u, e))
                 pool_remove(u, e);
         else
-                pool_resume(u); /* no live one grading now */
+                pool_resume(u); /* one live one fewer grading now */
         if (record)
                 remember(u, e);
         if (u->n_retiring >= ELEMENTSOF(u->retiring)) {
@@ -269,7 +303,7 @@ static void maybe_start_standby(struct unit *u)
         usec_t now = loop_now(u->cfg.loop);
         struct episode *e;
 
-        if (u->n_pool >= u->cfg.standby || u->freeing || u->cold_pending ||
+        if (u->n_pool >= u->cfg.standby || u->freeing || any_cold_pending(u) ||
             u->standby_failures >= UNIT_STANDBY_MAX_FAILURES || free_slot(u) < 0)
                 return;
         if (now < u->standby_not_before) {
@@ -307,26 +341,32 @@ static void standby_failed(struct unit *u, struct episode *e, const char *what)
         retire(u, e);
 }
 
-/* The live episode is ready: exposed from now on. */
-static void go_live(struct unit *u, const char *why)
+static void env_changed(struct lane *l, const char *env_socket)
 {
-        int r = episode_activate(u->live, why);
+        if (l->u->ops->env_changed)
+                l->u->ops->env_changed(l->u->userdata, l->index, env_socket);
+}
 
-        u->live_exposed_at = loop_now(u->cfg.loop);
+/* The lane's live episode is ready: exposed from now on. */
+static void go_live(struct lane *l, const char *why)
+{
+        struct unit *u = l->u;
+        int r = episode_activate(l->live, why);
 
-        histogram_observe(&u->stats.reset_seconds[u->reset_source],
-                          (double) (now_usec(CLOCK_MONOTONIC) - u->reset_at) /
+        l->live_exposed_at = loop_now(u->cfg.loop);
+
+        histogram_observe(&u->stats.reset_seconds[l->reset_source],
+                          (double) (now_usec(CLOCK_MONOTONIC) - l->reset_at) /
                                   (double) USEC_PER_SEC);
         u->first_pending = false;
         tell_if_ready(u);
-        if (u->ops->env_changed)
-                u->ops->env_changed(u->userdata, episode_env_socket(u->live));
-        wait_complete(u, WAIT_READY, 0);
-        wait_complete(u, WAIT_EPISODE, 0);
+        env_changed(l, episode_env_socket(l->live));
+        wait_complete(u, l, WAIT_READY, 0);
+        wait_complete(u, l, WAIT_EPISODE, 0);
         if (r < 0)
                 log_full_fields_errno(LOG_WARNING, r,
-                                      LOG_FIELDS({ "episode_id", episode_id(u->live) }),
-                                      "episode %s: activation: %m", episode_id(u->live));
+                                      LOG_FIELDS({ "episode_id", episode_id(l->live) }),
+                                      "episode %s: activation: %m", episode_id(l->live));
         maybe_start_standby(u);
 }
 
@@ -363,67 +403,73 @@ static void on_template_settled(void *userdata)
 
         if (u->freeing)
                 return;
-        if (u->live)
-                episode_provision_resume(u->live);
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].live)
+                        episode_provision_resume(u->lanes[i].live);
         pool_resume(u);
         maybe_replace_cold_standby(u);
         maybe_start_standby(u);
 }
 
-static void cold_provision(struct unit *u)
+static void cold_provision(struct lane *l)
 {
-        u->cold_pending = false;
-        if (new_episode(u, &u->live) < 0) {
-                /* No slot: the retiring episode frees one soon. */
-                u->live = NULL;
-                u->cold_pending = true;
+        l->cold_pending = false;
+        if (new_episode(l->u, &l->live) < 0) {
+                /* No slot: a retiring episode frees one soon. */
+                l->live = NULL;
+                l->cold_pending = true;
         }
 }
 
-static int do_reset(struct unit *u, const char *reason, char *ret_refusal, size_t refusal_size)
+static int do_reset(struct lane *l, const char *reason, char *ret_refusal, size_t refusal_size)
 {
+        struct unit *u = l->u;
         int r;
 
-        if (!phase_move_allowed(ACTOR_ORCHESTRATOR, u->phase.current, PHASE_PROVISIONING))
-                return move(u, ACTOR_ORCHESTRATOR, PHASE_PROVISIONING, reason, ret_refusal,
+        if (!phase_move_allowed(ACTOR_ORCHESTRATOR, l->phase.current, PHASE_PROVISIONING))
+                return move(l, ACTOR_ORCHESTRATOR, PHASE_PROVISIONING, reason, ret_refusal,
                             refusal_size);
         /* Whatever the previous episode was doing is superseded. */
-        wait_complete(u, WAIT_GRADED, -ECANCELED);
-        wait_complete(u, WAIT_INSPECT, -ECANCELED);
-        u->episode_requested = false;
-        if (u->ops->env_changed)
-                u->ops->env_changed(u->userdata, NULL);
-        count_episode(u, UNIT_END_SUPERSEDED);
-        retire(u, u->live);
-        r = move(u, ACTOR_ORCHESTRATOR, PHASE_PROVISIONING, reason, ret_refusal, refusal_size);
+        wait_complete(u, l, WAIT_GRADED, -ECANCELED);
+        wait_complete(u, l, WAIT_INSPECT, -ECANCELED);
+        l->episode_requested = false;
+        env_changed(l, NULL);
+        count_episode(l, UNIT_END_SUPERSEDED);
+        retire(u, l->live);
+        r = move(l, ACTOR_ORCHESTRATOR, PHASE_PROVISIONING, reason, ret_refusal, refusal_size);
         if (r < 0)
                 return r;
+        u->failed_start = mfree(u->failed_start);
         u->standby_failures = 0;
         u->standby_not_before = 0;
-        u->reset_at = now_usec(CLOCK_MONOTONIC);
-        u->live_counted = false;
-        u->live = unit_next_standby(u);
-        if (u->live) {
-                pool_remove(u, u->live);
-                if (episode_state(u->live) == EPISODE_STANDBY) {
-                        u->reset_source = UNIT_RESET_STANDBY;
-                        go_live(u, "standby");
+        l->reset_at = now_usec(CLOCK_MONOTONIC);
+        l->live_counted = false;
+        l->live = unit_next_standby(u);
+        if (l->live) {
+                pool_remove(u, l->live);
+                if (episode_state(l->live) == EPISODE_STANDBY) {
+                        l->reset_source = UNIT_RESET_STANDBY;
+                        go_live(l, "standby");
                         return 0;
                 }
-                u->reset_source = UNIT_RESET_STANDBY_PROVISIONING;
+                l->reset_source = UNIT_RESET_STANDBY_PROVISIONING;
                 return 1; /* still provisioning: provisioned() goes on */
         }
-        u->reset_source = UNIT_RESET_COLD;
-        cold_provision(u);
+        l->reset_source = UNIT_RESET_COLD;
+        cold_provision(l);
         return 1;
 }
 
-int unit_reset(struct unit *u, const char *reason, unit_done_fn done, void *userdata,
+int unit_reset(struct unit *u, unsigned lane, const char *reason, unit_done_fn done, void *userdata,
                char *ret_refusal, size_t refusal_size)
 {
-        int r = do_reset(u, reason, ret_refusal, refusal_size);
+        struct lane *l = &u->lanes[lane];
+        int r;
+
+        assert(lane < u->cfg.concurrent);
+        r = do_reset(l, reason, ret_refusal, refusal_size);
         if (r == 1)
-                return wait_add(u, WAIT_READY, done, userdata);
+                return wait_add(l, WAIT_READY, done, userdata);
         return r;
 }
 
@@ -432,6 +478,7 @@ int unit_reset(struct unit *u, const char *reason, unit_done_fn done, void *user
 static void on_provisioned(struct episode *e, int result, void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l;
 
         if (u->freeing)
                 return;
@@ -451,17 +498,21 @@ static void on_provisioned(struct episode *e, int result, void *userdata)
                 maybe_replace_cold_standby(u);
                 return;
         }
-        if (e != u->live)
+        l = lane_of(u, e);
+        if (!l)
                 return;
         if (result < 0) {
-                count_episode(u, UNIT_END_PROVISIONING_FAILED);
-                wait_complete(u, WAIT_READY, -EIO);
-                wait_complete(u, WAIT_EPISODE, -EIO);
+                const struct verdict *v = episode_verdict(e);
+                count_episode(l, UNIT_END_PROVISIONING_FAILED);
+                free(u->failed_start);
+                u->failed_start = xstrdup(v->reason ?: "provisioning failed");
+                wait_complete(u, l, WAIT_READY, -EIO);
+                wait_complete(u, l, WAIT_EPISODE, -EIO);
                 /* Its record stays (the verdict says why); its resources go. */
                 episode_teardown(e);
                 return;
         }
-        go_live(u, "healthy");
+        go_live(l, "healthy");
 }
 
 /* The live episode's state changed: the unit's phase follows it, by the
@@ -471,18 +522,19 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
                              void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l = lane_of(u, e);
         enum phase p = episode_state_phase(episode_state(e));
 
         (void) from;
-        if (u->freeing || e != u->live)
+        if (u->freeing || !l)
                 return;
         if (episode_state(e) == EPISODE_SEALING)
-                u->live_sealed_at = loop_now(u->cfg.loop);
-        if (!live_grading(u))
+                l->live_sealed_at = loop_now(u->cfg.loop);
+        if (!any_grading(u))
                 pool_resume(u);
-        if (p == PHASE_MAX || p == u->phase.current)
+        if (p == PHASE_MAX || p == l->phase.current)
                 return;
-        (void) move(u, ACTOR_SYSTEM, p, reason, NULL, 0);
+        (void) move(l, ACTOR_SYSTEM, p, reason, NULL, 0);
 }
 
 /* The live episode goes first: a standby's preparation and container starts
@@ -510,8 +562,7 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
 static usec_t on_provision_not_before(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
-
-        enum episode_state live = u->live ? episode_state(u->live) : EPISODE_GONE;
+        usec_t not_before = 0;
 
         /* Every episode waits for a warming template (bounded by the env's
          * start timeout, past which templates are off): started now, its env
@@ -523,13 +574,19 @@ static usec_t on_provision_not_before(struct episode *e, void *userdata)
                 return USEC_INFINITY;
         if (!in_pool(u, e))
                 return 0;
-        if (live_grading(u))
-                return u->live_sealed_at + u->standby_yield;
-        if (live == EPISODE_PROVISIONING && env_template_ready(u->env_template))
-                return USEC_INFINITY;
-        if (live == EPISODE_READY)
-                return u->live_exposed_at + u->standby_yield;
-        return 0;
+        /* With several lanes, each rule for each; the latest bound holds. */
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                const struct lane *l = &u->lanes[i];
+                enum episode_state live = l->live ? episode_state(l->live) : EPISODE_GONE;
+
+                if (live_grading(l))
+                        not_before = MAX(not_before, l->live_sealed_at + u->standby_yield);
+                else if (live == EPISODE_PROVISIONING && env_template_ready(u->env_template))
+                        return USEC_INFINITY;
+                else if (live == EPISODE_READY)
+                        not_before = MAX(not_before, l->live_exposed_at + u->standby_yield);
+        }
+        return not_before;
 }
 
 static void on_member_exited(struct episode *e, const struct manifest_container *c, int status,
@@ -538,6 +595,7 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         struct unit *u = userdata;
         struct verdict *v = episode_verdict(e);
         cleanup_free char *subtree = NULL;
+        struct lane *l;
 
         if (u->freeing)
                 return;
@@ -549,7 +607,8 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
                 maybe_start_standby(u);
                 return;
         }
-        if (e != u->live)
+        l = lane_of(u, e);
+        if (!l)
                 return;
         subtree = xasprintf("zones/%s/%s", manifest_zone_kind_to_string(c->zone), c->name);
         log_warning_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "container", c->name }),
@@ -570,11 +629,10 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
         if (c->zone == MANIFEST_ZONE_AGENT && !unit_container_is_env(c))
                 return;
         /* The env server or a hidden service: the episode cannot go on. */
-        if (phase_move_allowed(ACTOR_SYSTEM, u->phase.current, PHASE_SEALED)) {
-                wait_complete(u, WAIT_INSPECT, -ECANCELED);
-                if (u->ops->env_changed)
-                        u->ops->env_changed(u->userdata, NULL);
-                u->live_end = UNIT_END_MEMBER_EXITED;
+        if (phase_move_allowed(ACTOR_SYSTEM, l->phase.current, PHASE_SEALED)) {
+                wait_complete(u, l, WAIT_INSPECT, -ECANCELED);
+                env_changed(l, NULL);
+                l->live_end = UNIT_END_MEMBER_EXITED;
                 (void) episode_seal(e, how);
                 maybe_start_standby(u);
         }
@@ -583,41 +641,37 @@ static void on_member_exited(struct episode *e, const struct manifest_container 
 static void on_inspected(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l = lane_of(u, e);
 
-        if (u->freeing)
+        if (u->freeing || !l)
                 return;
-
-        if (e != u->live)
-                return;
-        json_decref(u->inspection);
-        u->inspection = json_deep_copy(episode_verdict(e)->observers);
-        wait_complete(u, WAIT_INSPECT, 0);
+        json_decref(l->inspection);
+        l->inspection = json_deep_copy(episode_verdict(e)->observers);
+        wait_complete(u, l, WAIT_INSPECT, 0);
 }
 
 static void on_graded(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l = lane_of(u, e);
         const char *kind;
 
-        if (u->freeing)
-                return;
-
-        if (e != u->live)
+        if (u->freeing || !l)
                 return;
         kind = verdict_kind_to_string(episode_verdict(e)->kind);
-        count_episode(u, u->live_end);
+        count_episode(l, l->live_end);
         log_info_fields(LOG_FIELDS({ "episode_id", episode_id(e) }, { "verdict", kind ?: "graded" },
                                    { "reason", episode_verdict(e)->reason }),
                         "episode %s: %s%s%s", episode_id(e), kind ?: "graded",
                         episode_verdict(e)->reason ? ": " : "", episode_verdict(e)->reason ?: "");
-        wait_complete(u, WAIT_GRADED, 0);
+        wait_complete(u, l, WAIT_GRADED, 0);
         /* Its services and observers go; the record stays until the next
          * reset. */
         episode_teardown(e);
-        if (u->episode_requested) {
-                u->episode_requested = false;
-                if (do_reset(u, "client reset", NULL, 0) < 0)
-                        wait_complete(u, WAIT_EPISODE, -EIO);
+        if (l->episode_requested) {
+                l->episode_requested = false;
+                if (do_reset(l, "client reset", NULL, 0) < 0)
+                        wait_complete(u, l, WAIT_EPISODE, -EIO);
         }
 }
 
@@ -634,25 +688,28 @@ static void on_torn_down(struct episode *e, void *userdata)
                         schedule_sweep(u);
         if (u->freeing)
                 return;
-        if (u->cold_pending)
-                cold_provision(u);
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].cold_pending)
+                        cold_provision(&u->lanes[i]);
         maybe_start_standby(u);
 }
 
 static void on_harness_acted(struct episode *e, const struct openenv_action *a, void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l = lane_of(u, e);
 
-        if (e == u->live)
-                unit_note_actions(u, a);
+        if (l)
+                unit_note_actions(u, l->index, a);
 }
 
 static void on_harness_done(struct episode *e, void *userdata)
 {
         struct unit *u = userdata;
+        struct lane *l = lane_of(u, e);
 
-        if (e == u->live)
-                unit_note_done(u);
+        if (l)
+                unit_note_done(u, l->index);
 }
 
 static const struct episode_events episode_events = {
@@ -669,130 +726,211 @@ static const struct episode_events episode_events = {
 
 /* --- control ------------------------------------------------------------------- */
 
-int unit_inspect(struct unit *u, unit_done_fn done, void *userdata, char *ret_refusal,
-                 size_t refusal_size)
+static struct lane *lane_at(struct unit *u, unsigned lane)
 {
-        int r = move(u, ACTOR_ORCHESTRATOR, PHASE_FROZEN, "inspect", ret_refusal, refusal_size);
-        if (r < 0)
-                return r;
-        r = episode_inspect(u->live);
-        if (r < 0)
-                return r;
-        return wait_add(u, WAIT_INSPECT, done, userdata);
+        assert(lane < u->cfg.concurrent);
+        return &u->lanes[lane];
 }
 
-int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size)
+int unit_inspect(struct unit *u, unsigned lane, unit_done_fn done, void *userdata,
+                 char *ret_refusal, size_t refusal_size)
 {
+        struct lane *l = lane_at(u, lane);
+        int r = move(l, ACTOR_ORCHESTRATOR, PHASE_FROZEN, "inspect", ret_refusal, refusal_size);
+        if (r < 0)
+                return r;
+        r = episode_inspect(l->live);
+        if (r < 0)
+                return r;
+        return wait_add(l, WAIT_INSPECT, done, userdata);
+}
+
+int unit_resume(struct unit *u, unsigned lane, char *ret_refusal, size_t refusal_size)
+{
+        struct lane *l = lane_at(u, lane);
         int r;
 
-        /* Only a frozen unit resumes (the table also lets the orchestrator
+        /* Only a frozen lane resumes (the table also lets the orchestrator
          * move ready -> running, which is not a resume), and only once the
          * inspection is done. */
-        if (u->phase.current != PHASE_FROZEN || !u->live ||
-            episode_state(u->live) != EPISODE_FROZEN) {
+        if (l->phase.current != PHASE_FROZEN || !l->live ||
+            episode_state(l->live) != EPISODE_FROZEN) {
                 if (ret_refusal)
                         (void) snprintf(ret_refusal, refusal_size,
                                         "orchestrator cannot resume the unit from %s",
-                                        phase_to_string(u->phase.current));
+                                        phase_to_string(l->phase.current));
                 return -EPERM;
         }
-        r = move(u, ACTOR_ORCHESTRATOR, PHASE_RUNNING, "resume", ret_refusal, refusal_size);
+        r = move(l, ACTOR_ORCHESTRATOR, PHASE_RUNNING, "resume", ret_refusal, refusal_size);
         if (r < 0)
                 return r;
-        return episode_resume(u->live);
+        return episode_resume(l->live);
 }
 
-int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_done_fn done,
-             void *userdata, char *ret_refusal, size_t refusal_size)
+int unit_end(struct unit *u, unsigned lane, enum phase_actor actor, const char *reason,
+             unit_done_fn done, void *userdata, char *ret_refusal, size_t refusal_size)
 {
+        struct lane *l = lane_at(u, lane);
         int r;
 
-        if (!u->live)
-                return move(u, actor, PHASE_SEALED, reason, ret_refusal, refusal_size);
-        r = move(u, actor, PHASE_SEALED, reason, ret_refusal, refusal_size);
+        if (!l->live)
+                return move(l, actor, PHASE_SEALED, reason, ret_refusal, refusal_size);
+        r = move(l, actor, PHASE_SEALED, reason, ret_refusal, refusal_size);
         if (r < 0)
                 return r;
-        u->live_end = actor == ACTOR_ENVIRONMENT    ? UNIT_END_DONE
+        l->live_end = actor == ACTOR_ENVIRONMENT    ? UNIT_END_DONE
                       : actor == ACTOR_ORCHESTRATOR ? UNIT_END_ORCHESTRATOR
                                                     : UNIT_END_MEMBER_EXITED;
-        wait_complete(u, WAIT_INSPECT, -ECANCELED);
-        if (u->ops->env_changed)
-                u->ops->env_changed(u->userdata, NULL);
-        r = episode_seal(u->live, reason);
+        wait_complete(u, l, WAIT_INSPECT, -ECANCELED);
+        env_changed(l, NULL);
+        r = episode_seal(l->live, reason);
         if (r < 0)
                 return r;
         /* The next episode is built while this one is graded (its
          * containers after the quick graders: on_provision_not_before()). */
         maybe_start_standby(u);
-        return wait_add(u, WAIT_GRADED, done, userdata);
+        return wait_add(l, WAIT_GRADED, done, userdata);
 }
 
-void unit_note_actions(struct unit *u, const struct openenv_action *a)
+void unit_note_actions(struct unit *u, unsigned lane, const struct openenv_action *a)
 {
-        if (!u->live || a->n == 0)
+        struct lane *l = lane_at(u, lane);
+
+        if (!l->live || a->n == 0)
                 return;
         u->stats.actions += a->n;
-        episode_record_actions(u->live, a);
+        episode_record_actions(l->live, a);
 }
 
 static void end_done(void *userdata)
 {
-        struct unit *u = userdata;
+        struct lane *l = userdata;
         char refusal[128];
 
-        u->done_pending = false;
-        if (unit_end(u, ACTOR_ENVIRONMENT, "done", NULL, NULL, refusal, sizeof(refusal)) == -EPERM)
+        l->done_pending = false;
+        if (unit_end(l->u, l->index, ACTOR_ENVIRONMENT, "done", NULL, NULL, refusal,
+                     sizeof(refusal)) == -EPERM)
                 log_info("environment reported done: %s", refusal);
         /* Waiters for a verdict that is not coming (unit_wait_verdict()). */
-        if (!live_grading(u))
-                wait_complete(u, WAIT_GRADED, -ECANCELED);
+        if (!live_grading(l))
+                wait_complete(l->u, l, WAIT_GRADED, -ECANCELED);
 }
 
-bool unit_verdict_pending(const struct unit *u)
+bool unit_verdict_pending(const struct unit *u, unsigned lane)
 {
+        const struct lane *l = &u->lanes[lane];
+
+        assert(lane < u->cfg.concurrent);
         /* A done seen but not acted on yet (unit_note_done()) counts: the
          * client that got the step answer asks at once. */
-        return live_grading(u) || u->done_pending;
+        return live_grading(l) || l->done_pending;
 }
 
-int unit_wait_verdict(struct unit *u, unit_done_fn done, void *userdata)
+int unit_wait_verdict(struct unit *u, unsigned lane, unit_done_fn done, void *userdata)
 {
-        return unit_verdict_pending(u) ? wait_add(u, WAIT_GRADED, done, userdata) : 0;
+        return unit_verdict_pending(u, lane)
+                       ? wait_add(lane_at(u, lane), WAIT_GRADED, done, userdata)
+                       : 0;
 }
 
-void unit_note_done(struct unit *u)
+void unit_note_done(struct unit *u, unsigned lane)
 {
+        struct lane *l = lane_at(u, lane);
+
         /* After this dispatch round, so the message that carried done is
          * delivered before the env server is frozen and killed. */
-        if (u->done_pending)
+        if (l->done_pending)
                 return;
-        u->done_pending = true;
-        loop_defer(u->cfg.loop, end_done, u);
+        l->done_pending = true;
+        loop_defer(u->cfg.loop, end_done, l);
 }
 
-int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata)
+int unit_request_episode(struct unit *u, unsigned lane, unit_done_fn done, void *userdata)
 {
-        switch (u->phase.current) {
+        struct lane *l = lane_at(u, lane);
+
+        switch (l->phase.current) {
         case PHASE_READY:
         case PHASE_RUNNING:
                 return 0; /* live already */
         case PHASE_PROVISIONING:
-                return wait_add(u, WAIT_EPISODE, done, userdata);
+                return wait_add(l, WAIT_EPISODE, done, userdata);
         case PHASE_SEALED:
         case PHASE_GRADING:
         case PHASE_FROZEN:
                 /* The verdict first: the next episode starts once it is final. */
-                if (u->phase.current == PHASE_FROZEN)
+                if (l->phase.current == PHASE_FROZEN)
                         return -EPERM;
-                u->episode_requested = true;
-                return wait_add(u, WAIT_EPISODE, done, userdata);
+                l->episode_requested = true;
+                return wait_add(l, WAIT_EPISODE, done, userdata);
         default: {
-                int r = do_reset(u, "client reset", NULL, 0);
+                int r = do_reset(l, "client reset", NULL, 0);
                 if (r == 1)
-                        return wait_add(u, WAIT_EPISODE, done, userdata);
+                        return wait_add(l, WAIT_EPISODE, done, userdata);
                 return r;
         }
         }
+}
+
+/* --- lanes ----------------------------------------------------------------------- */
+
+/* A free lane, the one a new session is served soonest by: its episode
+ * live and untouched (made for a session that left before it was up),
+ * else one whose verdict is not still to come. */
+int unit_lane_acquire(struct unit *u)
+{
+        int best = -EBUSY, best_rank = -1;
+
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                const struct lane *l = &u->lanes[i];
+                int rank = l->phase.current == PHASE_READY ? 2 : live_grading(l) ? 0 : 1;
+                if (!l->held && rank > best_rank) {
+                        best = (int) i;
+                        best_rank = rank;
+                }
+        }
+        if (best >= 0)
+                u->lanes[best].held = true;
+        return best;
+}
+
+/* The session went: an episode it was shown ends and is graded (its
+ * verdict stays among the recent ones), touched or not; one still
+ * provisioning comes up unseen, for the lane's next session. */
+void unit_lane_release(struct unit *u, unsigned lane)
+{
+        struct lane *l = lane_at(u, lane);
+        char refusal[128];
+
+        l->held = false;
+        l->episode_requested = false;
+        if (!l->live || !phase_move_allowed(ACTOR_ORCHESTRATOR, l->phase.current, PHASE_SEALED))
+                return;
+        if (unit_end(u, lane, ACTOR_ORCHESTRATOR, "session closed", NULL, NULL, refusal,
+                     sizeof(refusal)) < 0)
+                log_info_fields(LOG_FIELDS({ "episode_id", episode_id(l->live) }),
+                                "session closed: %s", refusal);
+}
+
+unsigned unit_lanes(const struct unit *u)
+{
+        return u->cfg.concurrent;
+}
+
+unsigned unit_lanes_held(const struct unit *u)
+{
+        unsigned n = 0;
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                n += u->lanes[i].held;
+        return n;
+}
+
+int unit_lane_of(const struct unit *u, const char *id)
+{
+        for (unsigned i = 0; i < u->cfg.concurrent; i++)
+                if (u->lanes[i].live && streq(episode_id(u->lanes[i].live), id))
+                        return (int) i;
+        return -ENOENT;
 }
 
 /* --- lifecycle --------------------------------------------------------------------- */
@@ -831,7 +969,7 @@ int unit_start(struct unit *u, bool initial_episode)
          * nothing does (the orchestrator's reset provisions). */
         u->first_pending = initial_episode || u->cfg.standby;
         if (initial_episode) {
-                r = do_reset(u, "initial episode", NULL, 0);
+                r = do_reset(&u->lanes[0], "initial episode", NULL, 0);
                 if (r < 0)
                         return r;
         } else
@@ -854,6 +992,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         u = xcalloc(1, sizeof(*u));
         u->cfg = *cfg;
         u->cfg.standby = MIN(u->cfg.standby, (unsigned) MANIFEST_STANDBY_MAX);
+        u->cfg.concurrent = MAX(MIN(u->cfg.concurrent, (unsigned) MANIFEST_CONCURRENT_MAX), 1u);
         if (!u->cfg.verdict_history)
                 u->cfg.verdict_history = UNIT_VERDICT_HISTORY_DEFAULT;
         u->cfg.verdict_history = MIN(u->cfg.verdict_history, (unsigned) UNIT_VERDICT_HISTORY_MAX);
@@ -884,7 +1023,7 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         const char *why = cfg->template_uid ? env_template_unsupported(&u->ecfg)
                                             : "no uid range for a template";
         if (!why) {
-                unsigned n = unit_slot_count(u->cfg.standby);
+                unsigned n = unit_slots(u);
                 uid_t slots[UNIT_SLOTS_MAX];
                 for (unsigned i = 0; i < n; i++)
                         slots[i] = cfg->uid_base + i * cfg->uid_slot_size;
@@ -899,9 +1038,14 @@ int unit_new(const struct unit_config *cfg, const struct unit_ops *ops, void *us
         if (why)
                 log_info("env template: off (%s); every episode's env starts cold", why);
         u->recent = json_array();
-        phase_machine_init(&u->phase);
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                struct lane *l = &u->lanes[i];
+                l->u = u;
+                l->index = i;
+                phase_machine_init(&l->phase);
+                l->phase_since = now_usec(CLOCK_MONOTONIC);
+        }
         unit_stats_init(&u->stats, cfg->manifest);
-        u->phase_since = now_usec(CLOCK_MONOTONIC);
         *ret = u;
         return 0;
 }
@@ -911,11 +1055,14 @@ struct unit *unit_free(struct unit *u)
         if (!u)
                 return NULL;
         u->freeing = true;
-        wait_complete(u, WAIT_READY, -ECANCELED);
-        wait_complete(u, WAIT_GRADED, -ECANCELED);
-        wait_complete(u, WAIT_INSPECT, -ECANCELED);
-        wait_complete(u, WAIT_EPISODE, -ECANCELED);
-        episode_free(u->live);
+        wait_complete(u, NULL, WAIT_READY, -ECANCELED);
+        wait_complete(u, NULL, WAIT_GRADED, -ECANCELED);
+        wait_complete(u, NULL, WAIT_INSPECT, -ECANCELED);
+        wait_complete(u, NULL, WAIT_EPISODE, -ECANCELED);
+        for (unsigned i = 0; i < u->cfg.concurrent; i++) {
+                episode_free(u->lanes[i].live);
+                json_decref(u->lanes[i].inspection);
+        }
         for (size_t i = 0; i < u->n_pool; i++)
                 episode_free(u->pool[i]);
         for (size_t i = 0; i < u->n_retiring; i++)
@@ -930,7 +1077,7 @@ struct unit *unit_free(struct unit *u)
         json_decref(u->recent);
         for (size_t i = 0; i < u->n_kept_logs; i++)
                 episode_logs_free(u->kept_logs[i]);
-        json_decref(u->inspection);
+        free(u->failed_start);
         unit_stats_done(&u->stats);
         return mfree(u);
 }

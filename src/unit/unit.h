@@ -72,10 +72,11 @@ struct unit_config {
         const struct env_origin *env_origin; /* the env's start directory and environment */
         unsigned weaken;                     /* test-only: enum container_weaken */
         struct unit_model model;             /* model proxy for the harness (upstream NULL: none) */
+        unsigned concurrent;      /* episodes live at once: 1..MANIFEST_CONCURRENT_MAX (0: 1) */
         unsigned standby;         /* standby episodes kept ready: 0..MANIFEST_STANDBY_MAX */
         bool quiet_containers;    /* their output in /logs only, not the log */
         uid_t uid_base;           /* the unit's uid block (uid-block.h) ... */
-        uint32_t uid_slot_size;   /* ... in unit_slot_count(standby) slots of this size */
+        uint32_t uid_slot_size;   /* ... in unit_slot_count() slots of this size */
         uid_t template_uid;       /* the env template's own range (unit-plan.h's size); 0: none */
         unsigned verdict_history; /* 1..UNIT_VERDICT_HISTORY_MAX; 0: the default */
         /* Tests only: the episodes' backend (episode-backend.h); NULL: the
@@ -88,8 +89,8 @@ struct unit_config {
 typedef void (*unit_done_fn)(void *userdata, int result);
 
 struct unit_ops {
-        /* The live env server's socket changed (NULL: none is live). */
-        void (*env_changed)(void *userdata, const char *env_socket);
+        /* A lane's live env server's socket changed (NULL: none is live). */
+        void (*env_changed)(void *userdata, unsigned lane, const char *env_socket);
         /* unit_ready() became true for the first time (NULL: not told). */
         void (*ready)(void *userdata);
 };
@@ -105,8 +106,25 @@ DEFINE_CLEANUP_FUNC(struct unit, unit_free);
  * orchestrator had reset) or only a standby. */
 int unit_start(struct unit *u, bool initial_episode);
 
+/*
+ * Lanes: a unit runs `episodes.concurrent` episodes at once, each in a lane
+ * with a phase machine of its own (numbered from 0). With one, every
+ * client shares lane 0, as it always did. With more, a client session
+ * takes a lane of its own (unit_lane_acquire(); -EBUSY when every lane is
+ * held) and gives it back when it goes (unit_lane_release(): its live
+ * episode ends and is graded). The operations below act on one lane.
+ */
+unsigned unit_lanes(const struct unit *u);
+unsigned unit_lanes_held(const struct unit *u);
+int unit_lane_acquire(struct unit *u);
+void unit_lane_release(struct unit *u, unsigned lane);
+/* The lane whose live episode is episode_id; -ENOENT: none. */
+int unit_lane_of(const struct unit *u, const char *episode_id);
+
+/* The first lane's phase (the unit's, with one lane). */
 enum phase unit_phase(const struct unit *u);
-const char *unit_episode_id(const struct unit *u); /* NULL before the first episode */
+/* The lane's live episode's id; NULL before its first episode. */
+const char *unit_episode_id(const struct unit *u, unsigned lane);
 /*
  * Readiness (docs/DAEMON.md "Health"): false until what unit_start()
  * started is up (the first episode live, or the first standby ready), and
@@ -116,44 +134,47 @@ const char *unit_episode_id(const struct unit *u); /* NULL before the first epis
  */
 bool unit_ready(const struct unit *u, char **ret_reason);
 /* Env traffic is served while the unit is ready or running. */
-bool unit_env_traffic_allowed(const struct unit *u);
+bool unit_env_traffic_allowed(const struct unit *u, unsigned lane);
 /* A TCP socket in the live env server's network namespace, where it
  * listens at 127.0.0.1:*ret_port (episode_env_tcp_socket()); -ENETUNREACH
  * when no env server is live or the daemon keeps no namespace for it. */
-int unit_env_tcp_socket(const struct unit *u, int family, uint16_t *ret_port);
+int unit_env_tcp_socket(const struct unit *u, unsigned lane, int family, uint16_t *ret_port);
 
-int unit_reset(struct unit *u, const char *reason, unit_done_fn done, void *userdata,
+int unit_reset(struct unit *u, unsigned lane, const char *reason, unit_done_fn done, void *userdata,
                char *ret_refusal, size_t refusal_size);
-int unit_inspect(struct unit *u, unit_done_fn done, void *userdata, char *ret_refusal,
-                 size_t refusal_size);
-int unit_resume(struct unit *u, char *ret_refusal, size_t refusal_size);
-int unit_end(struct unit *u, enum phase_actor actor, const char *reason, unit_done_fn done,
-             void *userdata, char *ret_refusal, size_t refusal_size);
-int unit_request_episode(struct unit *u, unit_done_fn done, void *userdata);
+int unit_inspect(struct unit *u, unsigned lane, unit_done_fn done, void *userdata,
+                 char *ret_refusal, size_t refusal_size);
+int unit_resume(struct unit *u, unsigned lane, char *ret_refusal, size_t refusal_size);
+int unit_end(struct unit *u, unsigned lane, enum phase_actor actor, const char *reason,
+             unit_done_fn done, void *userdata, char *ret_refusal, size_t refusal_size);
+int unit_request_episode(struct unit *u, unsigned lane, unit_done_fn done, void *userdata);
 /* Whether the live episode's verdict is still to come: it is being sealed
  * or graded, or an env's done is about to end it. */
-bool unit_verdict_pending(const struct unit *u);
+bool unit_verdict_pending(const struct unit *u, unsigned lane);
 /* done() once that verdict is final: 1. 0: nothing pending. -EBUSY past
  * UNIT_MAX_WAITERS; done() gets -ECANCELED when a reset supersedes it. */
-int unit_wait_verdict(struct unit *u, unit_done_fn done, void *userdata);
-/* A message's actions: counted and recorded for the live episode. */
-void unit_note_actions(struct unit *u, const struct openenv_action *a);
-void unit_note_done(struct unit *u);
+int unit_wait_verdict(struct unit *u, unsigned lane, unit_done_fn done, void *userdata);
+/* A message's actions: counted and recorded for the lane's live episode. */
+void unit_note_actions(struct unit *u, unsigned lane, const struct openenv_action *a);
+void unit_note_done(struct unit *u, unsigned lane);
 /* Forgets every pending completion registered with userdata (its
  * connection went away). */
 void unit_forget(struct unit *u, void *userdata);
 
 /* {"phase", "episode_id", "isolation", "verdict", "history", "standby",
- *  "members", "actions"}; new reference. */
+ *  "members", "actions"} of the first lane, and "episodes": {"concurrent",
+ *  "sessions", "live"}; new reference. */
 json_t *unit_info(const struct unit *u);
-/* The live (or last) episode's verdict; with episode_id, one of the recent
- * episodes' (NULL when unknown). New reference. */
+/* The first lane's live (or last) episode's verdict; with episode_id, a
+ * live or recent episode's (NULL when unknown). New reference. */
 json_t *unit_verdict(const struct unit *u, const char *episode_id);
 /* How many ended episodes' verdicts are kept (unit_config.verdict_history). */
 unsigned unit_verdict_history(const struct unit *u);
-/* GET /episodes: {"live": {episode_id, phase} | null, "standby": {episode_id,
- * state} | null, "recent": [{episode_id, verdict, reason, blame, actions,
- * ended_at}] newest first, the last verdict_history, "kept"}. */
+/* GET /episodes: {"live": {episode_id, phase} | null (the first lane's),
+ * "live_episodes": [{lane, episode_id, phase, session}] (every lane's),
+ * "standby": {episode_id, state} | null, "standby_pool", "recent":
+ * [{episode_id, verdict, reason, blame, actions, ended_at}] newest first,
+ * the last verdict_history, "kept", "concurrent"}. */
 json_t *unit_episodes(const struct unit *u);
 /* The captured output of a container (unit/member-log.h) in the episode
  * episode_id, or without one the live (else the last) episode: one live,
@@ -161,8 +182,8 @@ json_t *unit_episodes(const struct unit *u);
  * the loop runs again; *ret_episode_id says whose. NULL when unknown. */
 const struct member_log *unit_container_log(const struct unit *u, const char *container,
                                             const char *episode_id, const char **ret_episode_id);
-/* Observers' results of the last inspection; new reference. */
-json_t *unit_inspection(const struct unit *u);
+/* Observers' results of the lane's last inspection; new reference. */
+json_t *unit_inspection(const struct unit *u, unsigned lane);
 
 /* What the unit has done since it started (unit-stats.h), with the limit
  * events of the episodes still running; ret is a copy to unit_stats_done(). */

@@ -173,6 +173,46 @@ def c4_loop(base, n):
     return {"episodes": out, "seconds": time.monotonic() - t_all}
 
 
+def c4_session(base, n, fillers, flag):
+    """One of several sessions at once on a unit with episodes.concurrent: n
+    games on ONE client, each to done. Its lane is in the handshake's answer
+    (X-Openenvd-Lane, read from the stock client's own WebSocket), its
+    episode's id in GET /episodes' live_episodes, its verdict by that id.
+    Each session plays its own game (`fillers` pairs of moves in columns 3
+    and 4 first: 2 * fillers + 7 moves to player 1's win), and holds its
+    first episode until the file flag exists (every session is open)."""
+    out = []
+    lane = None
+    with Connect4Env(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
+        for i in range(n):
+            r = env.reset()
+            lane = int(env._async._ws.response.headers["X-Openenvd-Lane"])
+            live = control(base, "GET", "/episodes")["live_episodes"]
+            eid = [e["episode_id"] for e in live if e["lane"] == lane][0]
+            if i == 0:
+                _until(lambda: os.path.exists(flag))
+            moves = [3, 4] * fillers + [0, 1] * 3 + [0]
+            done_early = False
+            for k, column in enumerate(moves):
+                done_early = done_early or r.done
+                r = env.step(Connect4Action(column=column))
+            verdict = control(base, "GET", "/verdict?wait=1&episode_id=" + eid)
+            out.append({"episode_id": eid, "steps": len(moves), "done": r.done,
+                        "done_early": done_early, "reward": r.reward, "verdict": verdict})
+    return {"lane": lane, "episodes": out}
+
+
+def c4_capacity(base):
+    """A session while every lane is held: OpenEnv's capacity error, as its
+    stock client words it."""
+    with Connect4Env(base_url=base, message_timeout_s=TIMEOUT).sync() as env:
+        try:
+            env.reset()
+            return {"answer": "answered"}
+        except Exception as e:  # noqa: BLE001 - the refusal is the result
+            return {"answer": "%s: %s" % (type(e).__name__, e)}
+
+
 def _until(cond, timeout_s=TIMEOUT):
     """Polls cond() until it returns a true value (returned); the deadline
     is a liveness bound."""
@@ -382,6 +422,8 @@ SCENARIOS = {
     "mcp-ws": mcp_ws,
     "echo-big": echo_big,
     "c4-loop": c4_loop,
+    "c4-session": c4_session,
+    "c4-capacity": c4_capacity,
     "validate": validate,
     "ready-then-validate": ready_then_validate,
     "refused": refused,

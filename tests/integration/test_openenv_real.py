@@ -452,6 +452,77 @@ def case_game_loop_one_client():
     print("# (client process wall time %.1f s)" % wall)
 
 
+def case_four_sessions_at_once():
+    """episodes: {concurrent: 4}: four stock clients at once on one unit,
+    each its own lane and episodes, each episode graded by its own judge
+    from its own moves; a fifth client gets OpenEnv's CAPACITY_REACHED;
+    plain HTTP env requests are refused; the lanes are free again after."""
+    root = S["root"]
+    app = os.path.join(root, "c4", "app")
+    path = os.path.join(app, "concurrent.yaml")
+    with open(os.path.join(app, "openenv.yaml")) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("openenvd:\n", "openenvd:\n  episodes: {concurrent: 4}\n"
+                             "  standby: 2\n", 1))
+    os.chmod(path, 0o644)
+    flag = os.path.join(root, "sessions-open")
+    cmd = ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]
+    d = Daemon(OPENENVD, SHIM, manifest=path, command=cmd, cwd=app, env=image_env("c4"),
+               token_env=True, ready_timeout=60, start_timeout=START_TIMEOUT)
+    results, threads = {}, []
+
+    def session(k):
+        try:
+            results[k] = client("c4-session", base_url(d), 2, k, flag)
+        except Exception as e:  # noqa: BLE001 - reported by the checks below
+            results[k] = {"error": str(e)}
+    try:
+        wait_ready(d)
+        status, j = d.request("POST", "/reset", {})
+        check(status == 409 and j["error"]["code"] == "concurrent_episodes",
+              "plain HTTP reset on a unit of lanes: %d %s" % (status, j))
+        for k in range(4):
+            threads.append(threading.Thread(target=session, args=(k,)))
+            threads[-1].start()
+        poll(lambda: d.ok("GET", "/info")["episodes"]["sessions"] == 4 or results,
+             "four sessions open", START_TIMEOUT)
+        check(not results, "a session ended early: %s" % results)
+        eps = d.ok("GET", "/episodes")["live_episodes"]
+        check(sorted(e["lane"] for e in eps if e["session"]) == [0, 1, 2, 3] and
+              len({e["episode_id"] for e in eps}) == len(eps), "four lanes live: %s" % eps)
+        r = client("c4-capacity", base_url(d))
+        check(r["answer"] == "RuntimeError: Server error: Server at capacity: 4/4 sessions "
+              "active. Cannot accept new connections. (code: CAPACITY_REACHED)",
+              "the fifth client got OpenEnv's capacity error: %s" % r)
+        with open(flag, "w"):
+            pass
+        for t in threads:
+            t.join(600)
+        ids = set()
+        check(sorted(results[k]["lane"] for k in range(4)) == [0, 1, 2, 3],
+              "each session its own lane: %s" % results)
+        for k in range(4):
+            check("error" not in results[k], "session %d: %s" % (k, results[k]))
+            for e in results[k]["episodes"]:
+                ids.add(e["episode_id"])
+                check(e["done"] and not e["done_early"] and e["reward"] == 1.0 and
+                      e["steps"] == 2 * k + 7, "session %d played its own game: %s" % (k, e))
+                v = e["verdict"]
+                check(v["verdict"] == "graded" and v["episode_id"] == e["episode_id"] and
+                      v["actions"] == e["steps"], "session %d's verdict: %s" % (k, v))
+                j = v["observers"]["judge"]
+                check((j["episode"], j["moves"], j["winner"]) == (e["episode_id"], e["steps"], 1),
+                      "its judge replayed its own game: %s" % j)
+        check(len(ids) == 8, "eight episodes, eight ids: %s" % ids)
+        poll(lambda: d.ok("GET", "/info")["episodes"]["sessions"] == 0, "the lanes free", 60)
+        print("# four sessions at once: 8 episodes graded; %s" % d.ok("GET", "/info")["episodes"])
+    finally:
+        for t in threads:
+            t.join(1)
+        d.stop()
+
+
 def case_client_libraries_send_basic():
     heads = []
     srv = socket.socket()
@@ -627,6 +698,9 @@ CASES = [
      "graded", case_game_loop_one_client),
     ("OpenEnv's client libraries carry base_url credentials as HTTP Basic",
      case_client_libraries_send_basic),
+    ("episodes: {concurrent: 4}: four stock clients at once, each its own lane, episodes and "
+     "judged verdicts; a fifth gets CAPACITY_REACHED; plain HTTP is refused",
+     case_four_sessions_at_once),
 ] + [(title, fn) for env, title, fn in (
     # The newer fixture's envs: listed only where the fixture has them.
     ("maze_env", "maze_env's own openenv.yaml: an episode to done; its one-session cap refuses "

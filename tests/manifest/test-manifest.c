@@ -142,6 +142,19 @@ Test(manifest, standby_is_a_pool_size_or_a_bool)
         }
 }
 
+Test(manifest, concurrent_episodes_default_to_one)
+{
+        cleanup(manifest_freep) struct manifest *one = parse_ok("app: a.b:c\n");
+        cleanup(manifest_freep) struct manifest *four =
+                parse_ok("app: a.b:c\nopenenvd:\n  episodes: {concurrent: 4}\n");
+        cleanup(manifest_freep) struct manifest *empty =
+                parse_ok("app: a.b:c\nopenenvd:\n  episodes: {}\n");
+
+        cr_expect_eq(one->concurrent, 1);
+        cr_expect_eq(four->concurrent, 4);
+        cr_expect_eq(empty->concurrent, 1);
+}
+
 Test(manifest, top_level_app_and_port_feed_openenvd)
 {
         cleanup(manifest_freep) struct manifest *a = parse_ok("app: a.b:c\nport: 9000\n");
@@ -549,7 +562,7 @@ Test(manifest, all_errors_in_one_run_sorted_by_position)
                 "t.yaml:6:9: port: expected an integer in 1..65535, got '0'\n"
                 "t.yaml:7:3: openenvd: unknown key 'bogus' (allowed: app, port, kill_deadline_s, "
                 "workspace_seed, privileged_assets, zones, model, standby, agent_paths, "
-                "enforcement, verdict_policy, template)\n");
+                "enforcement, verdict_policy, template, episodes)\n");
 }
 
 Test(manifest, enforcement_require_names_rfc009_guarantees)

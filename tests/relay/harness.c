@@ -82,16 +82,17 @@ static void stub_control(void *ud, const struct frontend_request *req, struct fr
         reply->json = xasprintf("{\"method\":\"%s\",\"path\":\"%s\"}", method, path);
 }
 
-static bool stub_allowed(void *ud)
+static bool stub_allowed(void *ud, unsigned lane)
 {
         (void) ud;
+        (void) lane;
         return __atomic_load_n(&unit_stub.env_allowed, __ATOMIC_SEQ_CST);
 }
 
 static const char *stub_phase(void *ud)
 {
         (void) ud;
-        return stub_allowed(NULL) ? "ready" : "closed";
+        return stub_allowed(NULL, 0) ? "ready" : "closed";
 }
 
 static bool stub_ready(void *ud, char **ret_reason)
@@ -103,11 +104,12 @@ static bool stub_ready(void *ud, char **ret_reason)
         return false;
 }
 
-static int stub_request_episode(void *ud, frontend_done_fn done, void *cookie)
+static int stub_request_episode(void *ud, unsigned lane, frontend_done_fn done, void *cookie)
 {
         (void) ud;
+        (void) lane;
         __atomic_add_fetch(&unit_stub.episode_requests, 1, __ATOMIC_SEQ_CST);
-        if (stub_allowed(NULL))
+        if (stub_allowed(NULL, 0))
                 return 0;
         cr_assert_lt(n_waiting, ELEMENTSOF(waiting));
         waiting[n_waiting].done = done;
@@ -123,9 +125,10 @@ static void stub_forget(void *ud, void *cookie)
                         waiting[i] = waiting[--n_waiting];
 }
 
-static void stub_action(void *ud, const struct openenv_action *a)
+static void stub_action(void *ud, unsigned lane, const struct openenv_action *a)
 {
         (void) ud;
+        (void) lane;
         (void) snprintf(unit_stub.last_action_via, sizeof(unit_stub.last_action_via), "%s", a->via);
         (void) snprintf(unit_stub.last_action, sizeof(unit_stub.last_action), "%.*s",
                         a->data ? (int) MIN(a->len, (size_t) 255) : 0, a->data ?: "");
@@ -133,9 +136,10 @@ static void stub_action(void *ud, const struct openenv_action *a)
         __atomic_add_fetch(&unit_stub.actions, a->n, __ATOMIC_SEQ_CST);
 }
 
-static void stub_done(void *ud)
+static void stub_done(void *ud, unsigned lane)
 {
         (void) ud;
+        (void) lane;
         __atomic_add_fetch(&unit_stub.dones, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -163,7 +167,7 @@ static int on_cmd(struct loop_source *s, int fd, uint32_t ev, void *ud)
                 return 0;
         if (v == 1) { /* the episode ends */
                 __atomic_store_n(&unit_stub.env_allowed, 0, __ATOMIC_SEQ_CST);
-                (void) frontend_set_env(fe, NULL);
+                (void) frontend_set_env(fe, 0, NULL);
         } else if (v == 3) { /* the next one fails to start */
                 __atomic_store_n(&unit_stub.not_ready, 1, __ATOMIC_SEQ_CST);
                 while (n_waiting > 0) {
@@ -172,7 +176,7 @@ static int on_cmd(struct loop_source *s, int fd, uint32_t ev, void *ud)
                 }
         } else { /* a new episode is live: the waiting clients first */
                 __atomic_store_n(&unit_stub.env_allowed, 1, __ATOMIC_SEQ_CST);
-                (void) frontend_set_env(fe, &(struct frontend_env){ .socket = env_sock });
+                (void) frontend_set_env(fe, 0, &(struct frontend_env){ .socket = env_sock });
                 while (n_waiting > 0) {
                         n_waiting--;
                         waiting[n_waiting].done(waiting[n_waiting].cookie, 0);

@@ -96,6 +96,7 @@ static int fake_spawn(void *data, const char *name, const struct member_start *a
         fm = xcalloc(1, sizeof(*fm));
         fm->fb = fb;
         fm->name = xstrdup(name);
+        fm->host_uid = spec->host_uid;
         fm->seq = (unsigned) fb->n_members;
         fm->exit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         fm->log_fd = fcntl(spec->stdio_fd, F_DUPFD_CLOEXEC, 3);
@@ -300,6 +301,16 @@ void fake_backend_done(struct fake_backend *fb)
                 free(fm);
         }
         fb->n_members = 0;
+}
+
+struct fake_member *fake_of_uid(struct fake_backend *fb, const char *name, uid_t host_uid)
+{
+        for (size_t i = fb->n_members; i > 0; i--) {
+                struct fake_member *fm = fb->members[i - 1];
+                if (streq(fm->name, name) && fm->host_uid == host_uid)
+                        return fm;
+        }
+        return NULL;
 }
 
 struct fake_member *fake_last(struct fake_backend *fb, const char *name)

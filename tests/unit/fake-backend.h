@@ -18,6 +18,7 @@
  * (freed containers too, for the test to read) until fake_backend_done().
  */
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "base/event-loop.h"
 #include "unit/episode-backend.h"
@@ -30,11 +31,12 @@ struct fake_backend;
 struct fake_member {
         struct fake_backend *fb;
         char *name;
-        unsigned seq;  /* start order in the backend */
-        int exit_fd;   /* eventfd: readable once exited */
-        int log_fd;    /* the container's stdout+stderr (write end) */
-        int notify_fd; /* the shim's readiness pipe (write end), -EBADF: none */
-        int listen_fd; /* its activation socket (a dup), -EBADF: none */
+        unsigned seq;   /* start order in the backend */
+        uid_t host_uid; /* its spec's: which episode slot's range it runs in */
+        int exit_fd;    /* eventfd: readable once exited */
+        int log_fd;     /* the container's stdout+stderr (write end) */
+        int notify_fd;  /* the shim's readiness pipe (write end), -EBADF: none */
+        int listen_fd;  /* its activation socket (a dup), -EBADF: none */
         struct loop_source *listen_src;
         /* Made ahead of its turn (the shim's gate): the read end of the
          * gate, until the release is read; the release's text. */
@@ -70,6 +72,8 @@ void fake_backend_done(struct fake_backend *fb);
 struct fake_member *fake_find(struct fake_backend *fb, const char *name);
 /* The newest container named name ever made (gated or not), else NULL. */
 struct fake_member *fake_last(struct fake_backend *fb, const char *name);
+/* The member name running with host_uid (one episode's), NULL: none. */
+struct fake_member *fake_of_uid(struct fake_backend *fb, const char *name, uid_t host_uid);
 /* How many times a principal named name started (a gated container's once
  * released). */
 unsigned fake_starts(struct fake_backend *fb, const char *name);

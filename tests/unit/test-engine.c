@@ -88,7 +88,7 @@ static void mk_cgroup(const char *rel)
         put(d, "pids.events", "max 0\n");
 }
 
-static void fake_cgroups(void)
+static void fake_cgroups(unsigned n_slots)
 {
         mk_cgroup("");
         mk_cgroup("sub");
@@ -96,7 +96,7 @@ static void fake_cgroups(void)
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                 cleanup_free char *zone = xasprintf("sub/%s", unit_zone_cgroup(z));
                 mk_cgroup(zone);
-                for (unsigned s = 0; s < UNIT_SLOTS_MAX; s++) {
+                for (unsigned s = 0; s < n_slots; s++) {
                         cleanup_free char *slot = xasprintf("%s/s%u", zone, s);
                         mk_cgroup(slot);
                         for (size_t k = 0; k < man->zones[z].n_containers; k++) {
@@ -119,7 +119,7 @@ static void boot(const char *yaml, unsigned standby)
         manifest_errors_init(&errs, "test.yaml");
         cr_assert_eq(manifest_parse(yaml, strlen(yaml), "/srv/unit", 0, &errs, &man), 0);
         manifest_errors_done(&errs);
-        fake_cgroups();
+        fake_cgroups(unit_slot_count(man->concurrent, standby));
         cr_assert_eq(cgroup_tree_open(&l, &cg), 0);
         state_dir = xasprintf("%s/state", tmp);
         cr_assert_eq(mkdir(state_dir, 0755), 0);
@@ -139,6 +139,7 @@ static void boot(const char *yaml, unsigned standby)
                 .start_timeout = 2 * USEC_PER_SEC,
                 .observer_timeout = 2 * USEC_PER_SEC,
                 .standby = standby,
+                .concurrent = man->concurrent,
                 .uid_base = 1u << 24,
                 .uid_slot_size = 1u << 20,
                 .backend = &fb.backend,
@@ -179,17 +180,17 @@ TestSuite(engine, .init = setup, .fini = teardown, .timeout = 20);
 /* --- driving ----------------------------------------------------------------------- */
 
 /* Runs the loop until cond holds; fails after 3 s (each case needs a few ms). */
-#define RUN_UNTIL(cond)                                                       \
-        do {                                                                  \
-                usec_t end_ = now_usec(CLOCK_MONOTONIC) + 3 * USEC_PER_SEC;   \
-                while (!(cond)) {                                             \
-                        cr_assert_lt(now_usec(CLOCK_MONOTONIC), end_,         \
-                                     "waiting for: %s (phase "                \
-                                     "%s: %s)",                               \
-                                     #cond, phase_to_string(unit_phase(u)),   \
-                                     u->live ? verdict_field("reason") : ""); \
-                        (void) loop_run_once(loop, 10 * USEC_PER_MSEC);       \
-                }                                                             \
+#define RUN_UNTIL(cond)                                                                \
+        do {                                                                           \
+                usec_t end_ = now_usec(CLOCK_MONOTONIC) + 3 * USEC_PER_SEC;            \
+                while (!(cond)) {                                                      \
+                        cr_assert_lt(now_usec(CLOCK_MONOTONIC), end_,                  \
+                                     "waiting for: %s (phase "                         \
+                                     "%s: %s)",                                        \
+                                     #cond, phase_to_string(unit_phase(u)),            \
+                                     u->lanes[0].live ? verdict_field("reason") : ""); \
+                        (void) loop_run_once(loop, 10 * USEC_PER_MSEC);                \
+                }                                                                      \
         } while (0)
 
 /* A few rounds of the loop with nothing expected: deferred work settles. */
@@ -219,8 +220,8 @@ static void on_inspect(void *userdata, int result)
 
 static enum episode_state live_state(void)
 {
-        cr_assert_not_null(u->live);
-        return episode_state(u->live);
+        cr_assert_not_null(u->lanes[0].live);
+        return episode_state(u->lanes[0].live);
 }
 
 /* Closed or failed, the unit tears the episode down at once. */
@@ -262,7 +263,7 @@ static char *history(void)
 static void act(void)
 {
         unit_note_actions(
-                u, &(struct openenv_action){ .n = 1, .via = "step", .data = "{}", .len = 2 });
+                u, 0, &(struct openenv_action){ .n = 1, .via = "step", .data = "{}", .len = 2 });
 }
 
 /* Boots with the first episode and waits until it is ready. */
@@ -278,8 +279,8 @@ static void observer_passes(const char *name, const char *verdict)
 {
         struct fake_member *fm;
         RUN_UNTIL((fm = fake_find(&fb, name)) != NULL);
-        cleanup_free char *out =
-                xasprintf("%s/episodes/%s/observers/%s/out", state_dir, episode_id(u->live), name);
+        cleanup_free char *out = xasprintf("%s/episodes/%s/observers/%s/out", state_dir,
+                                           episode_id(u->lanes[0].live), name);
         put(out, "verdict.json", verdict);
         fake_exit(fm, 0);
 }
@@ -288,7 +289,8 @@ static void end_and_grade(void)
 {
         char refusal[128];
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         /* The graders run in the grading state, and the unit says so. */
         cr_expect_eq(live_state(), EPISODE_GRADING);
@@ -362,7 +364,8 @@ Test(engine, action_done_sealed_graded_closed)
         cr_expect_eq(unit_phase(u), PHASE_RUNNING);
         cr_expect_eq(live_state(), EPISODE_RUNNING);
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         /* The agent zone goes first: killed before any grader starts. */
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         cr_expect(fake_last(&fb, "harness")->exited && fake_last(&fb, "env")->exited);
@@ -422,7 +425,8 @@ Test(engine, env_death_in_running)
 static void inspect_done(void)
 {
         char refusal[128];
-        cr_assert_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s", refusal);
+        cr_assert_eq(unit_inspect(u, 0, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s",
+                     refusal);
         observer_passes("peek", "{\"seen\": true}");
         RUN_UNTIL(inspect_result != 1);
         cr_assert_eq(inspect_result, 0);
@@ -470,7 +474,8 @@ Test(engine, observers_run_in_after_order_one_at_a_time)
         ready();
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         settle();
         cr_expect_eq(fake_starts(&fb, "second"), 0, "second starts only after first");
@@ -495,7 +500,8 @@ Test(engine, observer_timeout_is_blamed_on_it)
         u->ecfg.observer_timeout = 50 * USEC_PER_MSEC;
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(end_result != 1); /* first never exits */
         cr_expect_eq(unit_phase(u), PHASE_CLOSED);
         cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
@@ -513,7 +519,8 @@ Test(engine, observer_failure_is_blamed_on_it)
         ready();
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         fake_exit(fake_find(&fb, "first"), 2);
         RUN_UNTIL(end_result != 1);
@@ -539,14 +546,14 @@ Test(engine, standby_goes_live_and_the_next_is_built_after)
         standby_ready();
         cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
         struct episode *sb = unit_next_standby(u);
-        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
+        cr_assert_eq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
                      "a standby goes live at once");
-        cr_expect_eq(u->live, sb);
+        cr_expect_eq(u->lanes[0].live, sb);
         cr_expect_eq(unit_phase(u), PHASE_READY);
         cr_expect_eq(fake_starts(&fb, "harness"), 1);
         /* The next standby: after the live one, in the other slot. */
         standby_ready();
-        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->live));
+        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->lanes[0].live));
         cr_expect_eq(fake_starts(&fb, "env"), 2);
         cr_expect_eq(fake_starts(&fb, "harness"), 1);
 }
@@ -566,8 +573,9 @@ static void expect_own_slots(void)
         struct episode *all[UNIT_SLOTS_MAX + 8];
         size_t n = 0;
 
-        if (u->live)
-                all[n++] = u->live;
+        for (unsigned i = 0; i < unit_lanes(u); i++)
+                if (u->lanes[i].live)
+                        all[n++] = u->lanes[i].live;
         for (size_t i = 0; i < u->n_pool; i++)
                 all[n++] = u->pool[i];
         for (size_t i = 0; i < u->n_retiring; i++)
@@ -575,7 +583,7 @@ static void expect_own_slots(void)
                         all[n++] = u->retiring[i];
         for (size_t i = 0; i < n; i++) {
                 unsigned s = episode_slot(all[i]);
-                cr_assert_lt(s, unit_slot_count(u->cfg.standby));
+                cr_assert_lt(s, unit_slots(u));
                 cr_expect_not(held[s], "slot %u held twice", s);
                 held[s] = true;
         }
@@ -590,8 +598,7 @@ Test(engine, a_standby_pool_serves_back_to_back_resets_and_refills)
 
         boot(unit_yaml, 2);
         u->standby_yield = 0;
-        cr_assert_eq(unit_slot_count(u->cfg.standby), 4u,
-                     "the live one, two standbys, one retiring");
+        cr_assert_eq(unit_slots(u), 4u, "the live one, two standbys, one retiring");
         cr_assert_eq(unit_start(u, false), 0);
         RUN_UNTIL(pool_ready() == 2);
         expect_own_slots();
@@ -599,9 +606,9 @@ Test(engine, a_standby_pool_serves_back_to_back_resets_and_refills)
         cr_expect_eq(fake_starts(&fb, "harness"), 0, "a standby is never exposed");
         for (int i = 0; i < 2; i++) {
                 struct episode *next = unit_next_standby(u);
-                cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
+                cr_assert_eq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0,
                              "reset %d: a ready standby goes live at once", i);
-                cr_expect_eq(u->live, next);
+                cr_expect_eq(u->lanes[0].live, next);
                 expect_own_slots();
         }
         cr_expect_eq(u->stats.reset_seconds[UNIT_RESET_STANDBY].count, 2u);
@@ -633,10 +640,142 @@ Test(engine, a_failed_standby_of_the_pool_takes_none_of_the_others_with_it)
         RUN_UNTIL(u->stats.standby_failures == 1);
         cr_expect_eq(unit_next_standby(u), first);
         cr_expect_eq(episode_state(first), EPISODE_STANDBY);
-        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
-        cr_expect_eq(u->live, first);
+        cr_assert_eq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        cr_expect_eq(u->lanes[0].live, first);
         RUN_UNTIL(pool_ready() == 2);
         expect_own_slots();
+}
+
+/* --- lanes: episodes at once --------------------------------------------------- */
+
+static const char lanes_yaml[] = "app: server.app:app\n"
+                                 "port: 8000\n"
+                                 "openenvd:\n"
+                                 "  kill_deadline_s: 1\n"
+                                 "  episodes: {concurrent: 2}\n"
+                                 "  zones:\n"
+                                 "    agent:\n"
+                                 "      containers:\n"
+                                 "        env: {}\n";
+static int lane_result[3] = { 1, 1, 1 };
+
+static void on_lane_episode(void *userdata, int result)
+{
+        lane_result[(intptr_t) userdata] = result;
+}
+
+/* The container name of the episode e (its slot's uid range). */
+static struct fake_member *member_of(const struct episode *e, const char *name)
+{
+        uid_t lo = (1u << 24) + episode_slot(e) * (1u << 20);
+
+        for (size_t i = fb.n_members; i > 0; i--) {
+                struct fake_member *fm = fb.members[i - 1];
+                if (streq(fm->name, name) && fm->host_uid >= lo && fm->host_uid < lo + (1u << 20))
+                        return fm;
+        }
+        return NULL;
+}
+
+static struct episode *lane_live(unsigned lane)
+{
+        return u->lanes[lane].live;
+}
+
+/* Two sessions, two lanes: each its own episode in its own slot, its own
+ * actions and verdict; one's end, and its env server's death, leave the
+ * other as it was; a third session finds no lane. */
+Test(engine, two_lanes_run_two_episodes_apart)
+{
+        const char *yaml = lanes_yaml;
+        char refusal[128];
+
+        boot(yaml, 1);
+        u->standby_yield = 0;
+        cr_assert_eq(unit_lanes(u), 2u);
+        cr_assert_eq(unit_slots(u), 4u, "two lanes, one standby, one retiring");
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        cr_assert_eq(unit_lane_acquire(u), 0);
+        cr_assert_eq(unit_lane_acquire(u), 1);
+        cr_expect_eq(unit_lane_acquire(u), -EBUSY, "a third session finds every lane held");
+        cr_expect_eq(unit_lanes_held(u), 2u);
+        for (intptr_t i = 0; i < 2; i++) {
+                int r = unit_request_episode(u, (unsigned) i, on_lane_episode, (void *) i);
+                cr_assert_geq(r, 0);
+                if (r == 0)
+                        lane_result[i] = 0;
+        }
+        RUN_UNTIL(lane_result[0] == 0 && lane_result[1] == 0);
+        cr_assert(unit_env_traffic_allowed(u, 0) && unit_env_traffic_allowed(u, 1));
+        struct episode *a = lane_live(0), *b = lane_live(1);
+        cr_assert(a && b && a != b);
+        cr_expect_neq(episode_slot(a), episode_slot(b));
+        expect_own_slots();
+        cr_expect_eq(unit_lane_of(u, episode_id(b)), 1);
+
+        unit_note_actions(u, 1,
+                          &(struct openenv_action){ .n = 3, .via = "ws", .data = "{}", .len = 2 });
+        cr_expect_eq(episode_actions(a), 0u, "lane 1's actions are not lane 0's");
+        cr_expect_eq(episode_actions(b), 3u);
+
+        /* Lane 0's env server dies: its episode seals, lane 1's runs on. */
+        fake_exit(member_of(a, "env"), 137);
+        RUN_UNTIL(u->lanes[0].phase.current == PHASE_CLOSED);
+        cr_expect_eq(u->lanes[1].phase.current, PHASE_RUNNING);
+        cr_expect_eq(episode_state(b), EPISODE_RUNNING);
+        cr_expect_not(member_of(b, "env")->exited, "the sibling's env server lives");
+        cr_expect_eq(member_of(b, "env")->kills, 0u, "and was not signalled");
+
+        /* Lane 1 ends: graded with its own actions, by its own id. */
+        cr_assert_eq(
+                unit_end(u, 1, ACTOR_ORCHESTRATOR, "end", on_end, NULL, refusal, sizeof(refusal)),
+                1);
+        RUN_UNTIL(u->lanes[1].phase.current == PHASE_CLOSED);
+        cleanup(json_decrefp) json_t *va = unit_verdict(u, episode_id(a));
+        cleanup(json_decrefp) json_t *vb = unit_verdict(u, episode_id(b));
+        cr_expect_str_eq(json_string_value(json_object_get(va, "verdict")), "infrastructure_error");
+        cr_expect_str_eq(json_string_value(json_object_get(vb, "verdict")), "graded");
+        cr_expect_eq(json_integer_value(json_object_get(vb, "actions")), 3);
+        cr_expect_eq(json_integer_value(json_object_get(va, "actions")), 0);
+
+        cleanup(json_decrefp) json_t *eps = unit_episodes(u);
+        cr_expect_eq(json_array_size(json_object_get(eps, "live_episodes")), 2u);
+        cr_expect_eq(json_integer_value(json_object_get(eps, "concurrent")), 2);
+}
+
+/* A session that goes ends the episode it was shown (graded, kept among the
+ * recent ones) and frees its lane for the next session. */
+Test(engine, a_released_lane_ends_its_episode_and_serves_the_next_session)
+{
+        const char *yaml = lanes_yaml;
+
+        boot(yaml, 1);
+        u->standby_yield = 0;
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        int lane = unit_lane_acquire(u);
+        cr_assert_geq(lane, 0);
+        lane_result[0] = 1;
+        if (unit_request_episode(u, (unsigned) lane, on_lane_episode, (void *) 0) == 0)
+                lane_result[0] = 0;
+        RUN_UNTIL(lane_result[0] == 0);
+        struct episode *e = lane_live((unsigned) lane);
+        cleanup_free char *id = xstrdup(episode_id(e));
+        unit_note_actions(u, (unsigned) lane,
+                          &(struct openenv_action){ .n = 1, .via = "ws", .data = "{}", .len = 2 });
+        unit_lane_release(u, (unsigned) lane);
+        cr_expect_eq(unit_lanes_held(u), 0u);
+        RUN_UNTIL(u->lanes[lane].phase.current == PHASE_CLOSED);
+        cleanup(json_decrefp) json_t *v = unit_verdict(u, id);
+        cr_assert_not_null(v);
+        cr_expect_str_eq(json_string_value(json_object_get(v, "verdict")), "graded");
+        cr_expect_eq(json_integer_value(json_object_get(v, "actions")), 1);
+        cr_expect_eq(u->stats.episodes[VERDICT_GRADED][UNIT_END_ORCHESTRATOR], 1u);
+
+        /* The next session: a lane, and a fresh episode on its reset. */
+        cr_assert_geq(unit_lane_acquire(u), 0);
+        cr_expect_eq(unit_lanes_held(u), 1u);
 }
 
 /* The client's reset that made the standby live is relayed next: the next
@@ -649,7 +788,7 @@ Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
         cr_assert_eq(unit_start(u, false), 0);
         standby_ready();
         u->standby_yield = 60 * USEC_PER_SEC;
-        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        cr_assert_eq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
         settle();
         cr_expect(unit_next_standby(u) &&
                   episode_state(unit_next_standby(u)) == EPISODE_PROVISIONING);
@@ -678,7 +817,7 @@ Test(engine,
         fake_ready(fake_find(&fb, "env"));
         fake_ready(fake_find(&fb, "sim"));
         standby_ready();
-        cr_assert_geq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        cr_assert_geq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
         RUN_UNTIL(unit_next_standby(u) != NULL);
         settle();
         cr_expect_eq(fake_starts(&fb, "env"), 1, "nothing of the next standby before an action");
@@ -690,7 +829,7 @@ Test(engine,
 
         /* Reset while that standby provisions: it goes live, still
          * provisioning, and the one after it starts (cold) beside it. */
-        cr_assert_geq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
+        cr_assert_geq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 0);
         cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
         RUN_UNTIL(fake_starts(&fb, "env") == 3);
         cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
@@ -723,16 +862,16 @@ Test(engine, standby_member_exit_discards_it)
 static void reset_to_ready(void)
 {
         char refusal[128];
-        struct episode *old = u->live;
+        struct episode *old = u->lanes[0].live;
         const char *old_id = old ? episode_id(old) : NULL;
         cleanup_free char *id = old_id ? xstrdup(old_id) : NULL;
 
         reset_result = 1;
-        int r = unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal));
+        int r = unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal));
         cr_assert_geq(r, 0, "%s", refusal);
         RUN_UNTIL(unit_phase(u) == PHASE_READY && (r == 0 || reset_result != 1));
         cr_expect_eq(live_state(), EPISODE_READY);
-        cr_expect(!id || !streq(episode_id(u->live), id), "a new episode");
+        cr_expect(!id || !streq(episode_id(u->lanes[0].live), id), "a new episode");
 }
 
 Test(engine, reset_from_every_phase)
@@ -751,7 +890,7 @@ Test(engine, reset_from_every_phase)
         cr_assert_eq(unit_phase(u), PHASE_CLOSED);
         reset_to_ready(); /* from closed */
         fb.fail_start = "sim";
-        cr_assert_eq(unit_reset(u, "reset", on_reset, NULL, refusal, sizeof(refusal)), 1);
+        cr_assert_eq(unit_reset(u, 0, "reset", on_reset, NULL, refusal, sizeof(refusal)), 1);
         RUN_UNTIL(unit_phase(u) == PHASE_FAILED);
         cr_expect(strstr(verdict_field("reason"), "sim did not start: execve"), "%s",
                   verdict_field("reason"));
@@ -777,7 +916,8 @@ Test(engine, reset_during_sealing_and_grading)
         ready();
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         struct fake_member *first;
         RUN_UNTIL((first = fake_find(&fb, "first")) != NULL);
         reset_to_ready();
@@ -794,7 +934,7 @@ Test(engine, end_during_provisioning_is_refused)
         cr_assert_eq(unit_start(u, true), 0);
         RUN_UNTIL(fake_find(&fb, "sim") != NULL);
         cr_expect_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
                 -EPERM);
         cr_expect(strstr(refusal, "provisioning"), "%s", refusal);
         cr_expect_eq(unit_phase(u), PHASE_PROVISIONING);
@@ -808,18 +948,18 @@ Test(engine, inspect_then_resume)
         char refusal[128];
 
         ready();
-        cr_expect_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), -EPERM,
+        cr_expect_eq(unit_inspect(u, 0, on_inspect, NULL, refusal, sizeof(refusal)), -EPERM,
                      "no inspection before an action");
         act();
         inspect_done();
-        json_t *ins = unit_inspection(u);
+        json_t *ins = unit_inspection(u, 0);
         cr_expect(json_is_true(json_object_get(json_object_get(ins, "peek"), "seen")));
         json_decref(ins);
         cr_expect(fake_last(&fb, "peek")->freed, "the frozen observer is reaped");
-        cr_assert_eq(unit_resume(u, refusal, sizeof(refusal)), 0, "%s", refusal);
+        cr_assert_eq(unit_resume(u, 0, refusal, sizeof(refusal)), 0, "%s", refusal);
         cr_expect_eq(unit_phase(u), PHASE_RUNNING);
         cr_expect_eq(live_state(), EPISODE_RUNNING);
-        cr_expect_eq(unit_resume(u, refusal, sizeof(refusal)), -EPERM);
+        cr_expect_eq(unit_resume(u, 0, refusal, sizeof(refusal)), -EPERM);
         end_and_grade();
         cr_expect_str_eq(verdict_field("verdict"), "graded");
         cleanup_free char *h = history();
@@ -841,14 +981,14 @@ Test(engine, standby_built_only_after_the_live_one_is_ready)
         fake_ready(fake_find(&fb, "sim"));
         RUN_UNTIL(unit_phase(u) == PHASE_READY);
         RUN_UNTIL(unit_next_standby(u) != NULL);
-        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->live));
+        cr_expect_neq(episode_slot(unit_next_standby(u)), episode_slot(u->lanes[0].live));
 }
 
 Test(engine, environment_done_ends_the_episode)
 {
         ready();
         act();
-        unit_note_done(u);
+        unit_note_done(u, 0);
         cr_expect_eq(unit_phase(u), PHASE_RUNNING, "after this dispatch round");
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         observer_passes("first", "{}");
@@ -977,7 +1117,8 @@ Test(engine, oom_kill_voids_grading_when_the_policy_says_void)
         act();
         oom_kill_in("env");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(end_result != 1);
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect_str_eq(verdict_field("blame"), "zones/agent/env");
@@ -1017,7 +1158,8 @@ Test(engine, a_containers_policy_overrides_the_units)
         act();
         leaf_put("harness", "pids.events", "max 1\n");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(end_result != 1);
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
         cr_expect_str_eq(verdict_field("blame"), "zones/agent/harness");
@@ -1035,7 +1177,8 @@ Test(engine, host_oom_is_infrastructure_whatever_the_policy)
         act();
         leaf_put("env", "memory.events", "low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\n");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(end_result != 1);
         cr_expect_str_eq(verdict_field("verdict"), "infrastructure_error");
         cr_expect_str_eq(verdict_cause(), "host_oom");
@@ -1089,7 +1232,7 @@ static const char custody_yaml[] = ENV_ONLY_HEAD
 
 static char *episode_path(const char *rel)
 {
-        return xasprintf("%s/episodes/%s/%s", state_dir, episode_id(u->live), rel);
+        return xasprintf("%s/episodes/%s/%s", state_dir, episode_id(u->lanes[0].live), rel);
 }
 
 static void custody_ready(void)
@@ -1108,7 +1251,8 @@ Test(engine, custody_copies_workspace_and_output)
         cleanup_free char *ws = episode_path("workspace/merged");
         put(ws, "answer.txt", "42\n");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "runner") != NULL);
         /* The runner starts only once its custody copy is made. */
         cleanup_free char *copy = episode_path("workspace-copy/ws/answer.txt");
@@ -1132,7 +1276,8 @@ Test(engine, custody_refuses_a_fifo_in_the_workspace)
         cleanup_free char *fifo = episode_path("workspace/merged/pipe");
         cr_assert_eq(mkfifo(fifo, 0644), 0);
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(end_result != 1);
         cr_expect_eq(fake_starts(&fb, "runner"), 0, "never given refused data");
         cr_expect_str_eq(verdict_field("verdict"), "agent_misbehavior");
@@ -1151,7 +1296,8 @@ static void observer_fails(const char *what, void (*fail)(struct fake_member *fm
         struct fake_member *fm;
 
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL((fm = fake_find(&fb, what)) != NULL);
         fail(fm);
         RUN_UNTIL(end_result != 1);
@@ -1295,7 +1441,8 @@ Test(engine, an_observer_reading_a_runners_output_is_a_runner_too)
 
         custody_ready();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL((fm = fake_find(&fb, "runner")) != NULL);
         runner_passes(fm);
         RUN_UNTIL((fm = fake_find(&fb, "judge")) != NULL);
@@ -1370,7 +1517,8 @@ Test(engine, observers_are_made_ahead_and_released_at_their_turn)
         put(ws, "answer.txt", "42\n");
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "runner") != NULL);
         cr_expect_eq(fake_find(&fb, "runner"), runner, "the one made ahead, released");
         cr_expect_eq(made("runner"), 1);
@@ -1406,7 +1554,8 @@ static void observer_lost_before_its_turn(void (*lose)(struct fake_member *fm))
         cr_expect_eq(unit_phase(u), PHASE_RUNNING);
         cr_expect_str_eq(verdict_field("verdict"), "");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "runner") != NULL);
         cr_expect_neq(fake_find(&fb, "runner"), runner);
         cr_expect(runner->freed && !runner->released);
@@ -1443,7 +1592,8 @@ Test(engine, observer_not_made_ahead_starts_at_its_turn)
         fb.fail_start = NULL;
         cr_expect_null(fake_last(&fb, "runner"), "not made ahead");
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         observer_passes("runner", "{}");
         observer_passes("judge", "{}");
         RUN_UNTIL(end_result != 1);
@@ -1471,14 +1621,16 @@ Test(engine, second_workspace_copy_discards_the_gated_readers)
         act();
         struct fake_member *runner = fake_last(&fb, "runner");
         cr_assert(runner && runner->gated);
-        cr_assert_eq(unit_inspect(u, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s", refusal);
+        cr_assert_eq(unit_inspect(u, 0, on_inspect, NULL, refusal, sizeof(refusal)), 1, "%s",
+                     refusal);
         observer_passes("peek", "{}");
         RUN_UNTIL(inspect_result != 1);
         cr_expect_eq(made("peek"), 1, "the inspection used the one made ahead");
         cr_expect(!runner->freed, "one copy so far: the runner's view still holds");
-        cr_assert_eq(unit_resume(u, refusal, sizeof(refusal)), 0, "%s", refusal);
+        cr_assert_eq(unit_resume(u, 0, refusal, sizeof(refusal)), 0, "%s", refusal);
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "runner") != NULL);
         cr_expect(runner->freed && !runner->released);
         cr_expect_eq(made("runner"), 2);
@@ -1509,7 +1661,8 @@ static void standby_built_during_grading(usec_t yield, unsigned *ret_envs, unsig
         *ret_sims = made("sim");
         act();
         cr_assert_eq(
-                unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)), 1);
+                unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal, sizeof(refusal)),
+                1);
         RUN_UNTIL(fake_find(&fb, "first") != NULL);
         RUN_UNTIL(unit_next_standby(u) != NULL); /* after the backoff */
 }
@@ -1566,7 +1719,7 @@ static void workspace_full_at_sealing(int how, const char *reason, bool voids)
                 end_and_grade();
                 cr_expect_str_eq(verdict_field("verdict"), "graded");
         } else {
-                cr_assert_eq(unit_end(u, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal,
+                cr_assert_eq(unit_end(u, 0, ACTOR_ORCHESTRATOR, "done", on_end, NULL, refusal,
                                       sizeof(refusal)),
                              1);
                 RUN_UNTIL(end_result != 1);
