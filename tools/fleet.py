@@ -52,6 +52,7 @@ import asyncio
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -229,7 +230,7 @@ async def lane_episode(d):
 
 
 async def drive_unit(d, n_episodes, action_cls):
-    unit, env = d.unit, d.env
+    env = d.env
 
     async def get(path):
         r = await d.http.get(path)
@@ -335,8 +336,16 @@ async def drive_all(drives, n_episodes, fixture, report=None):
                     except Exception as e:  # noqa: BLE001 - the check reports it
                         report["capacity"][u.name] = ("%r" % e, False)
         t0 = time.monotonic()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
         await asyncio.gather(*(one(d) for d in drives if not d.error))
-        return time.monotonic() - t0
+        wall = time.monotonic() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        if report is not None:
+            # This driver's own CPU during the drive (every client, and the
+            # sampler's thread): it shares the machine with the units.
+            report["driver_cpu_s"] = ((ru1.ru_utime - ru0.ru_utime)
+                                      + (ru1.ru_stime - ru0.ru_stime))
+        return wall
 
 
 # --- footprint and interference, sampled while the fleet runs ---------------------------
@@ -399,14 +408,15 @@ def slot_of(pid):
 
 
 class Sampler(threading.Thread):
-    """Every second: each daemon's RSS and fds, each subtree's memory and
-    processes, the agent zone's pids, MemAvailable; every fifth round also who
+    """Every second (interval): each daemon's RSS and fds, each subtree's memory
+    and processes, the agent zone's pids, MemAvailable; every fifth round also who
     owns which uid, socket and user and network namespace (the interference
     probe): between units, and between the episodes (cgroup slots) of one
     unit."""
 
-    def __init__(self, units, uid_blocks):
+    def __init__(self, units, uid_blocks, interval=1.0):
         super().__init__(daemon=True)
+        self.interval = interval
         self.units = units
         self.blocks = uid_blocks
         self.samples = {u.name: [] for u in units}
@@ -416,6 +426,8 @@ class Sampler(threading.Thread):
         self.containers_seen = 0
         self.daemon_forks = 0  # the daemons' own forks seen (not container processes)
         self.slots_seen = set()  # (unit, slot) that held a container process
+        self.copies_before_drop = 0  # template copies seen before their uid drop
+        self.last_copies = {}
         self.halt = threading.Event()
 
     def footprint(self, u):
@@ -449,9 +461,29 @@ class Sampler(threading.Thread):
     def probe(self):
         owners = {}  # socket inode / namespace -> unit
         slot_owners = {}  # per unit: uid / socket inode / namespace -> slot
+        copies = {}  # (unit, pid) of copies seen before their drop, this round
         for u in self.units:
             lo, hi = self.blocks[u.name]
             mine = slot_owners.setdefault(u.name, {})
+            pids = u.subtree_pids()
+            slots = {pid: slot_of(pid) for pid in pids}
+            # The template: the processes of its cgroup below the one the
+            # daemon started there (its shim), in that one's user namespace,
+            # as its uids. A copy it forks joins the episode's namespaces
+            # (still in the template's cgroup), says hello, is moved into the
+            # episode's cgroups and, once the daemon says "go", drops to its
+            # episode's uid (template-fork.h): until then it runs the
+            # template's code as the template. Such a copy is counted apart
+            # (its uid, namespaces and sockets are not an episode's yet); one
+            # seen so in two probes running is a violation.
+            in_tmpl = {pid for pid in pids if (slots[pid] or "").startswith("template")}
+            tmpl_uids, tmpl_userns = set(), set()
+            for pid in in_tmpl:
+                ppid = status_field(pid, "PPid")
+                if ppid and int(ppid[0]) not in in_tmpl:
+                    tmpl_uids.update(live_uid(pid) or ())
+                    with contextlib.suppress(OSError):
+                        tmpl_userns.add(os.readlink("/proc/%d/ns/user" % pid))
 
             def own(key, slot, what):
                 prev = mine.setdefault(key, slot)
@@ -459,7 +491,7 @@ class Sampler(threading.Thread):
                     self.violations.append("%s: episodes in slots %s and %s share %s%s"
                                            % (u.name, prev, slot, what, key))
 
-            for pid in u.subtree_pids():
+            for pid in pids:
                 uid = live_uid(pid)
                 container = False
                 if uid is not None and self.daemon_code(u, pid, uid, (lo, hi)):
@@ -473,22 +505,37 @@ class Sampler(threading.Thread):
                     uid = live_uid(pid)
                     if uid is None:
                         continue  # gone meanwhile
-                    container = True
-                    slot = slot_of(pid)
+                    slot = slots.get(pid)
                     self.containers_seen += 1
                     self.slots_seen.add((u.name, slot))
                     if not all(lo <= int(x) <= hi for x in uid):
                         self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"
                                                % (u.name, pid, describe(pid), uid, lo, hi))
-                    for x in set(uid):
-                        own("uid " + x, slot, "")
+                    try:
+                        userns = os.readlink("/proc/%d/ns/user" % pid)
+                    except OSError:
+                        userns = None
+                    container = True
+                    if (tmpl_uids and set(uid) <= tmpl_uids
+                            and (pid not in in_tmpl or userns not in tmpl_userns)):
+                        container = False  # a copy before its drop: no episode's yet
+                        copies[(u.name, pid)] = slot
+                        self.copies_before_drop += 1
+                        if (u.name, pid) in self.last_copies:
+                            self.violations.append(
+                                "%s: pid %d (%s) in slot %s still runs as the template's uid %s"
+                                % (u.name, pid, describe(pid), slot, uid))
+                    else:
+                        for x in set(uid):
+                            own("uid " + x, slot, "")
                     for kind in ("net", "user"):
                         try:
                             ns = os.readlink("/proc/%d/ns/%s" % (pid, kind))
                         except OSError:
                             ns = None
                         if ns:
-                            own(ns, slot, "")
+                            if container:
+                                own(ns, slot, "")
                             prev = owners.setdefault(ns, u.name)
                             if prev != u.name:
                                 self.violations.append("%s and %s share %s" % (prev, u.name, ns))
@@ -499,11 +546,12 @@ class Sampler(threading.Thread):
                             self.violations.append("%s and %s share %s" % (prev, u.name, t))
                         if container:
                             own(t, slot, "")
+        self.last_copies = copies
         self.probes += 1
 
     def run(self):
         n = 0
-        while not self.halt.wait(1.0):
+        while not self.halt.wait(self.interval):
             fp = {}
             for u in self.units:
                 fp[u.name] = self.footprint(u)
@@ -549,15 +597,21 @@ def run(args):
     workdir = tempfile.mkdtemp(prefix="openenvd-fleet.", dir="/var/tmp")
     os.chmod(workdir, 0o755)
     units, drives, checks = [], [], []
-    report = {"units": args.units, "episodes_per_unit": args.episodes,
-              "template": not args.no_template}
+    lanes = args.sessions > 1
+    report = {"units": args.units, "sessions": args.sessions,
+              "episodes_per_session": args.episodes,
+              "episodes_per_unit": args.sessions * args.episodes,
+              "standby": args.standby, "template": not args.no_template}
+    # What a check is about: a unit's one client, or each session of a unit.
+    who = "session" if lanes else "unit"
 
     def check(name, ok, detail=""):
         checks.append({"check": name, "ok": bool(ok), "detail": detail})
 
     try:
         fixture = Fixture(args.openenv_real, workdir, args.pylib,
-                          template=not args.no_template)
+                          template=not args.no_template, concurrent=args.sessions,
+                          standby=args.standby)
         start_timeout = max(120, 6 * args.units)
         mem_before = meminfo_available()
         report["cpus"] = os.cpu_count()
@@ -570,15 +624,21 @@ def run(args):
             u.start()
         for u in units:
             u.wait_ready(60)
-        # Live episode ready and a standby provisioned: the unit at rest.
+
+        # Live episode ready and the standby pool full: the unit at rest.
         def at_rest(u):
             i = u.call("GET", "/info")
-            return i["phase"] == "ready" and i["standby"]["state"] == "ready" and i
+            sb = i["standby"]
+            return (i["phase"] == "ready" and sb["state"] == "ready"
+                    and sb.get("ready", 1) >= sb.get("target", 1) and i)
         infos = [poll(lambda u=u: at_rest(u), "%s at rest" % u.name, start_timeout * 2, 0.2)
                  for u in units]
         report["start_s"] = time.monotonic() - t0
         check("every unit started isolated, a standby ready",
               all(i["isolation"] == "on" for i in infos))
+        if lanes:
+            report["concurrent"] = {u.name: (i.get("episodes") or {}).get("concurrent")
+                                    for u, i in zip(units, infos)}
         blocks = {u.name: u.host_uids() for u in units}
         spans = sorted(blocks.values())
         check("uid blocks are disjoint", all(a[1] < b[0] for a, b in zip(spans, spans[1:])),
@@ -587,80 +647,125 @@ def run(args):
         report["rest"] = {u.name: rest.footprint(u) for u in units}
         report["mem_available_drop_mb"] = (mem_before - meminfo_available()) / 1024
 
-        drives = [Drive(u, i) for i, u in enumerate(units)]
+        drives = [Drive(u, i * args.sessions + j, lanes)
+                  for i, u in enumerate(units) for j in range(args.sessions)]
         before = {u.name: u.metrics() for u in units}
         t_before = time.monotonic()
-        sampler = Sampler(units, blocks)
+        sampler = Sampler(units, blocks, args.sample_interval)
         sampler.start()
-        wall = asyncio.run(drive_all(drives, args.episodes, fixture))
+        wall = asyncio.run(drive_all(drives, args.episodes, fixture, report))
         sampler.halt.set()
         sampler.join()
         sampler.probe()
-        # At rest again (the last episode closed, its successor's standby
-        # ready): the window holds exactly one standby start per episode.
+
+        # At rest again (the last episode closed, every session gone, the pool
+        # full again): the window holds exactly one env start per episode.
+        def rest_again(u):
+            i = u.call("GET", "/info")
+            sb = i["standby"]
+            return (sb["state"] == "ready" and sb.get("ready", 1) >= sb.get("target", 1)
+                    and (i.get("episodes") or {}).get("sessions", 0) == 0)
         for u in units:
-            poll(lambda u=u: u.call("GET", "/info")["standby"]["state"] == "ready",
-                 "%s at rest" % u.name, start_timeout * 2, 0.2)
+            poll(lambda u=u: rest_again(u), "%s at rest" % u.name, start_timeout * 2, 0.2)
         t_after = time.monotonic()
         after = {u.name: u.metrics() for u in units}
+        # Memory at rest after the drive (the retired episodes torn down:
+        # the subtree's processes back to what they were at rest before).
+        n_rest = {u.name: report["rest"][u.name]["processes"] for u in units}
+        for u in units:
+            with contextlib.suppress(TimeoutError):
+                poll(lambda u=u: len(u.subtree_pids()) <= n_rest[u.name],
+                     "%s torn down" % u.name, 30, 0.2)
+        report["rest_after"] = {u.name: rest.footprint(u) for u in units}
+        report["mem_available_drop_after_mb"] = (mem_before - meminfo_available()) / 1024
 
+        if lanes:
+            got = sorted((d.unit.name, d.lane) for d in drives)
+            want = sorted((u.name, k) for u in units for k in range(args.sessions))
+            held = report.get("sessions_held") or {}
+            cap = report.get("capacity") or {}
+            check("every session took a lane of its own; one session more is refused "
+                  "(CAPACITY_REACHED)",
+                  got == want and all(held.get(u.name) == args.sessions for u in units)
+                  and all((cap.get(u.name) or ("", False))[1] for u in units)
+                  and all(e["lane_held"] for d in drives for e in d.episodes),
+                  "lanes %s; /info sessions %s; one more: %s" % (
+                      [g[1] for g in got][:40], held, {k: v[0] for k, v in cap.items()}))
         errors = [d.error for d in drives if d.error]
         done = sum(len(d.episodes) for d in drives)
-        check("every unit completed its episodes", not errors and done == args.units * args.episodes,
-              "; ".join(errors[:5]))
+        check("every %s completed its episodes" % who,
+              not errors and done == len(drives) * args.episodes, "; ".join(errors[:5]))
         report["drive_s"] = wall
         report["episodes"] = done
         report["episodes_per_s"] = done / wall if wall > 0 else None
-        check("every observation is the one this unit's own moves produce",
+        cs = report.get("connect_s") or 0
+        report["episodes_per_s_with_connect"] = done / (wall + cs) if wall + cs > 0 else None
+        check("every observation is the one this %s's own moves produce" % who,
               all(e["boards_ok"] for d in drives for e in d.episodes))
         ids = [e["id"] for d in drives for e in d.episodes]
-        check("every verdict is graded and names this unit's episode",
-              all(e["verdict"] == "graded" and e["verdict_episode"] == e["id"]
-                  for d in drives for e in d.episodes) and len(set(ids)) == len(ids))
+        bad_v = ["%s: %s %s (%s actions)" % (d.name, e["id"], e["verdict"], e["verdict_actions"])
+                 for d in drives for e in d.episodes
+                 if e["verdict"] != "graded" or e["verdict_episode"] != e["id"]
+                 or (lanes and e["verdict_actions"] != 7)]
+        check("every verdict is graded and names this %s's episode" % who,
+              not bad_v and len(set(ids)) == len(ids),
+              "; ".join(bad_v[:5]) + ("" if len(set(ids)) == len(ids) else
+                                      " %d ids, %d distinct" % (len(ids), len(set(ids)))))
         bad = []
-        for d in drives:
-            a, b = after[d.unit.name], before[d.unit.name]
+        for u in units:
+            a, b = after[u.name], before[u.name]
+            n_ep = sum(len(d.episodes) for d in drives if d.unit is u)
             got = {}
-            for s in a["openenvd_episodes_total"].samples:
-                labels = s[1]
+            for s_ in a["openenvd_episodes_total"].samples:
+                labels = s_[1]
                 prev = b["openenvd_episodes_total"].value(**labels)
-                if s[2] - prev:
-                    got["%s/%s" % (labels["verdict"], labels["reason"])] = s[2] - prev
+                if s_[2] - prev:
+                    got["%s/%s" % (labels["verdict"], labels["reason"])] = s_[2] - prev
             actions = (metric(a, "openenvd_episode_actions_total")
                        - metric(b, "openenvd_episode_actions_total"))
-            if got != {"graded/done": len(d.episodes)} or actions != 7 * len(d.episodes):
-                bad.append("%s: %s, %d actions" % (d.unit.name, got, actions))
+            if got != {"graded/done": n_ep} or actions != 7 * n_ep:
+                bad.append("%s: %s, %d actions (%d episodes driven)" % (u.name, got, actions,
+                                                                        n_ep))
         check("each unit's /metrics counts exactly its own episodes and actions", not bad,
               "; ".join(bad[:5]))
         report["interference_probe"] = {"probes": sampler.probes,
                                         "container_processes": sampler.containers_seen,
-                                        "daemon_forks": sampler.daemon_forks}
+                                        "daemon_forks": sampler.daemon_forks,
+                                        "copies_before_drop": sampler.copies_before_drop,
+                                        "slots": len(sampler.slots_seen)}
         check("every container ran inside its own unit's uid block; no socket or network "
-              "namespace shared between units",
+              "namespace shared between units" + (" or between a unit's episodes"
+                                                   if lanes else ""),
               not sampler.violations and sampler.probes >= 2 and sampler.containers_seen > 0,
-              "%d probes, %d container processes and %d daemon forks seen; %s" % (
-                  sampler.probes, sampler.containers_seen, sampler.daemon_forks,
+              "%d probes, %d container processes in %d slots (%d of them template copies "
+              "before their uid drop) and %d daemon forks seen; %s" % (
+                  sampler.probes, sampler.containers_seen, len(sampler.slots_seen),
+                  sampler.copies_before_drop, sampler.daemon_forks,
                   "; ".join(sampler.violations[:5])))
 
         per_unit = {}
-        for d in drives:
-            n = max(1, len(d.episodes))
-            a, b = after[d.unit.name], before[d.unit.name]
-            s = sampler.samples[d.unit.name]
-            per_unit[d.unit.name] = {
-                "episodes": len(d.episodes),
-                "rss_kb_max": max((x["rss_kb"] or 0) for x in s) if s else None,
-                "fds_max": max(x["fds"] for x in s) if s else None,
-                "subtree_mb_mean": statistics.mean(x["subtree_bytes"] or 0 for x in s) / 2**20
-                if s else None,
-                "subtree_mb_max": max(x["subtree_bytes"] or 0 for x in s) / 2**20 if s else None,
-                "processes_max": max(x["processes"] for x in s) if s else None,
+        for u in units:
+            mine = [d for d in drives if d.unit is u]
+            eps = [e for d in mine for e in d.episodes]
+            n = max(1, len(eps))
+            a, b = after[u.name], before[u.name]
+            s_ = sampler.samples[u.name]
+            per_unit[u.name] = {
+                "sessions": len(mine),
+                "episodes": len(eps),
+                "rss_kb_max": max((x["rss_kb"] or 0) for x in s_) if s_ else None,
+                "fds_max": max(x["fds"] for x in s_) if s_ else None,
+                "subtree_mb_mean": statistics.mean(x["subtree_bytes"] or 0 for x in s_) / 2**20
+                if s_ else None,
+                "subtree_mb_max": max(x["subtree_bytes"] or 0 for x in s_) / 2**20 if s_ else None,
+                "processes_max": max(x["processes"] for x in s_) if s_ else None,
+                "agent_pids_max": max((x["agent_pids"] or 0) for x in s_) if s_ else None,
                 "cpu_per_episode_s": (metric(a, "openenvd_subtree_cpu_seconds_total")
                                       - metric(b, "openenvd_subtree_cpu_seconds_total")) / n,
                 "daemon_cpu_per_episode_s": (metric(a, "process_cpu_seconds_total")
                                              - metric(b, "process_cpu_seconds_total")) / n,
-                "reset_s_p50": pct([e["reset_s"] for e in d.episodes], 0.5),
-                "episode_s_p50": pct([e["wall_s"] for e in d.episodes], 0.5),
+                "reset_s_p50": pct([e["reset_s"] for e in eps], 0.5),
+                "episode_s_p50": pct([e["wall_s"] for e in eps], 0.5),
                 # The daemon's side: new episodes by where they came from,
                 # and their mean reset → ready (the first reset of a fresh
                 # session goes to the live episode's env server instead).
@@ -672,6 +777,22 @@ def run(args):
                                for p in ("template", "cold")},
             }
         report["per_unit"] = per_unit
+        # Every client's reset() (the stock client's own call, as a trainer
+        # sees it), over all episodes of the run.
+        resets = [e["reset_s"] for d in drives for e in d.episodes]
+        report["reset_s"] = {"n": len(resets), "p50": pct(resets, 0.5),
+                             "p90": pct(resets, 0.9), "p99": pct(resets, 0.99),
+                             "max": max(resets) if resets else None}
+        walls = [e["wall_s"] for d in drives for e in d.episodes]
+        report["episode_s"] = {"p50": pct(walls, 0.5), "p99": pct(walls, 0.99)}
+        # The whole run's memory during the drive: all units' subtrees and
+        # daemons summed per sampling round, and MemAvailable's lowest.
+        if sampler.rounds:
+            report["drive_peak"] = {
+                "subtree_mb": max(r["subtree_bytes"] for r in sampler.rounds) / 2**20,
+                "rss_mb": max(r["rss_kb"] for r in sampler.rounds) / 1024,
+                "mem_available_drop_mb": (mem_before - min(r["mem_available_kb"]
+                                                           for r in sampler.rounds)) / 1024}
         # The units' own CPU (daemons and containers, from their subtrees)
         # between the two scrapes, which also hold the wait for the last
         # standbys: how many of the machine's CPUs the fleet used.
@@ -720,30 +841,55 @@ def meminfo_available():
 
 
 def print_report(r, out):
-    print("fleet: %d units x %d episodes, templates %s" % (
-        r["units"], r["episodes_per_unit"], "on" if r.get("template", True) else "off"),
-        file=out)
+    if r.get("sessions", 1) > 1:
+        print("fleet: %d unit%s x %d sessions (episodes.concurrent) x %d episodes, standby %s, "
+              "templates %s" % (r["units"], "" if r["units"] == 1 else "s", r["sessions"],
+                                r["episodes_per_session"],
+                                "default" if r.get("standby") is None else r["standby"],
+                                "on" if r.get("template", True) else "off"), file=out)
+    else:
+        print("fleet: %d units x %d episodes, %stemplates %s" % (
+            r["units"], r["episodes_per_unit"],
+            "" if r.get("standby") is None else "standby %d, " % r["standby"],
+            "on" if r.get("template", True) else "off"), file=out)
     if "start_s" in r:
         print("  start (all ready, standby ready): %.1f s; MemAvailable dropped %.0f MB"
               % (r["start_s"], r.get("mem_available_drop_mb", 0)), file=out)
     if r.get("episodes_per_s") is not None:
-        print("  %d episodes in %.1f s: %.3f episodes/s aggregate; the units used %.2f of %d "
-              "CPUs (load average %.1f before, %.1f after)"
-              % (r["episodes"], r["drive_s"], r["episodes_per_s"], r.get("cores_used") or 0,
-                 r.get("cpus") or 0, r.get("loadavg_before", 0), r.get("loadavg_after", 0)),
+        print("  %d episodes in %.1f s: %.3f episodes/s aggregate (%.3f with the %.2f s of "
+              "connecting); the units used %.2f of %d CPUs (load average %.1f before, %.1f "
+              "after)" % (r["episodes"], r["drive_s"], r["episodes_per_s"],
+                          r.get("episodes_per_s_with_connect") or 0, r.get("connect_s") or 0,
+                          r.get("cores_used") or 0, r.get("cpus") or 0,
+                          r.get("loadavg_before", 0), r.get("loadavg_after", 0)), file=out)
+        print("  the driver itself (every client, the sampler) used %.2f CPU-s during the drive"
+              % (r.get("driver_cpu_s") or 0), file=out)
+    rs = r.get("reset_s") or {}
+    if rs.get("p50") is not None:
+        print("  client reset(): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (%d resets)"
+              % (1e3 * rs["p50"], 1e3 * rs["p90"], 1e3 * rs["p99"], 1e3 * rs["max"], rs["n"]),
               file=out)
-    rest = list((r.get("rest") or {}).values())
-    if rest:
-        print("  at rest, per unit (mean): daemon RSS %.1f MB, subtree %.1f MB, %d fds, "
-              "%d processes" % (statistics.mean(x["rss_kb"] or 0 for x in rest) / 1024,
-                                statistics.mean(x["subtree_bytes"] or 0 for x in rest) / 2**20,
-                                statistics.mean(x["fds"] for x in rest),
-                                statistics.mean(x["processes"] for x in rest)), file=out)
+    for key, label in (("rest", "at rest"), ("rest_after", "at rest after the drive")):
+        rest = list((r.get(key) or {}).values())
+        if rest:
+            print("  %s, per unit (mean): daemon RSS %.1f MB, subtree %.1f MB, %d fds, "
+                  "%d processes; all units: RSS %.1f MB + subtree %.1f MB" % (
+                      label, statistics.mean(x["rss_kb"] or 0 for x in rest) / 1024,
+                      statistics.mean(x["subtree_bytes"] or 0 for x in rest) / 2**20,
+                      statistics.mean(x["fds"] for x in rest),
+                      statistics.mean(x["processes"] for x in rest),
+                      sum(x["rss_kb"] or 0 for x in rest) / 1024,
+                      sum(x["subtree_bytes"] or 0 for x in rest) / 2**20), file=out)
+    pk = r.get("drive_peak")
+    if pk:
+        print("  during the drive, all units at most: RSS %.1f MB, subtree %.1f MB; "
+              "MemAvailable %.0f MB below the start's" % (pk["rss_mb"], pk["subtree_mb"],
+                                                          pk["mem_available_drop_mb"]), file=out)
     pu = r.get("per_unit") or {}
     if pu:
         cols = ("episodes", "rss_kb_max", "fds_max", "subtree_mb_mean", "subtree_mb_max",
-                "processes_max", "cpu_per_episode_s", "daemon_cpu_per_episode_s",
-                "reset_s_p50", "episode_s_p50")
+                "processes_max", "agent_pids_max", "cpu_per_episode_s",
+                "daemon_cpu_per_episode_s", "reset_s_p50", "episode_s_p50")
         print("  %-8s %s" % ("unit", " ".join("%12s" % c[:12] for c in cols)), file=out)
         for name, row in sorted(pu.items()):
             cells = []
@@ -764,9 +910,18 @@ def main():
     ap.add_argument("--openenvd", help="the daemon (default: BUILD/src/daemon/openenvd)")
     ap.add_argument("--shim", help="the shim (default: BUILD/src/sandbox/shim/openenvd-shim)")
     ap.add_argument("--units", type=int, default=4)
-    ap.add_argument("--episodes", type=int, default=5, help="per unit")
+    ap.add_argument("--sessions", type=int, default=1,
+                    help="WebSocket sessions per unit, each with an episode of its own at once: "
+                    "more than 1 writes `episodes: {concurrent: N}` into the manifest (1..32)")
+    ap.add_argument("--standby", type=int,
+                    help="write `standby: N` into the manifest (the pool of ready episodes, "
+                    "shared by a unit's lanes; default: the manifest's default, 1)")
+    ap.add_argument("--episodes", type=int, default=5, help="per unit (per session)")
     ap.add_argument("--openenv-real", default=OPENENV_REAL)
     ap.add_argument("--pylib", help="an unpacked pylib/ to use instead of unpacking one")
+    ap.add_argument("--sample-interval", type=float, default=1.0,
+                    help="seconds between the footprint samples during the drive (every fifth "
+                    "one also probes for interference)")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     ap.add_argument("--no-template", action="store_true",
@@ -775,6 +930,10 @@ def main():
     args = ap.parse_args()
     if args.units < 1 or args.episodes < 1:
         ap.error("--units and --episodes must be at least 1")
+    if not 1 <= args.sessions <= 32:
+        ap.error("--sessions must be in 1..32 (episodes.concurrent)")
+    if args.standby is not None and args.standby < 0:
+        ap.error("--standby must be at least 0")
     # A test runner's timeout: the units are still stopped (run()'s finally).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:

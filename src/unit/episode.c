@@ -403,8 +403,39 @@ static int on_deadline(struct loop_source *s, usec_t now, void *userdata)
         return 0;
 }
 
+/* The zone's resources are each episode's: its slot's cgroup holds them,
+ * so no episode (of several at once, or a standby) takes a sibling's
+ * memory, pids or CPU; the zone's own cgroup holds them times the slots
+ * (unit.c, create_zones()). */
+static int make_slot_cgroups(struct episode *e)
+{
+        const struct manifest *m = e->cfg->manifest;
+
+        for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
+                const struct manifest_resources *res = &m->zones[z].resources;
+                cleanup_free char *slot = episode_zone_cgroup(e, z);
+                struct cgroup_limits lim = {
+                        .memory_bytes = res->memory_mb * 1024 * 1024,
+                        .pids = res->pids,
+                        .cpu = res->cpu,
+                };
+                int r;
+
+                if (m->zones[z].n_containers == 0)
+                        continue;
+                r = cgroup_create(e->cfg->cgroups, slot, &lim);
+                if (r < 0)
+                        return log_error_errno(r, "cgroup %s: %m", slot);
+        }
+        return 0;
+}
+
 static int make_cgroups(struct episode *e)
 {
+        int r = make_slot_cgroups(e);
+
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < e->n_members; i++) {
                 const struct manifest_resources *res = &e->members[i].mc->effective;
                 struct cgroup_limits lim = {
@@ -412,7 +443,7 @@ static int make_cgroups(struct episode *e)
                         .pids = res->pids,
                         .cpu = res->cpu,
                 };
-                int r = cgroup_create(e->cfg->cgroups, e->members[i].cgroup, &lim);
+                r = cgroup_create(e->cfg->cgroups, e->members[i].cgroup, &lim);
                 if (r < 0)
                         return log_error_errno(r, "cgroup %s: %m", e->members[i].cgroup);
         }

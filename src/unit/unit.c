@@ -939,13 +939,15 @@ static int create_zones(struct unit *u)
 {
         const struct manifest *m = u->cfg.manifest;
 
-        /* The zones' ceilings, shared by both slots; they never change. */
+        /* The zones' ceilings: each episode's resources (its slot's cgroup,
+         * episode.c make_slot_cgroups()) times the slots; they never change. */
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
                 const struct manifest_resources *res = &m->zones[z].resources;
+                unsigned n = unit_slots(u);
                 struct cgroup_limits lim = {
-                        .memory_bytes = res->memory_mb * 1024 * 1024,
-                        .pids = res->pids,
-                        .cpu = res->cpu,
+                        .memory_bytes = res->memory_mb * 1024 * 1024 * n,
+                        .pids = res->pids * n,
+                        .cpu = res->cpu * n,
                 };
                 int r = cgroup_create(u->cfg.cgroups, unit_zone_cgroup(z), &lim);
                 if (r < 0)

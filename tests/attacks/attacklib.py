@@ -16,6 +16,7 @@ its state dir (Daemon.stop() asserts it).
 
 No sleep synchronises anything: every wait polls a condition with a deadline.
 """
+import base64
 import ctypes
 import json
 import os
@@ -23,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -563,6 +565,66 @@ def main(cases, need_run=True, install=()):
         if run:
             run.close()
     return 1 if failed else 0
+
+
+class WsSession:
+    """The orchestrator's OpenEnv WebSocket session on a daemon's /ws, as a
+    stock client opens it: its lane from the 101 (X-Openenvd-Lane, None
+    without one), then call() sends one message and returns the answer."""
+
+    def __init__(self, d, timeout=60):
+        self.sock = socket.create_connection(("127.0.0.1", d.port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                           "Sec-WebSocket-Key: %s\r\nAuthorization: Bearer %s\r\n\r\n"
+                           % (key, TOKEN)).encode())
+        self.f = self.sock.makefile("rb")
+        status = self.f.readline()
+        headers = {}
+        while True:
+            line = self.f.readline().decode("latin-1").strip()
+            if not line:
+                break
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        check(b" 101 " in status, "the WebSocket handshake: %r" % status)
+        lane = headers.get("x-openenvd-lane")
+        self.lane = int(lane) if lane is not None else None
+
+    def send(self, obj):
+        data, mask = json.dumps(obj).encode(), os.urandom(4)
+        n = len(data)
+        size = (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n)
+                if n < 65536 else bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(bytes([0x81]) + size + mask +
+                          bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def recv(self):
+        """The next message (JSON), or {"close": code} at the session's end."""
+        while True:
+            head = self.f.read(2)
+            if len(head) < 2:
+                return {"close": None}
+            n = head[1] & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self.f.read(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self.f.read(8))[0]
+            data = self.f.read(n)
+            if head[0] & 0x0F == 8:
+                return {"close": struct.unpack(">H", data[:2])[0] if len(data) >= 2 else None}
+            if head[0] & 0x0F == 1:
+                return json.loads(data)
+
+    def call(self, obj):
+        self.send(obj)
+        return self.recv()
+
+    def close(self):
+        # The file keeps the socket open until it is closed too.
+        self.f.close()
+        self.sock.close()
 
 
 def note(text):

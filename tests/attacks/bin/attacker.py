@@ -13,15 +13,22 @@ it listens: `sleep` there holds provisioning). The env server also answers:
     POST /step               {"action": {"message": M}}: done when M == "done"
     POST /attack             {"move": NAME, "args": {...}}: runs a move here, returns its report
     GET  /seen               every request line this server received, and the step count
+    GET  /ws                 OpenEnv's WebSocket protocol (reset, step, state, close): a
+                             step's {"message": M, "move": NAME, "args": {...}} runs the
+                             move here and answers an observation with its report (done
+                             when M == "done")
     anything else            200 {"path": ...}
 
 A harness writes each report to /workspace/<container>.<i>.<move>.json; a
 service to its $ATTACK_STATE/results.json (and serves it on GET /results).
 """
+import base64
+import hashlib
 import http.server
 import json
 import os
 import signal
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +58,56 @@ def atomic_json(path, obj):
     os.replace(tmp, path)
 
 
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def ws_read(rfile):
+    """One frame from the client: (opcode, payload), None at its end."""
+    head = rfile.read(2)
+    if len(head) < 2:
+        return None
+    n = head[1] & 0x7F
+    if n == 126:
+        n = struct.unpack(">H", rfile.read(2))[0]
+    elif n == 127:
+        n = struct.unpack(">Q", rfile.read(8))[0]
+    mask = rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+    data = bytearray(rfile.read(n))
+    for i in range(len(data)):
+        data[i] ^= mask[i % 4]
+    return head[0] & 0x0F, bytes(data)
+
+
+def ws_write(wfile, obj, opcode=1):
+    data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    n = len(data)
+    size = (bytes([n]) if n < 126 else bytes([126]) + struct.pack(">H", n) if n < 65536
+            else bytes([127]) + struct.pack(">Q", n))
+    wfile.write(bytes([0x80 | opcode]) + size + data)
+    wfile.flush()
+
+
+def ws_answer(msg):
+    """OpenEnv's reply to one client message (None: close)."""
+    kind, data = msg.get("type"), msg.get("data") or {}
+    if kind == "reset":
+        Handler.steps = 0
+        return {"type": "observation", "data": {"observation": {"pid": os.getpid()},
+                                                "reward": 0.0, "done": False}}
+    if kind == "step":
+        Handler.steps += 1
+        text = str(data.get("message", ""))
+        report = run(data["move"], data.get("args") or {}) if data.get("move") else None
+        return {"type": "observation", "data": {"observation": {
+            "echo": text, "steps": Handler.steps, "pid": os.getpid(), "report": report},
+            "reward": 1.0, "done": text == "done"}}
+    if kind == "state":
+        return {"type": "state", "data": {"steps": Handler.steps, "pid": os.getpid()}}
+    if kind == "close":
+        return None
+    return {"type": "error", "data": {"message": "unknown type %r" % kind, "code": "UNKNOWN"}}
+
+
 def idle():
     while True:
         signal.pause()
@@ -77,9 +134,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError:
             return {}
 
+    def ws_session(self):
+        key = self.headers.get("Sec-WebSocket-Key", "")
+        accept = base64.b64encode(hashlib.sha1((key + WS_GUID).encode()).digest()).decode()
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        while True:
+            frame = ws_read(self.rfile)
+            if not frame or frame[0] == 8:
+                return
+            if frame[0] == 9:
+                ws_write(self.wfile, frame[1], opcode=10)
+                continue
+            try:
+                answer = ws_answer(json.loads(frame[1]))
+            except ValueError:
+                answer = {"type": "error", "data": {"message": "not JSON", "code": "BAD"}}
+            if answer is None:
+                ws_write(self.wfile, b"\x03\xe8", opcode=8)
+                return
+            ws_write(self.wfile, answer)
+
     def do_GET(self):
         Handler.seen.append(self.requestline)
-        if self.path == "/health":
+        if self.path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+            self.ws_session()
+        elif self.path == "/health":
             self.send(200, {"server": "attacker", "container": NAME})
         elif self.path == "/seen":
             self.send(200, {"requests": Handler.seen, "steps": Handler.steps})

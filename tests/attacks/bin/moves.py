@@ -470,6 +470,32 @@ def balloon(total_mb=512, chunk_mb=16):
     return {"held_mb": len(HELD) * chunk_mb}
 
 
+def fork_child():
+    """A child process, waited for: whether this container can still fork."""
+    try:
+        pid = os.fork()
+    except OSError as e:
+        return {"ok": False, "errno": _err(e)}
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return {"ok": True}
+
+
+def fork_bomb(hold_s=600):
+    """Forks until the kernel refuses (the pids limit); the children sleep."""
+    n = 0
+    while True:
+        try:
+            pid = os.fork()
+        except OSError as e:
+            return {"forked": n, "errno": _err(e)}
+        if pid == 0:
+            time.sleep(hold_s)
+            os._exit(0)
+        n += 1
+
+
 def exit_now(status=0):
     os._exit(status)
 
