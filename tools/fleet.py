@@ -414,9 +414,10 @@ class Sampler(threading.Thread):
     probe): between units, and between the episodes (cgroup slots) of one
     unit."""
 
-    def __init__(self, units, uid_blocks, interval=1.0):
+    def __init__(self, units, uid_blocks, interval=1.0, probe_every=5):
         super().__init__(daemon=True)
         self.interval = interval
+        self.probe_every = probe_every
         self.units = units
         self.blocks = uid_blocks
         self.samples = {u.name: [] for u in units}
@@ -485,11 +486,13 @@ class Sampler(threading.Thread):
                     with contextlib.suppress(OSError):
                         tmpl_userns.add(os.readlink("/proc/%d/ns/user" % pid))
 
-            def own(key, slot, what):
-                prev = mine.setdefault(key, slot)
+            def own(key, slot, pid):
+                prev, prev_pid = mine.setdefault(key, (slot, pid))
                 if prev != slot:
-                    self.violations.append("%s: episodes in slots %s and %s share %s%s"
-                                           % (u.name, prev, slot, what, key))
+                    self.violations.append("%s: episodes in slots %s and %s share %s (pid %d: %s;"
+                                           " pid %d: %s)" % (u.name, prev, slot, key, prev_pid,
+                                                             describe(prev_pid), pid,
+                                                             describe(pid)))
 
             for pid in pids:
                 uid = live_uid(pid)
@@ -527,7 +530,7 @@ class Sampler(threading.Thread):
                                 % (u.name, pid, describe(pid), slot, uid))
                     else:
                         for x in set(uid):
-                            own("uid " + x, slot, "")
+                            own("uid " + x, slot, pid)
                     for kind in ("net", "user"):
                         try:
                             ns = os.readlink("/proc/%d/ns/%s" % (pid, kind))
@@ -535,7 +538,7 @@ class Sampler(threading.Thread):
                             ns = None
                         if ns:
                             if container:
-                                own(ns, slot, "")
+                                own(ns, slot, pid)
                             prev = owners.setdefault(ns, u.name)
                             if prev != u.name:
                                 self.violations.append("%s and %s share %s" % (prev, u.name, ns))
@@ -545,7 +548,7 @@ class Sampler(threading.Thread):
                         if prev != u.name:
                             self.violations.append("%s and %s share %s" % (prev, u.name, t))
                         if container:
-                            own(t, slot, "")
+                            own(t, slot, pid)
         self.last_copies = copies
         self.probes += 1
 
@@ -560,7 +563,7 @@ class Sampler(threading.Thread):
                 "subtree_bytes": sum(x["subtree_bytes"] or 0 for x in fp.values()),
                 "rss_kb": sum(x["rss_kb"] or 0 for x in fp.values()),
                 "mem_available_kb": meminfo_available()})
-            if n % 5 == 0:
+            if n % self.probe_every == 0:
                 self.probe()
             n += 1
 
@@ -651,7 +654,7 @@ def run(args):
                   for i, u in enumerate(units) for j in range(args.sessions)]
         before = {u.name: u.metrics() for u in units}
         t_before = time.monotonic()
-        sampler = Sampler(units, blocks, args.sample_interval)
+        sampler = Sampler(units, blocks, args.sample_interval, args.probe_every)
         sampler.start()
         wall = asyncio.run(drive_all(drives, args.episodes, fixture, report))
         sampler.halt.set()
@@ -922,6 +925,8 @@ def main():
     ap.add_argument("--sample-interval", type=float, default=1.0,
                     help="seconds between the footprint samples during the drive (every fifth "
                     "one also probes for interference)")
+    ap.add_argument("--probe-every", type=int, default=5,
+                    help="probe for interference every this many samples")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     ap.add_argument("--no-template", action="store_true",

@@ -102,7 +102,19 @@ static void print_episodes(json_t *eps)
         size_t i;
 
         printf("%-24s %-21s %-20s %s\n", "EPISODE", "STATE", "ENDED", "REASON");
-        if (json_is_object(live))
+        if (json_integer_value(json_object_get(eps, "concurrent")) > 1)
+                /* Several at once: each lane's, and whether a session holds it. */
+                json_array_foreach(json_object_get(eps, "live_episodes"), i, e)
+                {
+                        char lane[48];
+                        (void) snprintf(lane, sizeof(lane), "(lane %lld%s)",
+                                        (long long) json_integer_value(json_object_get(e, "lane")),
+                                        json_is_true(json_object_get(e, "session")) ? ", in session"
+                                                                                    : "");
+                        printf("%-24s %-21s %-20s %s\n", str(e, "episode_id"), str(e, "phase"), "-",
+                               lane);
+                }
+        else if (json_is_object(live))
                 printf("%-24s %-21s %-20s %s\n", str(live, "episode_id"), str(live, "phase"), "-",
                        "-");
         if (json_is_object(sb))
