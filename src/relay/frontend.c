@@ -38,6 +38,7 @@ struct frontend {
         struct session *sessions;        /* owned */
         unsigned lanes;                  /* episodes at once: 1, or a lane per /ws session */
         struct lane_env *envs;           /* owned: lanes of them */
+        bool freeing;                    /* sessions go without giving their lanes back */
 };
 
 /* Where a lane's live env server answers (frontend_set_env()). */
@@ -134,7 +135,9 @@ static struct session *session_get(struct frontend *f, struct http_exchange *x)
 static void session_free(struct session *s)
 {
         struct frontend *f = s->f;
-        int lane = f->lanes > 1 ? s->lane : -1;
+        /* Not while the frontend goes: the unit goes after it, and no
+         * episode is ended and graded for a daemon that is leaving. */
+        int lane = f->lanes > 1 && !f->freeing ? s->lane : -1;
 
         if (s->waiting && f->ops->forget)
                 f->ops->forget(f->userdata, s);
@@ -548,7 +551,6 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 goto done;
         }
         if (f->lanes > 1) {
-                strbuf_adds(&x->target, t.target);
                 action = route_lane(f, x, t.route, who);
                 goto done;
         }
@@ -849,6 +851,7 @@ struct frontend *frontend_free(struct frontend *f)
         if (!f)
                 return NULL;
         /* Closing the connections frees their sessions (on_handle_gone). */
+        f->freeing = true;
         http_proxy_free(f->proxy);
         free(f->envs);
         return mfree(f);
