@@ -70,6 +70,7 @@ struct lane {
         bool live_counted;                   /* the live episode is in stats.episodes */
         usec_t live_sealed_at;               /* when the live episode began sealing (loop clock) */
         usec_t live_exposed_at;              /* when the live episode went live (loop clock) */
+        usec_t provisioning_at;              /* when its reset began (loop clock) */
         usec_t phase_since;                  /* CLOCK_MONOTONIC: entered the current phase */
         usec_t reset_at;                     /* CLOCK_MONOTONIC: the reset in progress began */
         enum unit_reset_source reset_source; /* ... and where its episode comes from */

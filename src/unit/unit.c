@@ -443,6 +443,7 @@ static int do_reset(struct lane *l, const char *reason, char *ret_refusal, size_
         u->standby_failures = 0;
         u->standby_not_before = 0;
         l->reset_at = now_usec(CLOCK_MONOTONIC);
+        l->provisioning_at = loop_now(u->cfg.loop);
         l->live_counted = false;
         l->live = unit_next_standby(u);
         if (l->live) {
@@ -453,6 +454,9 @@ static int do_reset(struct lane *l, const char *reason, char *ret_refusal, size_
                         return 0;
                 }
                 l->reset_source = UNIT_RESET_STANDBY_PROVISIONING;
+                /* The pool may have held it back (on_provision_not_before());
+                 * a lane's episode is held by nothing but a warming template. */
+                episode_provision_resume(l->live);
                 return 1; /* still provisioning: provisioned() goes on */
         }
         l->reset_source = UNIT_RESET_COLD;
@@ -549,8 +553,11 @@ static void on_state_changed(struct episode *e, enum episode_state from, const c
  *   standby still provisioning waits for it, and the next standby's starts
  *   (a landing and a template's fork hold the loop ~20 ms) sat in front of
  *   its health check: nothing starts until it is ready (on_state_changed()
- *   lets it go). Back to back with no agent time, this took the reset p50
- *   from 28 ms to 2 (bench/openenv). Cold starts are not held: two imports
+ *   lets it go), or for standby_yield after it began. Back to back with no
+ *   agent time, this took the reset p50 from 28 ms to 2 (bench/openenv).
+ *   Unbounded, with several lanes some lane was almost always provisioning
+ *   and the pool never filled (bench/README.md, "Issue 28: 16 sessions on
+ *   one unit vs 16 units"). Cold starts are not held: two imports
  *   of a second each run side by side on two CPUs (held, the standby loop
  *   fell from 2.0 to 1.25 episodes/s).
  * - Its first exchange: the client's reset that made it live is relayed
@@ -582,7 +589,7 @@ static usec_t on_provision_not_before(struct episode *e, void *userdata)
                 if (live_grading(l))
                         not_before = MAX(not_before, l->live_sealed_at + u->standby_yield);
                 else if (live == EPISODE_PROVISIONING && env_template_ready(u->env_template))
-                        return USEC_INFINITY;
+                        not_before = MAX(not_before, l->provisioning_at + u->standby_yield);
                 else if (live == EPISODE_READY)
                         not_before = MAX(not_before, l->live_exposed_at + u->standby_yield);
         }

@@ -778,6 +778,31 @@ Test(engine, a_released_lane_ends_its_episode_and_serves_the_next_session)
         cr_expect_eq(unit_lanes_held(u), 1u);
 }
 
+/* A lane's reset takes the pool's episode while the pool holds it back
+ * (another lane's first exchange): a lane's episode is held by nothing, it
+ * goes on at once. (Held, it waited for a bound meant for the pool, or for
+ * ever behind another lane's provisioning: bench/README.md.) */
+Test(engine, a_lane_takes_a_held_standby_and_it_goes_on)
+{
+        boot(lanes_yaml, 1);
+        u->standby_yield = 0;
+        cr_assert_eq(unit_start(u, false), 0);
+        standby_ready();
+        u->standby_yield = 60 * USEC_PER_SEC;
+        lane_result[0] = lane_result[1] = 1;
+        cr_assert_eq(unit_lane_acquire(u), 0);
+        cr_assert_eq(unit_request_episode(u, 0, on_lane_episode, (void *) 0), 0);
+        settle();
+        struct episode *held = unit_next_standby(u);
+        cr_assert(held && episode_state(held) == EPISODE_PROVISIONING);
+        cr_expect_eq(fake_starts(&fb, "env"), 1, "the pool waits for lane 0's first exchange");
+        cr_assert_eq(unit_lane_acquire(u), 1);
+        cr_assert_eq(unit_request_episode(u, 1, on_lane_episode, (void *) 1), 1);
+        cr_expect_eq(lane_live(1), held);
+        RUN_UNTIL(lane_result[1] == 0);
+        cr_expect_eq(episode_state(held), EPISODE_READY);
+}
+
 /* The client's reset that made the standby live is relayed next: the next
  * standby starts nothing for standby_yield after that, then is built. */
 Test(engine, the_next_standby_waits_for_the_new_live_episodes_first_exchange)
