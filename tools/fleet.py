@@ -20,11 +20,13 @@ checks that the units did not interfere: every observation is the one this
 unit's own moves produce, every verdict is graded and names this unit's
 episode, each unit's metrics count exactly its own episodes and actions, uid
 blocks are disjoint and every container process runs inside its own unit's
-block (the daemon's own forks, running its code as root before any exec,
-are told apart by their binary), no socket and no network namespace is
-shared between units, every unit exits 0 on SIGTERM leaving no cgroup
-behind, and every line of every daemon's log is a JSON object
-(--log-format json).
+block (the daemon's own forks, running its code before any exec, are told
+apart by their binary), no socket and no user or network namespace is
+shared between units, nor between the episodes of one unit (by their cgroup
+slot, uids too), every unit exits 0 on SIGTERM leaving no cgroup behind, and
+every line of every daemon's log is a JSON object (--log-format json).
+--hold: after the drive, every client resets once more and holds that
+episode while the units' memory is measured (B trainers between episodes).
 
 Exit codes: 0 every check held; 1 a check failed (each is listed); 2 bad
 usage; 3 a prerequisite is missing (root, ../shared/openenv-real,
@@ -38,10 +40,8 @@ handshake's X-Openenvd-Lane header, then GET /episodes' live_episodes); its
 verdict GET /verdict?episode_id=ID&wait=1. The same checks hold per session
 (every board is the session's own, every verdict names the session's
 episode and counts its 7 actions, the unit's metrics count exactly all its
-sessions' episodes and actions), and the interference probe also compares
-the episodes inside each unit (by their cgroup slot: no uid, socket, user or
-network namespace seen in two of them). One more check: every session took a
-lane of its own, and one session more is refused with OpenEnv's
+sessions' episodes and actions). One more check: every session took a lane
+of its own, and one session more is refused with OpenEnv's
 CAPACITY_REACHED. --standby S writes `standby: S` (the pool all lanes share;
 the manifest's default is 1).
 
@@ -287,7 +287,7 @@ async def capacity_probe(unit, client_cls):
         return "lane %r, reset answered" % lane, False
 
 
-async def drive_all(drives, n_episodes, fixture, report=None):
+async def drive_all(drives, n_episodes, fixture, report=None, after_drive=None, hold=None):
     """Every client's episodes at once; the drive's wall time (s).
 
     The clients connect first, one after the other and outside the clock: a
@@ -297,7 +297,12 @@ async def drive_all(drives, n_episodes, fixture, report=None):
     handshakes unsent that long. With lanes, a session's handshake only takes
     its lane (its first reset asks the lane for an episode), and once every
     lane is held, one session more probes the capacity refusal (report's
-    "capacity")."""
+    "capacity").
+
+    after_drive() runs (in a thread) once every client is done, its
+    sessions still open. With hold(), every client then resets once more,
+    all at once, and holds that episode while hold() runs: the units with a
+    live episode per client (report's "hold_reset_s": those resets)."""
     sys.path[:0] = fixture.client_path()
     import httpx
     from connect4_env import Connect4Action, Connect4Env
@@ -345,6 +350,19 @@ async def drive_all(drives, n_episodes, fixture, report=None):
             # sampler's thread): it shares the machine with the units.
             report["driver_cpu_s"] = ((ru1.ru_utime - ru0.ru_utime)
                                       + (ru1.ru_stime - ru0.ru_stime))
+        if after_drive:
+            await asyncio.to_thread(after_drive)
+        if hold and not any(d.error for d in drives):
+            async def timed_reset(d):
+                t = time.monotonic()
+                await d.env.reset()
+                return time.monotonic() - t
+            times = await asyncio.gather(*(timed_reset(d) for d in drives),
+                                         return_exceptions=True)
+            if report is not None:
+                report["hold_reset_s"] = [t if isinstance(t, float) else repr(t)
+                                          for t in times]
+            await asyncio.to_thread(hold)
         return wall
 
 
@@ -377,6 +395,27 @@ def describe(pid):
     argv = (read("/proc/%d/cmdline" % pid) or "").replace("\0", " ").strip()
     return "%s, ppid %s, %s, argv %r" % ((status_field(pid, "Name") or ["?"])[0],
                                         (status_field(pid, "PPid") or ["?"])[0], exe, argv[:200])
+
+
+def still_holds(pid, key):
+    """Whether pid still has the namespace or socket key ("net:[N]",
+    "user:[N]", "socket:[N]")."""
+    kind = key.split(":", 1)[0]
+    if kind in ("net", "user"):
+        try:
+            return os.readlink("/proc/%d/ns/%s" % (pid, kind)) == key
+        except OSError:
+            return False
+    return key in fd_targets(pid)
+
+
+def exe_id(pid):
+    """(st_dev, st_ino) of the binary pid runs; None when it has none (gone)."""
+    try:
+        st = os.stat("/proc/%d/exe" % pid)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def fd_targets(pid):
@@ -428,6 +467,11 @@ class Sampler(threading.Thread):
         self.daemon_forks = 0  # the daemons' own forks seen (not container processes)
         self.slots_seen = set()  # (unit, slot) that held a container process
         self.copies_before_drop = 0  # template copies seen before their uid drop
+        self.transitions = 0  # processes that changed while they were read
+        # A namespace's or socket's inode number seen in two places of which
+        # one no longer holds it when checked again: the number was freed and
+        # given again (namespace inode numbers are reused), not shared.
+        self.reused = 0
         self.last_copies = {}
         self.halt = threading.Event()
 
@@ -439,26 +483,6 @@ class Sampler(threading.Thread):
                 "subtree_bytes": u.subtree_memory(), "processes": len(pids),
                 "agent_pids": int(agent_pids) if agent_pids else None}
 
-    @staticmethod
-    def daemon_code(u, pid, uid, block):
-        """The daemon, or a fork of it that has not exec'd yet: its jobs (the
-        custody copy) and a container between its clone and its shim's exec,
-        before the uid map is written. They run the daemon's own code as
-        root, in the host's namespaces or in ones not yet set up; a
-        container's clone has the euid of its namespace's owner, the first
-        uid of its own range in this unit's block (launcher-native.c,
-        become_owner())."""
-        if pid == u.pid:
-            return True
-        lo, hi = block
-        if uid[0] != "0" or any(x != "0" and not lo <= int(x) <= hi for x in uid):
-            return False
-        try:
-            a, b = os.stat("/proc/%d/exe" % pid), os.stat("/proc/%d/exe" % u.pid)
-        except OSError:
-            return False
-        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
     def probe(self):
         owners = {}  # socket inode / namespace -> unit
         slot_owners = {}  # per unit: uid / socket inode / namespace -> slot
@@ -466,8 +490,8 @@ class Sampler(threading.Thread):
         for u in self.units:
             lo, hi = self.blocks[u.name]
             mine = slot_owners.setdefault(u.name, {})
+            daemon_exe = exe_id(u.pid)
             pids = u.subtree_pids()
-            slots = {pid: slot_of(pid) for pid in pids}
             # The template: the processes of its cgroup below the one the
             # daemon started there (its shim), in that one's user namespace,
             # as its uids. A copy it forks joins the episode's namespaces
@@ -477,7 +501,7 @@ class Sampler(threading.Thread):
             # template's code as the template. Such a copy is counted apart
             # (its uid, namespaces and sockets are not an episode's yet); one
             # seen so in two probes running is a violation.
-            in_tmpl = {pid for pid in pids if (slots[pid] or "").startswith("template")}
+            in_tmpl = {pid for pid in pids if (slot_of(pid) or "").startswith("template")}
             tmpl_uids, tmpl_userns = set(), set()
             for pid in in_tmpl:
                 ppid = status_field(pid, "PPid")
@@ -489,66 +513,83 @@ class Sampler(threading.Thread):
             def own(key, slot, pid):
                 prev, prev_pid = mine.setdefault(key, (slot, pid))
                 if prev != slot:
+                    # A uid belongs to one slot's range for good: never reused.
+                    if not key.startswith("uid ") and (not still_holds(prev_pid, key)
+                                                       or not still_holds(pid, key)):
+                        self.reused += 1
+                        mine[key] = (slot, pid)
+                        return
                     self.violations.append("%s: episodes in slots %s and %s share %s (pid %d: %s;"
                                            " pid %d: %s)" % (u.name, prev, slot, key, prev_pid,
                                                              describe(prev_pid), pid,
                                                              describe(pid)))
 
+            def cross_unit(key, pid):
+                prev, prev_pid = owners.setdefault(key, (u.name, pid))
+                if prev != u.name:
+                    if not still_holds(prev_pid, key) or not still_holds(pid, key):
+                        self.reused += 1
+                        owners[key] = (u.name, pid)
+                        return
+                    self.violations.append("%s and %s share %s (pid %d: %s; pid %d: %s)" % (
+                        prev, u.name, key, prev_pid, describe(prev_pid), pid, describe(pid)))
+
             for pid in pids:
-                uid = live_uid(pid)
-                container = False
-                if uid is not None and self.daemon_code(u, pid, uid, (lo, hi)):
-                    self.daemon_forks += pid != u.pid
-                else:
-                    # Read again after the exe check: a fork of the daemon
-                    # (a job, a container before its uid map) shows uid 0;
-                    # one that exited or exec'd between the two reads is
-                    # judged by what it is now (one that stays root outside
-                    # the daemon's code is caught).
-                    uid = live_uid(pid)
-                    if uid is None:
-                        continue  # gone meanwhile
-                    slot = slots.get(pid)
-                    self.containers_seen += 1
-                    self.slots_seen.add((u.name, slot))
-                    if not all(lo <= int(x) <= hi for x in uid):
-                        self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"
-                                               % (u.name, pid, describe(pid), uid, lo, hi))
-                    try:
-                        userns = os.readlink("/proc/%d/ns/user" % pid)
-                    except OSError:
-                        userns = None
-                    container = True
-                    if (tmpl_uids and set(uid) <= tmpl_uids
-                            and (pid not in in_tmpl or userns not in tmpl_userns)):
-                        container = False  # a copy before its drop: no episode's yet
-                        copies[(u.name, pid)] = slot
-                        self.copies_before_drop += 1
-                        if (u.name, pid) in self.last_copies:
-                            self.violations.append(
-                                "%s: pid %d (%s) in slot %s still runs as the template's uid %s"
-                                % (u.name, pid, describe(pid), slot, uid))
-                    else:
-                        for x in set(uid):
-                            own("uid " + x, slot, pid)
-                    for kind in ("net", "user"):
-                        try:
-                            ns = os.readlink("/proc/%d/ns/%s" % (pid, kind))
-                        except OSError:
-                            ns = None
-                        if ns:
-                            if container:
-                                own(ns, slot, pid)
-                            prev = owners.setdefault(ns, u.name)
-                            if prev != u.name:
-                                self.violations.append("%s and %s share %s" % (prev, u.name, ns))
-                for t in fd_targets(pid):
-                    if t.startswith("socket:"):
-                        prev = owners.setdefault(t, u.name)
-                        if prev != u.name:
-                            self.violations.append("%s and %s share %s" % (prev, u.name, t))
-                        if container:
-                            own(t, slot, pid)
+                # What it is (binary, cgroup, uids) before and after what it
+                # holds is read: a process that changed meanwhile (a fork of
+                # the daemon that exec'd its shim, a copy moved and dropped)
+                # is counted apart, its reads mixing two states.
+                exe0, slot0, uid = exe_id(pid), slot_of(pid), live_uid(pid)
+                if uid is None:
+                    continue  # gone, or exiting
+                ns = {}
+                for kind in ("net", "user"):
+                    with contextlib.suppress(OSError):
+                        ns[kind] = os.readlink("/proc/%d/ns/%s" % (pid, kind))
+                socks = [t for t in fd_targets(pid) if t.startswith("socket:")]
+                exe1, slot1, uid1 = exe_id(pid), slot_of(pid), live_uid(pid)
+                for t in socks:
+                    cross_unit(t, pid)  # whatever it is, a process of this unit
+                if pid == u.pid:
+                    continue
+                if uid1 is None:
+                    continue  # gone meanwhile
+                if (exe0, slot0, uid) != (exe1, slot1, uid1):
+                    self.transitions += 1
+                    continue
+                if exe0 == daemon_exe and all(x == "0" or lo <= int(x) <= hi for x in uid):
+                    # A fork of the daemon that has not exec'd yet: its
+                    # jobs (the custody copy) and a container between its
+                    # clone and its shim's exec. It runs the daemon's own
+                    # code, as root or as its namespace's owner (the first
+                    # uid of the container's range, launcher-native.c,
+                    # become_owner()), with the daemon's fds until the exec.
+                    self.daemon_forks += 1
+                    continue
+                slot = slot0
+                self.containers_seen += 1
+                self.slots_seen.add((u.name, slot))
+                if not all(lo <= int(x) <= hi for x in uid):
+                    self.violations.append("%s: pid %d (%s) runs as uid %s, outside %d-%d"
+                                           % (u.name, pid, describe(pid), uid, lo, hi))
+                for n in ns.values():
+                    cross_unit(n, pid)
+                if (tmpl_uids and set(uid) <= tmpl_uids
+                        and (pid not in in_tmpl or ns.get("user") not in tmpl_userns)):
+                    # A copy before its drop: no episode's yet.
+                    copies[(u.name, pid)] = slot
+                    self.copies_before_drop += 1
+                    if (u.name, pid) in self.last_copies:
+                        self.violations.append(
+                            "%s: pid %d (%s) in slot %s still runs as the template's uid %s"
+                            % (u.name, pid, describe(pid), slot, uid))
+                    continue
+                for x in set(uid):
+                    own("uid " + x, slot, pid)
+                for n in ns.values():
+                    own(n, slot, pid)
+                for t in socks:
+                    own(t, slot, pid)
         self.last_copies = copies
         self.probes += 1
 
@@ -600,6 +641,7 @@ def run(args):
     workdir = tempfile.mkdtemp(prefix="openenvd-fleet.", dir="/var/tmp")
     os.chmod(workdir, 0o755)
     units, drives, checks = [], [], []
+    sampler = None
     lanes = args.sessions > 1
     report = {"units": args.units, "sessions": args.sessions,
               "episodes_per_session": args.episodes,
@@ -656,29 +698,73 @@ def run(args):
         t_before = time.monotonic()
         sampler = Sampler(units, blocks, args.sample_interval, args.probe_every)
         sampler.start()
-        wall = asyncio.run(drive_all(drives, args.episodes, fixture, report))
+        state = {}
+
+        # At rest again (every client's last episode graded, its session
+        # still open; the pool full again): the window holds exactly one env
+        # start per episode.
+        def rest_again(u):
+            i = u.call("GET", "/info")
+            sb = i["standby"]
+            return (sb["state"] == "ready" and sb.get("ready", 1) >= sb.get("target", 1)
+                    and (i.get("episodes") or {}).get("live", 0) == 0)
+
+        def after_drive():
+            state["rounds"] = len(sampler.rounds)  # the drive's samples
+            for u in units:
+                try:
+                    poll(lambda u=u: rest_again(u), "%s at rest" % u.name, start_timeout * 2,
+                         0.2)
+                except TimeoutError as e:
+                    # What it waits for: its pool, its lanes.
+                    i, ep = u.call("GET", "/info"), u.call("GET", "/episodes")
+                    state.setdefault("not_at_rest", []).append(
+                        "%s; standby %s, pool %s, lanes %s" % (
+                            e, i.get("standby"),
+                            [p.get("state") for p in ep.get("standby_pool") or []],
+                            ["%s:%s" % (x.get("lane"), x.get("phase"))
+                             for x in ep.get("live_episodes") or []]))
+            state["t_after"] = time.monotonic()
+            state["after"] = {u.name: u.metrics() for u in units}
+
+        # --hold: every client holds a live episode again (its reset done,
+        # no step yet), the pools full: what B trainers between two
+        # episodes cost, units or sessions alike.
+        def holding(u):
+            i = u.call("GET", "/info")
+            sb = i["standby"]
+            n = sum(1 for d in drives if d.unit is u)
+            return (sb["state"] == "ready" and sb.get("ready", 1) >= sb.get("target", 1)
+                    and (i.get("episodes") or {}).get("live", 0) >= (n if lanes else 1))
+
+        def hold():
+            for u in units:
+                poll(lambda u=u: holding(u), "%s holding" % u.name, start_timeout * 2, 0.2)
+            settle(units)
+            report["held"] = {u.name: rest.footprint(u) for u in units}
+            report["held_private_mb"] = private_by_slot(units)
+            report["mem_available_drop_held_mb"] = (mem_before - meminfo_available()) / 1024
+
+        wall = asyncio.run(drive_all(drives, args.episodes, fixture, report, after_drive,
+                                     hold if args.hold and "not_at_rest" not in state else None))
         sampler.halt.set()
         sampler.join()
         sampler.probe()
-
-        # At rest again (the last episode closed, every session gone, the pool
-        # full again): the window holds exactly one env start per episode.
-        def rest_again(u):
+        t_after, after = state["t_after"], state["after"]
+        if "not_at_rest" in state:
+            check("the fleet ran to the end", False, "after the drive, not at rest: "
+                  + "; ".join(state["not_at_rest"]))
+        # The sessions closed: with lanes, each released lane ends what its
+        # session held. At rest once more, the retired episodes torn down.
+        def closed(u):
             i = u.call("GET", "/info")
             sb = i["standby"]
             return (sb["state"] == "ready" and sb.get("ready", 1) >= sb.get("target", 1)
                     and (i.get("episodes") or {}).get("sessions", 0) == 0)
         for u in units:
-            poll(lambda u=u: rest_again(u), "%s at rest" % u.name, start_timeout * 2, 0.2)
-        t_after = time.monotonic()
-        after = {u.name: u.metrics() for u in units}
-        # Memory at rest after the drive (the retired episodes torn down:
-        # the subtree's processes back to what they were at rest before).
-        n_rest = {u.name: report["rest"][u.name]["processes"] for u in units}
-        for u in units:
-            with contextlib.suppress(TimeoutError):
-                poll(lambda u=u: len(u.subtree_pids()) <= n_rest[u.name],
-                     "%s torn down" % u.name, 30, 0.2)
+            if "not_at_rest" not in state:
+                poll(lambda u=u: closed(u), "%s at rest" % u.name, start_timeout * 2, 0.2)
+        settle(units)
         report["rest_after"] = {u.name: rest.footprint(u) for u in units}
         report["mem_available_drop_after_mb"] = (mem_before - meminfo_available()) / 1024
 
@@ -735,6 +821,8 @@ def run(args):
                                         "container_processes": sampler.containers_seen,
                                         "daemon_forks": sampler.daemon_forks,
                                         "copies_before_drop": sampler.copies_before_drop,
+                                        "transitions": sampler.transitions,
+                                        "reused": sampler.reused,
                                         "slots": len(sampler.slots_seen)}
         check("every container ran inside its own unit's uid block; no socket or network "
               "namespace shared between units" + (" or between a unit's episodes"
@@ -752,7 +840,7 @@ def run(args):
             eps = [e for d in mine for e in d.episodes]
             n = max(1, len(eps))
             a, b = after[u.name], before[u.name]
-            s_ = sampler.samples[u.name]
+            s_ = sampler.samples[u.name][:state.get("rounds")]  # the drive's
             per_unit[u.name] = {
                 "sessions": len(mine),
                 "episodes": len(eps),
@@ -790,12 +878,13 @@ def run(args):
         report["episode_s"] = {"p50": pct(walls, 0.5), "p99": pct(walls, 0.99)}
         # The whole run's memory during the drive: all units' subtrees and
         # daemons summed per sampling round, and MemAvailable's lowest.
-        if sampler.rounds:
+        rounds = sampler.rounds[:state.get("rounds", len(sampler.rounds))]
+        if rounds:
             report["drive_peak"] = {
-                "subtree_mb": max(r["subtree_bytes"] for r in sampler.rounds) / 2**20,
-                "rss_mb": max(r["rss_kb"] for r in sampler.rounds) / 1024,
+                "subtree_mb": max(r["subtree_bytes"] for r in rounds) / 2**20,
+                "rss_mb": max(r["rss_kb"] for r in rounds) / 1024,
                 "mem_available_drop_mb": (mem_before - min(r["mem_available_kb"]
-                                                           for r in sampler.rounds)) / 1024}
+                                                           for r in rounds)) / 1024}
         # The units' own CPU (daemons and containers, from their subtrees)
         # between the two scrapes, which also hold the wait for the last
         # standbys: how many of the machine's CPUs the fleet used.
@@ -809,6 +898,8 @@ def run(args):
     except Exception as e:  # noqa: BLE001 - the report says what broke, units are stopped
         check("the fleet ran to the end", False, "%r" % e)
     finally:
+        if sampler:
+            sampler.halt.set()
         codes = {}
         for u in units:
             codes[u.name] = u.stop()
@@ -825,7 +916,8 @@ def run(args):
                 check("every line of every daemon's log is a JSON object", False, str(e))
             # The end of the log of every unit that failed or whose
             # client failed: what the daemon saw meanwhile.
-            failed = {d.unit.name for d in drives if d.error}
+            failed = {d.unit.name for d in drives if d.error} | (
+                {u.name for u in units} if not all(c["ok"] for c in checks) else set())
             report["logs_tail"] = {u.name: u.tail(30) for u in units
                                    if codes.get(u.name) != 0 or u.name in failed}
         if args.keep:
@@ -834,6 +926,58 @@ def run(args):
             shutil.rmtree(workdir, ignore_errors=True)
     report["checks"] = checks
     return report
+
+
+def memory_kb(pid):
+    """pid's (USS, PSS), kB: its private memory (Private_Clean +
+    Private_Dirty) and its proportional share (Pss: each shared page divided
+    among the processes that map it)."""
+    uss = pss = 0
+    for line in (read("/proc/%d/smaps_rollup" % pid) or "").splitlines():
+        if line.startswith(("Private_Clean:", "Private_Dirty:")):
+            uss += int(line.split()[1])
+        elif line.startswith("Pss:"):
+            pss = int(line.split()[1])
+    return uss, pss
+
+
+def private_by_slot(units):
+    """MB, every unit's processes: the private memory (USS) of each
+    episode's (its env server and shim: what one more live or standby
+    episode costs beyond its template), the proportional memory (PSS) of
+    each template's, and the PSS of all of them, daemons included (the
+    processes' memory without the kernel's and the page cache's):
+    {"episodes": [USS...], "templates": [PSS...], "pss": MB}."""
+    out = {"episodes": [], "templates": [], "pss": 0.0}
+    for u in units:
+        slots = {}
+        for pid in u.subtree_pids():
+            uss, pss = memory_kb(pid)
+            out["pss"] += pss / 1024
+            slot = slot_of(pid)
+            if slot:
+                a = slots.setdefault(slot, [0, 0])
+                a[0] += uss
+                a[1] += pss
+        for slot, (uss, pss) in slots.items():
+            if slot.startswith("template"):
+                out["templates"].append(pss / 1024)
+            else:
+                out["episodes"].append(uss / 1024)
+    return out
+
+
+def settle(units, timeout=30):
+    """Until every unit's subtree memory stopped moving (episodes retired and
+    torn down, copies started): two samples 0.5 s apart within 1 %."""
+    end = time.monotonic() + timeout
+    prev = None
+    while time.monotonic() < end:
+        cur = [u.subtree_memory() or 0 for u in units]
+        if prev and all(abs(a - b) <= 0.01 * max(a, b, 1) for a, b in zip(cur, prev)):
+            return
+        prev = cur
+        time.sleep(0.5)
 
 
 def meminfo_available():
@@ -872,7 +1016,8 @@ def print_report(r, out):
         print("  client reset(): p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (%d resets)"
               % (1e3 * rs["p50"], 1e3 * rs["p90"], 1e3 * rs["p99"], 1e3 * rs["max"], rs["n"]),
               file=out)
-    for key, label in (("rest", "at rest"), ("rest_after", "at rest after the drive")):
+    for key, label in (("rest", "at rest"), ("held", "holding a live episode per client"),
+                       ("rest_after", "at rest after the drive")):
         rest = list((r.get(key) or {}).values())
         if rest:
             print("  %s, per unit (mean): daemon RSS %.1f MB, subtree %.1f MB, %d fds, "
@@ -883,6 +1028,20 @@ def print_report(r, out):
                       statistics.mean(x["processes"] for x in rest),
                       sum(x["rss_kb"] or 0 for x in rest) / 1024,
                       sum(x["subtree_bytes"] or 0 for x in rest) / 2**20), file=out)
+    pm = r.get("held_private_mb") or {}
+    if pm.get("episodes"):
+        print("  while holding: %.1f MB private (USS) per episode (mean of %d: live and "
+              "standby, env server and shim), %.1f MB PSS per template (mean of %d); all "
+              "processes' PSS %.1f MB" % (
+                  statistics.mean(pm["episodes"]), len(pm["episodes"]),
+                  statistics.mean(pm["templates"] or [0]), len(pm["templates"]),
+                  pm.get("pss") or 0), file=out)
+    hr = [t for t in r.get("hold_reset_s") or [] if isinstance(t, float)]
+    if hr:
+        print("  the resets before holding, all clients at once: p50 %.1f ms, max %.1f ms; "
+              "MemAvailable then %.0f MB below the start's" % (
+                  1e3 * pct(hr, 0.5), 1e3 * max(hr), r.get("mem_available_drop_held_mb") or 0),
+              file=out)
     pk = r.get("drive_peak")
     if pk:
         print("  during the drive, all units at most: RSS %.1f MB, subtree %.1f MB; "
@@ -927,6 +1086,9 @@ def main():
                     "one also probes for interference)")
     ap.add_argument("--probe-every", type=int, default=5,
                     help="probe for interference every this many samples")
+    ap.add_argument("--hold", action="store_true",
+                    help="after the drive, every client resets once more and holds that episode "
+                    "while the units' footprint is sampled (report's \"held\")")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     ap.add_argument("--no-template", action="store_true",
