@@ -485,11 +485,14 @@ def case_four_sessions_at_once():
         for k in range(4):
             threads.append(threading.Thread(target=session, args=(k,)))
             threads[-1].start()
-        poll(lambda: d.ok("GET", "/info")["episodes"]["sessions"] == 4 or results,
-             "four sessions open", START_TIMEOUT)
+        def held():
+            eps = d.ok("GET", "/episodes")["live_episodes"]
+            return results or (sorted(e["lane"] for e in eps if e["session"]) == [0, 1, 2, 3]
+                               and eps)
+        # Each session opened (its lane taken) and reset (its lane's episode made).
+        eps = poll(held, "four sessions open, each with its episode", START_TIMEOUT)
         check(not results, "a session ended early: %s" % results)
-        eps = d.ok("GET", "/episodes")["live_episodes"]
-        check(sorted(e["lane"] for e in eps if e["session"]) == [0, 1, 2, 3] and
+        check(d.ok("GET", "/info")["episodes"]["sessions"] == 4 and
               len({e["episode_id"] for e in eps}) == len(eps), "four lanes live: %s" % eps)
         r = client("c4-capacity", base_url(d))
         check(r["answer"] == "RuntimeError: Server error: Server at capacity: 4/4 sessions "
@@ -518,8 +521,11 @@ def case_four_sessions_at_once():
         poll(lambda: d.ok("GET", "/info")["episodes"]["sessions"] == 0, "the lanes free", 60)
         print("# four sessions at once: 8 episodes graded; %s" % d.ok("GET", "/info")["episodes"])
     finally:
+        # Sessions waiting for the flag end (a failed check must not leave them).
+        with open(flag, "w"):
+            pass
         for t in threads:
-            t.join(1)
+            t.join(120)
         d.stop()
 
 
