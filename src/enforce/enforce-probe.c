@@ -287,11 +287,7 @@ void enforce_probe_container(struct enforce_world *R, const struct manifest_cont
         const struct manifest_zone *z = manifest_zone(R->m, c->zone);
         const struct cgroup_limits probe_limits = { .memory_bytes = PROBE_MEMORY_BYTES,
                                                     .pids = PROBE_PIDS };
-        const struct cgroup_limits zone_limits = {
-                .memory_bytes = z->resources.memory_mb * 1024 * 1024,
-                .pids = z->resources.pids,
-                .cpu = z->resources.cpu,
-        };
+        const struct cgroup_limits zone_limits = unit_cgroup_limits(&z->resources, 1);
         cleanup_free char *leaf = xasprintf("%s/probe-%s", unit_zone_cgroup(c->zone), c->name);
         cleanup_free char *link_leaf = xasprintf("%s-link", leaf);
         cleanup_free char *link_path = xasprintf(LINKS_INSIDE "/escape/canary");

@@ -419,7 +419,7 @@ static int write_program(int fd)
 
 static int gen_start(struct env_template *t)
 {
-        const struct manifest_resources *res = &t->env->effective;
+        const struct cgroup_limits lim = unit_cgroup_limits(&t->env->effective, 1);
         struct env_template_gen *g = xcalloc(1, sizeof(*g));
         cleanup_error_detail struct error_detail err = {};
         struct container_spec spec = { .stdio_fd = -EBADF };
@@ -437,10 +437,7 @@ static int gen_start(struct env_template *t)
         t->gens = g;
         t->stats.builds++;
         g->cgroup = xasprintf("%s/template-%u", unit_zone_cgroup(MANIFEST_ZONE_AGENT), g->number);
-        r = cgroup_create(t->cfg->cgroups, g->cgroup,
-                          &(struct cgroup_limits){ .memory_bytes = res->memory_mb * 1024 * 1024,
-                                                   .pids = res->pids,
-                                                   .cpu = res->cpu });
+        r = cgroup_create(t->cfg->cgroups, g->cgroup, &lim);
         if (r < 0) {
                 error_detail_set(&err, r, "cgroup %s: %s", g->cgroup, strerror(-r));
                 goto fail;

@@ -412,13 +412,8 @@ static int make_slot_cgroups(struct episode *e)
         const struct manifest *m = e->cfg->manifest;
 
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                const struct manifest_resources *res = &m->zones[z].resources;
+                const struct cgroup_limits lim = unit_cgroup_limits(&m->zones[z].resources, 1);
                 cleanup_free char *slot = episode_zone_cgroup(e, z);
-                struct cgroup_limits lim = {
-                        .memory_bytes = res->memory_mb * 1024 * 1024,
-                        .pids = res->pids,
-                        .cpu = res->cpu,
-                };
                 int r;
 
                 if (m->zones[z].n_containers == 0)
@@ -437,12 +432,8 @@ static int make_cgroups(struct episode *e)
         if (r < 0)
                 return r;
         for (size_t i = 0; i < e->n_members; i++) {
-                const struct manifest_resources *res = &e->members[i].mc->effective;
-                struct cgroup_limits lim = {
-                        .memory_bytes = res->memory_mb * 1024 * 1024,
-                        .pids = res->pids,
-                        .cpu = res->cpu,
-                };
+                const struct cgroup_limits lim =
+                        unit_cgroup_limits(&e->members[i].mc->effective, 1);
                 r = cgroup_create(e->cfg->cgroups, e->members[i].cgroup, &lim);
                 if (r < 0)
                         return log_error_errno(r, "cgroup %s: %m", e->members[i].cgroup);

@@ -8,6 +8,8 @@
  *   unit-views.c  what the control routes read of it (/info, /episodes,
  *                 /verdict, /logs, /readyz, /metrics): never a change
  */
+#include <assert.h>
+
 #include "phase/phase.h"
 #include "sandbox/syscall-filter.h"
 #include "unit/episode.h"
@@ -61,18 +63,17 @@ struct lane {
         struct unit *u; /* borrowed: the unit it is part of */
         unsigned index;
         struct phase_machine phase;
-        struct episode *live;                /* owned: the episode the phase machine follows */
-        json_t *inspection;                  /* owned: observers' results of its last inspection */
-        bool held;                           /* a session holds it */
-        bool episode_requested;              /* a client reset waits for the grading to end */
-        bool done_pending;                   /* unit_note_done() ends the episode next round */
-        bool cold_pending;                   /* a reset waits for a free slot */
-        bool live_counted;                   /* the live episode is in stats.episodes */
-        usec_t live_sealed_at;               /* when the live episode began sealing (loop clock) */
-        usec_t live_exposed_at;              /* when the live episode went live (loop clock) */
-        usec_t provisioning_at;              /* when its reset began (loop clock) */
-        usec_t phase_since;                  /* CLOCK_MONOTONIC: entered the current phase */
-        usec_t reset_at;                     /* CLOCK_MONOTONIC: the reset in progress began */
+        struct episode *live;   /* owned: the episode the phase machine follows */
+        json_t *inspection;     /* owned: observers' results of its last inspection */
+        bool held;              /* a session holds it */
+        bool episode_requested; /* a client reset waits for the grading to end */
+        bool done_pending;      /* unit_note_done() ends the episode next round */
+        bool cold_pending;      /* a reset waits for a free slot */
+        bool live_counted;      /* the live episode is in stats.episodes */
+        usec_t live_sealed_at;  /* when the live episode began sealing (loop clock) */
+        usec_t live_exposed_at; /* when the live episode went live (loop clock) */
+        usec_t phase_since;     /* CLOCK_MONOTONIC: entered the current phase */
+        usec_t reset_at; /* CLOCK_MONOTONIC (the loop's clock): the reset in progress began */
         enum unit_reset_source reset_source; /* ... and where its episode comes from */
         enum unit_end live_end;              /* how the live episode is ending */
 };
@@ -113,6 +114,13 @@ struct unit {
         bool told_ready;    /* ops->ready was called */
         bool first_pending; /* unit_start()'s episode is not up yet */
 };
+
+/* Lane `lane` of u, for reading: one of its cfg.concurrent (asserted). */
+static inline const struct lane *unit_lane(const struct unit *u, unsigned lane)
+{
+        assert(lane < u->cfg.concurrent);
+        return &u->lanes[lane];
+}
 
 static inline unsigned unit_slots(const struct unit *u)
 {

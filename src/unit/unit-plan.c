@@ -60,6 +60,15 @@ const char *unit_zone_cgroup(enum manifest_zone_kind z)
         return (unsigned) z < MANIFEST_ZONE_MAX ? zone_cgroups[z] : NULL;
 }
 
+struct cgroup_limits unit_cgroup_limits(const struct manifest_resources *res, unsigned n)
+{
+        return (struct cgroup_limits){
+                .memory_bytes = res->memory_mb * 1024 * 1024 * n,
+                .pids = res->pids * n,
+                .cpu = res->cpu * n,
+        };
+}
+
 size_t unit_container_count(const struct manifest *m)
 {
         size_t n = 0;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup/cgroup.h"
 #include "manifest/manifest.h"
 #include "sandbox/container-spec.h"
 #include "unit/env-origin.h"
@@ -102,6 +103,9 @@ bool unit_container_is_env(const struct manifest_container *c);
 bool unit_container_activated(const struct manifest_container *c);
 /* The zone's cgroup below the daemon's subtree: "zones/agent", ... */
 const char *unit_zone_cgroup(enum manifest_zone_kind z);
+/* The cgroup limits of res, n times over: 1 for one episode's (its slot,
+ * a container's leaf), the unit's slots for a zone's ceiling. */
+struct cgroup_limits unit_cgroup_limits(const struct manifest_resources *res, unsigned n);
 
 /* Host paths (newly allocated). */
 char *unit_socket_dir(const struct unit_plan_context *ctx, const char *container);

@@ -3,7 +3,6 @@
  * What the control routes read of the unit (unit-internal.h): its phase,
  * readiness, episodes, verdicts, logs, counters. Nothing here changes it.
  */
-#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -21,8 +20,8 @@ enum phase unit_phase(const struct unit *u)
 
 const char *unit_episode_id(const struct unit *u, unsigned lane)
 {
-        assert(lane < u->cfg.concurrent);
-        return u->lanes[lane].live ? episode_id(u->lanes[lane].live) : NULL;
+        const struct episode *live = unit_lane(u, lane)->live;
+        return live ? episode_id(live) : NULL;
 }
 
 bool unit_ready(const struct unit *u, char **ret_reason)
@@ -52,15 +51,14 @@ bool unit_ready(const struct unit *u, char **ret_reason)
 
 bool unit_env_traffic_allowed(const struct unit *u, unsigned lane)
 {
-        enum phase p = u->lanes[lane].phase.current;
+        enum phase p = unit_lane(u, lane)->phase.current;
 
-        assert(lane < u->cfg.concurrent);
         return p == PHASE_READY || p == PHASE_RUNNING;
 }
 
 int unit_env_tcp_socket(const struct unit *u, unsigned lane, int family, uint16_t *ret_port)
 {
-        const struct episode *live = u->lanes[lane].live;
+        const struct episode *live = unit_lane(u, lane)->live;
 
         if (!live || !unit_env_traffic_allowed(u, lane))
                 return -ENETUNREACH;
@@ -197,9 +195,8 @@ const struct member_log *unit_container_log(const struct unit *u, const char *co
 
 json_t *unit_inspection(const struct unit *u, unsigned lane)
 {
-        const struct lane *l = &u->lanes[lane];
+        const struct lane *l = unit_lane(u, lane);
 
-        assert(lane < u->cfg.concurrent);
         return l->inspection ? json_incref(l->inspection) : json_object();
 }
 

@@ -93,6 +93,13 @@ static void count_episode(struct lane *l, enum unit_end end)
         l->u->stats.episodes[episode_verdict(l->live)->kind][end]++;
 }
 
+/* Lane `lane` of u, to change it: one of its cfg.concurrent (asserted). */
+static struct lane *lane_at(struct unit *u, unsigned lane)
+{
+        assert(lane < u->cfg.concurrent);
+        return &u->lanes[lane];
+}
+
 /* The lane whose live episode e is; NULL: none (a standby, a retired one). */
 static struct lane *lane_of(struct unit *u, const struct episode *e)
 {
@@ -443,7 +450,6 @@ static int do_reset(struct lane *l, const char *reason, char *ret_refusal, size_
         u->standby_failures = 0;
         u->standby_not_before = 0;
         l->reset_at = now_usec(CLOCK_MONOTONIC);
-        l->provisioning_at = loop_now(u->cfg.loop);
         l->live_counted = false;
         l->live = unit_next_standby(u);
         if (l->live) {
@@ -467,11 +473,9 @@ static int do_reset(struct lane *l, const char *reason, char *ret_refusal, size_
 int unit_reset(struct unit *u, unsigned lane, const char *reason, unit_done_fn done, void *userdata,
                char *ret_refusal, size_t refusal_size)
 {
-        struct lane *l = &u->lanes[lane];
-        int r;
+        struct lane *l = lane_at(u, lane);
+        int r = do_reset(l, reason, ret_refusal, refusal_size);
 
-        assert(lane < u->cfg.concurrent);
-        r = do_reset(l, reason, ret_refusal, refusal_size);
         if (r == 1)
                 return wait_add(l, WAIT_READY, done, userdata);
         return r;
@@ -589,7 +593,7 @@ static usec_t on_provision_not_before(struct episode *e, void *userdata)
                 if (live_grading(l))
                         not_before = MAX(not_before, l->live_sealed_at + u->standby_yield);
                 else if (live == EPISODE_PROVISIONING && env_template_ready(u->env_template))
-                        not_before = MAX(not_before, l->provisioning_at + u->standby_yield);
+                        not_before = MAX(not_before, l->reset_at + u->standby_yield);
                 else if (live == EPISODE_READY)
                         not_before = MAX(not_before, l->live_exposed_at + u->standby_yield);
         }
@@ -733,12 +737,6 @@ static const struct episode_events episode_events = {
 
 /* --- control ------------------------------------------------------------------- */
 
-static struct lane *lane_at(struct unit *u, unsigned lane)
-{
-        assert(lane < u->cfg.concurrent);
-        return &u->lanes[lane];
-}
-
 int unit_inspect(struct unit *u, unsigned lane, unit_done_fn done, void *userdata,
                  char *ret_refusal, size_t refusal_size)
 {
@@ -825,9 +823,8 @@ static void end_done(void *userdata)
 
 bool unit_verdict_pending(const struct unit *u, unsigned lane)
 {
-        const struct lane *l = &u->lanes[lane];
+        const struct lane *l = unit_lane(u, lane);
 
-        assert(lane < u->cfg.concurrent);
         /* A done seen but not acted on yet (unit_note_done()) counts: the
          * client that got the step answer asks at once. */
         return live_grading(l) || l->done_pending;
@@ -949,13 +946,8 @@ static int create_zones(struct unit *u)
         /* The zones' ceilings: each episode's resources (its slot's cgroup,
          * episode.c make_slot_cgroups()) times the slots; they never change. */
         for (int z = 0; z < MANIFEST_ZONE_MAX; z++) {
-                const struct manifest_resources *res = &m->zones[z].resources;
-                unsigned n = unit_slots(u);
-                struct cgroup_limits lim = {
-                        .memory_bytes = res->memory_mb * 1024 * 1024 * n,
-                        .pids = res->pids * n,
-                        .cpu = res->cpu * n,
-                };
+                const struct cgroup_limits lim =
+                        unit_cgroup_limits(&m->zones[z].resources, unit_slots(u));
                 int r = cgroup_create(u->cfg.cgroups, unit_zone_cgroup(z), &lim);
                 if (r < 0)
                         return log_error_errno(r, "cgroup %s: %m", unit_zone_cgroup(z));
