@@ -303,11 +303,12 @@ void fake_backend_done(struct fake_backend *fb)
         fb->n_members = 0;
 }
 
-struct fake_member *fake_of_uid(struct fake_backend *fb, const char *name, uid_t host_uid)
+struct fake_member *fake_in_uids(struct fake_backend *fb, const char *name, uid_t first,
+                                 uint32_t count)
 {
         for (size_t i = fb->n_members; i > 0; i--) {
                 struct fake_member *fm = fb->members[i - 1];
-                if (streq(fm->name, name) && fm->host_uid == host_uid)
+                if (streq(fm->name, name) && fm->host_uid - first < count)
                         return fm;
         }
         return NULL;

@@ -18,6 +18,7 @@
  * (freed containers too, for the test to read) until fake_backend_done().
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "base/event-loop.h"
@@ -72,8 +73,10 @@ void fake_backend_done(struct fake_backend *fb);
 struct fake_member *fake_find(struct fake_backend *fb, const char *name);
 /* The newest container named name ever made (gated or not), else NULL. */
 struct fake_member *fake_last(struct fake_backend *fb, const char *name);
-/* The member name running with host_uid (one episode's), NULL: none. */
-struct fake_member *fake_of_uid(struct fake_backend *fb, const char *name, uid_t host_uid);
+/* The last member name started with a host uid in [first, first + count)
+ * (one episode slot's range), NULL: none. */
+struct fake_member *fake_in_uids(struct fake_backend *fb, const char *name, uid_t first,
+                                 uint32_t count);
 /* How many times a principal named name started (a gated container's once
  * released). */
 unsigned fake_starts(struct fake_backend *fb, const char *name);

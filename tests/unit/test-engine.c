@@ -667,14 +667,8 @@ static void on_lane_episode(void *userdata, int result)
 /* The container name of the episode e (its slot's uid range). */
 static struct fake_member *member_of(const struct episode *e, const char *name)
 {
-        uid_t lo = (1u << 24) + episode_slot(e) * (1u << 20);
-
-        for (size_t i = fb.n_members; i > 0; i--) {
-                struct fake_member *fm = fb.members[i - 1];
-                if (streq(fm->name, name) && fm->host_uid >= lo && fm->host_uid < lo + (1u << 20))
-                        return fm;
-        }
-        return NULL;
+        return fake_in_uids(&fb, name, u->cfg.uid_base + episode_slot(e) * u->cfg.uid_slot_size,
+                            u->cfg.uid_slot_size);
 }
 
 static struct episode *lane_live(unsigned lane)
