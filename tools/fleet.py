@@ -594,8 +594,9 @@ class Sampler(threading.Thread):
         self.probes += 1
 
     def run(self):
+        # The first at once: a drive shorter than one interval still has one.
         n = 0
-        while not self.halt.wait(self.interval):
+        while n == 0 or not self.halt.wait(self.interval):
             fp = {}
             for u in self.units:
                 fp[u.name] = self.footprint(u)

@@ -23,25 +23,7 @@ units=("$@")
 [ ${#units[@]} -gt 0 ] || units=(1 2 4 8)
 episodes=${BENCH_FLEET_EPISODES:-5}
 read -r -a modes <<< "${BENCH_FLEET_TEMPLATE:-off on}"
-REAL=${OPENENV_REAL:-$(cd .. && pwd)/shared/openenv-real}
-
-if [ "$(id -u)" != 0 ]; then
-        echo "bench/fleet: needs root" >&2
-        exit 1
-fi
-if [ ! -f "$REAL/pylib.tar.xz" ] || [ ! -d "$REAL/envs/connect4_env" ]; then
-        echo "bench/fleet: unavailable: no OpenEnv snapshot at $REAL (set OPENENV_REAL)"
-        exit 0
-fi
-out=${BENCH_FLEET_OUT:-$(mktemp -d /var/tmp/openenvd-bench-fleet.XXXXXX)}
-mkdir -p "$out"
-
-[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
-ninja -C "$BUILD" src/daemon/openenvd src/sandbox/shim/openenvd-shim >/dev/null
-
-# One byte-compiled library tree for every run (an image ships its bytecode),
-# shared with bench/openenv.
-lib=$(bench/openenv/cache.sh "$REAL")
+source bench/fleet/prepare.sh fleet
 
 # Every N runs, whatever the one before did; a check that failed (or a
 # driver that could not run) makes the whole run fail at the end.

@@ -34,25 +34,7 @@ episodes=${BENCH_FLEET_EPISODES:-10}
 read -r -a standbys <<< "${BENCH_FLEET_STANDBY:-2}"
 rounds=${BENCH_FLEET_ROUNDS:-1}
 pause=${BENCH_FLEET_PAUSE:-30}
-REAL=${OPENENV_REAL:-$(cd .. && pwd)/shared/openenv-real}
-
-if [ "$(id -u)" != 0 ]; then
-        echo "bench/fleet: needs root" >&2
-        exit 1
-fi
-if [ ! -f "$REAL/pylib.tar.xz" ] || [ ! -d "$REAL/envs/connect4_env" ]; then
-        echo "bench/fleet: unavailable: no OpenEnv snapshot at $REAL (set OPENENV_REAL)"
-        exit 0
-fi
-out=${BENCH_FLEET_OUT:-$(mktemp -d /var/tmp/openenvd-bench-sessions.XXXXXX)}
-mkdir -p "$out"
-
-[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
-ninja -C "$BUILD" src/daemon/openenvd src/sandbox/shim/openenvd-shim >/dev/null
-
-# One byte-compiled library tree for every run (an image ships its bytecode),
-# shared with bench/openenv.
-lib=$(bench/openenv/cache.sh "$REAL")
+source bench/fleet/prepare.sh sessions
 
 configs=("units")
 for s in "${standbys[@]}"; do configs+=("sessions-s$s"); done
