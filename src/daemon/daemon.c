@@ -768,7 +768,9 @@ static int daemon_setup(struct daemon *d)
         r = frontend_new(d->loop, fd,
                          &(struct frontend_config){ .creds = &d->creds,
                                                     .agent_paths = d->manifest->agent_paths,
-                                                    .lanes = d->manifest->concurrent },
+                                                    .lanes = d->manifest->concurrent,
+                                                    .session_idle = d->manifest->session_idle_s *
+                                                                    USEC_PER_SEC },
                          &frontend_ops, d, &d->frontend);
         if (r < 0)
                 return log_error_errno(r, "external listener: %m");

@@ -127,14 +127,16 @@ json_t *manifest_to_json(const struct manifest *m)
                                     json_zone(&m->zones[z]));
         for (size_t i = 0; i < m->n_observer_order; i++)
                 json_array_append_new(order, json_string(m->observer_order[i]->name));
-        return json_pack(
-                "{s:o, s:i, s:f, s:i, s:{s:i}, s:b, s:s, s:o, s:o, s:o, s:{s:o}, s:o, s:{s:o}, "
-                "s:o}",
-                "app", str_or_null_to_json(m->app), "port", (int) m->port, "kill_deadline_s",
-                m->kill_deadline_s, "standby", (int) m->standby, "episodes", "concurrent",
-                (int) m->concurrent, "template", m->env_template, "base_dir", m->base_dir,
-                "workspace_seed", str_or_null_to_json(m->workspace_seed), "privileged_assets",
-                assets, "zones", zones, "model", "budget", json_model_budget(&m->model.budget),
-                "observer_order", order, "enforcement", "require", strv_to_json(m->require),
-                "verdict_policy", json_verdict_policy(&m->verdict_policy));
+        return json_pack("{s:o, s:i, s:f, s:i, s:{s:i, s:i}, s:b, s:s, s:o, s:o, s:o, s:{s:o}, "
+                         "s:o, s:{s:o}, "
+                         "s:o}",
+                         "app", str_or_null_to_json(m->app), "port", (int) m->port,
+                         "kill_deadline_s", m->kill_deadline_s, "standby", (int) m->standby,
+                         "episodes", "concurrent", (int) m->concurrent, "session_idle_s",
+                         (int) m->session_idle_s, "template", m->env_template, "base_dir",
+                         m->base_dir, "workspace_seed", str_or_null_to_json(m->workspace_seed),
+                         "privileged_assets", assets, "zones", zones, "model", "budget",
+                         json_model_budget(&m->model.budget), "observer_order", order,
+                         "enforcement", "require", strv_to_json(m->require), "verdict_policy",
+                         json_verdict_policy(&m->verdict_policy));
 }

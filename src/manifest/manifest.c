@@ -306,16 +306,21 @@ static void parse_standby(struct manifest_ctx *x, const struct mnode *n)
                           n->kind == MNODE_SCALAR ? "'" : "");
 }
 
-/* `episodes: {concurrent: N}`: how many sessions each have an episode at once. */
+/* `episodes: {concurrent: N, session_idle_s: S}`: how many sessions each
+ * have an episode at once; how long an HTTP MCP session may sit unused. */
 static void parse_episodes(struct manifest_ctx *x, const struct mnode *n)
 {
-        static const char *const keys[] = { "concurrent" };
-        const struct mnode *k[1], *v[1];
+        static const char *const keys[] = { "concurrent", "session_idle_s" };
+        const struct mnode *k[2], *v[2];
         uint64_t c;
 
-        if (mnode_fields(x, n, "episodes", keys, 1, false, k, v) && v[0] &&
-            mnode_get_uint(x, v[0], "episodes.concurrent", 1, MANIFEST_CONCURRENT_MAX, &c))
+        if (!mnode_fields(x, n, "episodes", keys, 2, false, k, v))
+                return;
+        if (v[0] && mnode_get_uint(x, v[0], "episodes.concurrent", 1, MANIFEST_CONCURRENT_MAX, &c))
                 x->m->concurrent = (unsigned) c;
+        if (v[1] &&
+            mnode_get_uint(x, v[1], "episodes.session_idle_s", 1, MANIFEST_SESSION_IDLE_MAX_S, &c))
+                x->m->session_idle_s = (unsigned) c;
 }
 
 static void parse_openenvd(struct manifest_ctx *x, const struct mnode *n, const char **app,
@@ -443,6 +448,7 @@ int manifest_parse_with(const char *data, size_t size, const char *base_dir, uns
         m->kill_deadline_s = MANIFEST_DEFAULT_KILL_DEADLINE_S;
         m->standby = 1;
         m->concurrent = 1;
+        m->session_idle_s = MANIFEST_DEFAULT_SESSION_IDLE_S;
         m->env_template = true;
         manifest_verdict_policy_defaults(&m->verdict_policy);
         x.m = m;

@@ -176,6 +176,10 @@ struct manifest_asset {
  * each has a slot of its own (unit-plan.h), a block of host uid ranges
  * and, in a template, one uid extent of the template's map. */
 #define MANIFEST_CONCURRENT_MAX 32
+/* An HTTP MCP session's lane goes back after this long unused (seconds;
+ * the default is the relay's idle timeout for a connection). */
+#define MANIFEST_DEFAULT_SESSION_IDLE_S 600
+#define MANIFEST_SESSION_IDLE_MAX_S     86400
 
 struct manifest {
         char *app;     /* owned ASGI app ("module:attr") or NULL if none is set */
@@ -187,6 +191,9 @@ struct manifest {
         /* openenvd.episodes.concurrent: episodes live at once, one per
          * client session (1..MANIFEST_CONCURRENT_MAX; default 1) */
         unsigned concurrent;
+        /* openenvd.episodes.session_idle_s: an HTTP MCP session (no
+         * connection of its own) unused this long ends, and its episode */
+        unsigned session_idle_s;
         /* openenvd.template: episodes' env servers forked from a warm
          * template where the command allows (default true; unit/env-template.h) */
         bool env_template;

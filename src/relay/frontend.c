@@ -20,13 +20,14 @@
 #include "relay/ws-frame.h"
 
 enum route {
-        ROUTE_ENV,      /* any other env path */
-        ROUTE_STEP,     /* POST /step: an action, done in the response */
-        ROUTE_MCP,      /* POST /mcp: tool calls, done in the results */
-        ROUTE_WS,       /* WebSocket /ws: OpenEnv's messages */
-        ROUTE_WS_MCP,   /* WebSocket /mcp: JSON-RPC */
-        ROUTE_WS_OTHER, /* any other upgrade: framing checked only */
-        ROUTE_CONTROL,  /* + its enum control_route */
+        ROUTE_ENV,        /* any other env path */
+        ROUTE_STEP,       /* POST /step: an action, done in the response */
+        ROUTE_MCP,        /* POST /mcp: tool calls, done in the results */
+        ROUTE_MCP_CREATE, /* POST /mcp openenv/session/create (lanes): its answer names it */
+        ROUTE_WS,         /* WebSocket /ws: OpenEnv's messages */
+        ROUTE_WS_MCP,     /* WebSocket /mcp: JSON-RPC */
+        ROUTE_WS_OTHER,   /* any other upgrade: framing checked only */
+        ROUTE_CONTROL,    /* + its enum control_route */
 };
 
 struct frontend {
@@ -36,9 +37,29 @@ struct frontend {
         const struct credentials *creds; /* borrowed */
         char *const *agent_paths;        /* borrowed */
         struct session *sessions;        /* owned */
-        unsigned lanes;                  /* episodes at once: 1, or a lane per /ws session */
+        unsigned lanes;                  /* episodes at once: 1, or a lane per session */
         struct lane_env *envs;           /* owned: lanes of them */
         bool freeing;                    /* sessions go without giving their lanes back */
+        struct loop *loop;               /* borrowed */
+        struct mcp_session *mcp;         /* owned: HTTP MCP sessions (lanes) */
+        struct loop_source *mcp_timer;   /* owned: the next one to go idle */
+        usec_t session_idle;
+};
+
+/*
+ * An HTTP MCP session on a unit of lanes (OpenEnv's production mode): the
+ * id the lane's env server gave it at "openenv/session/create", and the lane
+ * it holds until "openenv/session/close", the end of its episode, or
+ * session_idle without a request. Its requests may come on any connection:
+ * each is routed by the session_id in its body.
+ */
+struct mcp_session {
+        struct mcp_session *next;
+        char *id;
+        unsigned lane;
+        unsigned inflight; /* its requests being relayed: never idle meanwhile */
+        bool gone;         /* over: freed when the last request is through */
+        usec_t last_used;
 };
 
 /* Where a lane's live env server answers (frontend_set_env()). */
@@ -61,9 +82,12 @@ struct session {
         enum route route; /* ROUTE_WS*: the session's kind; else a held request */
         bool sticky;      /* the orchestrator's /ws: outlives episodes */
         bool waiting;     /* request_episode() answers later */
+        bool held;        /* a request held until its episode is live */
         bool failed;      /* held: no episode could be started */
         bool full;        /* lanes: none was free when it opened */
-        int lane;         /* its episodes' lane; -1: none (yet) */
+        bool holds_lane;  /* lanes: took lane, gives it back when it goes */
+        bool creating;    /* its MCP session create went to the lane's env server */
+        int lane;         /* its episodes' lane (HTTP: this request's); -1: none (yet) */
         char *first;      /* detached: the message to open the next episode with */
         size_t first_len;
         /* ROUTE_WS: client messages the env has not answered yet (OpenEnv's
@@ -137,7 +161,7 @@ static void session_free(struct session *s)
         struct frontend *f = s->f;
         /* Not while the frontend goes: the unit goes after it, and no
          * episode is ended and graded for a daemon that is leaving. */
-        int lane = f->lanes > 1 && !f->freeing ? s->lane : -1;
+        int lane = s->holds_lane && !f->freeing ? s->lane : -1;
 
         if (s->waiting && f->ops->forget)
                 f->ops->forget(f->userdata, s);
@@ -154,6 +178,15 @@ static void session_free(struct session *s)
          * which must not find this session any more. */
         if (lane >= 0 && f->ops->release)
                 f->ops->release(f->userdata, (unsigned) lane);
+}
+
+/* A lane the session took, given back (its episode ends and is graded). */
+static void session_let_lane_go(struct session *s)
+{
+        if (!s->holds_lane)
+                return;
+        s->holds_lane = false;
+        s->f->ops->release(s->f->userdata, (unsigned) s->lane);
 }
 
 /* The lane a request acts on: its session's; 0 with one lane. */
@@ -198,15 +231,38 @@ static void ws_error(struct session *s, const char *code, const char *message)
         ws_error_counts(s, code, message, NULL);
 }
 
+static char *capacity_message(const struct frontend *f)
+{
+        return xasprintf("Server at capacity: %u/%u sessions active. Cannot accept new "
+                         "connections.",
+                         f->lanes, f->lanes);
+}
+
 /* Every lane is held: what OpenEnv's own server says when its sessions are
  * all taken (SessionCapacityError), then the session closes. */
 static void ws_capacity(struct session *s)
 {
         const unsigned n = s->f->lanes;
-        cleanup_free char *m = xasprintf(
-                "Server at capacity: %u/%u sessions active. Cannot accept new connections.", n, n);
+        cleanup_free char *m = capacity_message(s->f);
 
         ws_error_counts(s, "CAPACITY_REACHED", m, (const unsigned[2]){ n, n });
+        http_handle_ws_close(s->h, WS_CLOSE_NORMAL, NULL);
+}
+
+/* A WebSocket /mcp session that found every lane held: its first request
+ * gets OpenEnv's capacity error in JSON-RPC (as OpenEnv's /mcp sends it),
+ * then the session closes. */
+static void mcp_ws_capacity(struct session *s, const char *data, size_t len)
+{
+        struct openenv_mcp_request req;
+        cleanup_free char *m = capacity_message(s->f);
+        cleanup_free char *json = NULL;
+
+        (void) openenv_mcp_request_parse(data, len, &req); /* else: id null */
+        json = openenv_jsonrpc_error(req.id, JSONRPC_SERVER_ERROR, m,
+                                     (const unsigned[2]){ s->f->lanes, s->f->lanes });
+        openenv_mcp_request_done(&req);
+        (void) http_handle_ws_send_text(s->h, json, strlen(json));
         http_handle_ws_close(s->h, WS_CLOSE_NORMAL, NULL);
 }
 
@@ -242,7 +298,7 @@ static void session_episode_ready(void *cookie, int result)
         struct session *s = cookie;
 
         s->waiting = false;
-        if (s->route < ROUTE_WS) {
+        if (s->held) {
                 s->failed = result < 0;
                 http_handle_resume(s->h); /* routed again: now live, or failed */
         } else if (result < 0)
@@ -438,7 +494,7 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
         s->route = ROUTE_ENV;
         r = f->ops->request_episode(f->userdata, 0, session_episode_ready, s);
         if (r == 1) {
-                s->waiting = true;
+                s->waiting = s->held = true;
                 return HTTP_ACTION_HOLD;
         }
         session_free(s);
@@ -447,35 +503,267 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
         return -1; /* live now */
 }
 
-/* Lanes: the orchestrator's /ws session takes one of its own, and starts
- * detached (its first reset asks the lane for an episode). */
+/* The session holds a lane: its episode live now (-1), or an action. */
+static int lane_episode(struct frontend *f, struct http_exchange *x, struct session *s)
+{
+        int r = f->ops->request_episode(f->userdata, (unsigned) s->lane, session_episode_ready, s);
+
+        if (r == 0)
+                return -1;
+        if (r == 1) {
+                s->waiting = s->held = true;
+                return HTTP_ACTION_HOLD;
+        }
+        session_free(s);
+        return respond_unavailable(x, "no episode could be started", f);
+}
+
+/* A free lane for the session; false when every one is held. */
+static bool session_take_lane(struct frontend *f, struct session *s)
+{
+        int lane;
+
+        if (s->holds_lane)
+                return true;
+        lane = f->ops->acquire(f->userdata);
+        if (lane < 0)
+                return false;
+        s->lane = lane;
+        s->holds_lane = true;
+        return true;
+}
+
+/* A JSON-RPC answer given here to an HTTP MCP request (HTTP 200, as OpenEnv's). */
+static int respond_jsonrpc(struct http_exchange *x, char *json)
+{
+        http_exchange_respond(x, 200, json);
+        free(json);
+        return HTTP_ACTION_RESPOND;
+}
+
+static int respond_jsonrpc_error(struct http_exchange *x, const char *id, int code,
+                                 const char *message)
+{
+        return respond_jsonrpc(x, openenv_jsonrpc_error(id, code, message, NULL));
+}
+
+/* --- HTTP MCP sessions (lanes) --- */
+
+static struct mcp_session *mcp_session_find(struct frontend *f, const char *id)
+{
+        for (struct mcp_session *m = f->mcp; m; m = m->next)
+                if (!m->gone && streq(m->id, id))
+                        return m;
+        return NULL;
+}
+
+static void mcp_timer_arm(struct frontend *f);
+
+static void mcp_session_unlink_free(struct frontend *f, struct mcp_session *m)
+{
+        for (struct mcp_session **p = &f->mcp; *p; p = &(*p)->next)
+                if (*p == m) {
+                        *p = m->next;
+                        break;
+                }
+        free(m->id);
+        free(m);
+}
+
+/* The session is over: its lane goes back at once (its episode ends and
+ * is graded), the record once no request of it is relayed any more. */
+static void mcp_session_end(struct frontend *f, struct mcp_session *m, const char *why)
+{
+        unsigned lane = m->lane;
+
+        log_info("MCP session %s (lane %u): %s", m->id, lane, why);
+        m->gone = true;
+        if (m->inflight == 0)
+                mcp_session_unlink_free(f, m);
+        if (!f->freeing)
+                f->ops->release(f->userdata, lane);
+}
+
+static int mcp_idle_timer(struct loop_source *src, usec_t now, void *userdata)
+{
+        struct frontend *f = userdata;
+
+        (void) src;
+        for (struct mcp_session *m = f->mcp, *next; m; m = next) {
+                next = m->next;
+                if (!m->gone && m->inflight == 0 && now - m->last_used >= f->session_idle)
+                        mcp_session_end(f, m, "unused for too long");
+        }
+        mcp_timer_arm(f);
+        return 0;
+}
+
+/* The timer for the session that goes idle first (none: off). */
+static void mcp_timer_arm(struct frontend *f)
+{
+        usec_t when = USEC_INFINITY;
+
+        for (const struct mcp_session *m = f->mcp; m; m = m->next)
+                if (!m->gone && m->inflight == 0)
+                        when = MIN(when, m->last_used + f->session_idle);
+        if (!f->mcp_timer && when != USEC_INFINITY &&
+            loop_add_timer(f->loop, when, mcp_idle_timer, f, &f->mcp_timer) < 0)
+                log_warning("MCP sessions: no idle timer");
+        else if (f->mcp_timer)
+                loop_timer_set(f->mcp_timer, when);
+}
+
+/* A create's answer (on_response): the session the lane's env server made. */
+static void mcp_session_created(struct frontend *f, struct session *s, unsigned status,
+                                const char *body, size_t len, bool truncated)
+{
+        cleanup_free char *id =
+                status == 200 && !truncated ? openenv_mcp_session_created(body, len) : NULL;
+        struct mcp_session *m;
+
+        if (!s || !s->creating)
+                return;
+        s->creating = false;
+        if (!id || mcp_session_find(f, id)) {
+                /* No session (or one another lane's has: never two lanes
+                 * behind one id), so nothing holds the lane. */
+                if (id)
+                        log_warning("MCP session %s: made twice; lane %d's is refused", id,
+                                    s->lane);
+                session_let_lane_go(s);
+                return;
+        }
+        m = xcalloc(1, sizeof(*m));
+        m->id = TAKE_PTR(id);
+        m->lane = (unsigned) s->lane;
+        m->last_used = loop_now(f->loop);
+        m->next = f->mcp;
+        f->mcp = m;
+        s->holds_lane = false; /* the session's now */
+        log_info("MCP session %s: lane %u", m->id, m->lane);
+        mcp_timer_arm(f);
+}
+
+/* An HTTP POST /mcp on a unit of lanes, its body in hand: to the lane of the
+ * session it names; a create takes a lane; a close is answered here. */
+static int route_lane_mcp_http(struct frontend *f, struct http_exchange *x)
+{
+        struct openenv_mcp_request req;
+        struct session *s;
+        struct mcp_session *m;
+        int action;
+
+        if (!x->peek)
+                return HTTP_ACTION_PEEK_BODY;
+        if (openenv_mcp_request_parse(x->peek, x->peek_len, &req) < 0)
+                return respond_jsonrpc_error(x, NULL, JSONRPC_INVALID_REQUEST,
+                                             "Invalid request: one JSON-RPC 2.0 request object "
+                                             "(this unit routes each by its session)");
+        s = session_get(f, x);
+        if (s->creating) {
+                /* A create on this connection that came to nothing (no
+                 * answer from the env server): its lane goes back. Not a
+                 * create routed again (its body read, its episode live). */
+                s->creating = false;
+                session_let_lane_go(s);
+        }
+        s->route = ROUTE_MCP;
+        if (streq(req.method, "openenv/session/create")) {
+                if (!session_take_lane(f, s)) {
+                        cleanup_free char *msg = capacity_message(f);
+                        action = respond_jsonrpc(
+                                x,
+                                openenv_jsonrpc_error(req.id, JSONRPC_SERVER_ERROR, msg,
+                                                      (const unsigned[2]){ f->lanes, f->lanes }));
+                        goto out;
+                }
+                action = lane_episode(f, x, s);
+                if (action >= 0)
+                        goto out;
+                x->tag = ROUTE_MCP_CREATE;
+                x->inspect_response = true;
+                s->creating = true;
+        } else {
+                cleanup_free char *unknown = NULL;
+                m = req.session_id ? mcp_session_find(f, req.session_id) : NULL;
+                if (!m) {
+                        unknown = req.session_id
+                                          ? xasprintf("Unknown session_id: %s", req.session_id)
+                                          : xasprintf("this unit runs up to %u episodes at once, "
+                                                      "each a session's: call "
+                                                      "openenv/session/create first and name "
+                                                      "its session_id",
+                                                      f->lanes);
+                        action = respond_jsonrpc_error(x, req.id, JSONRPC_INVALID_PARAMS, unknown);
+                        goto out;
+                }
+                if (streq(req.method, "openenv/session/close")) {
+                        mcp_session_end(f, m, "closed by the client");
+                        action = respond_jsonrpc(x, openenv_jsonrpc_closed(req.id, req.session_id));
+                        goto out;
+                }
+                s->lane = (int) m->lane;
+                m->inflight++;
+                m->last_used = loop_now(f->loop);
+                x->data = m;
+                x->tag = ROUTE_MCP;
+                x->inspect_request = x->inspect_response = true;
+        }
+        x->strip = strip_env;
+        x->upstream_key = (unsigned) s->lane;
+        action = HTTP_ACTION_FORWARD;
+out:
+        openenv_mcp_request_done(&req);
+        return action;
+}
+
+/* Lanes: each of the orchestrator's sessions takes one of its own. A /ws
+ * session starts detached (its first reset asks the lane for an episode);
+ * a WebSocket /mcp session is its episode's (the upgrade waits for it); an
+ * HTTP MCP session is routed by its body (route_lane_mcp_http()). */
 static int route_lane(struct frontend *f, struct http_exchange *x, const char *route,
                       enum principal who)
 {
+        const struct http_head *h = x->req;
+        bool mcp = streq(route, "/mcp");
         struct session *s;
-        int lane;
+        int action;
 
-        if (who != PRINCIPAL_ORCHESTRATOR || !streq(route, "/ws") || !x->req->upgrade) {
+        if (who != PRINCIPAL_ORCHESTRATOR || !(streq(route, "/ws") || mcp) ||
+            (!h->upgrade && !(mcp && h->method == HTTP_POST))) {
                 cleanup_free char *m = xasprintf(
-                        "this unit runs up to %u episodes at once, each a WebSocket session's: "
-                        "open /ws (the OpenEnv client does) and reset there",
+                        "this unit runs up to %u episodes at once, each a session's: open "
+                        "/ws (the OpenEnv client does) and reset there, or an MCP session "
+                        "(WebSocket /mcp, or openenv/session/create over HTTP /mcp)",
                         f->lanes);
                 http_exchange_error_message(x, 409, "concurrent_episodes", m);
                 return HTTP_ACTION_RESPOND;
         }
+        if (!h->upgrade)
+                return route_lane_mcp_http(f, x);
         x->strip = strip_ws;
-        x->tag = ROUTE_WS;
         s = session_get(f, x);
-        s->route = ROUTE_WS;
-        s->sticky = true;
-        if (s->lane < 0) {
-                lane = f->ops->acquire(f->userdata);
-                s->full = lane < 0;
-                s->lane = lane < 0 ? -1 : lane;
-        }
-        if (s->lane >= 0)
+        if (!session_take_lane(f, s))
+                s->full = true;
+        if (s->holds_lane)
                 strbuf_addf(&x->add_response, "X-Openenvd-Lane: %d\r\n", s->lane);
-        return HTTP_ACTION_WS_ACCEPT;
+        if (!mcp) {
+                x->tag = ROUTE_WS;
+                s->route = ROUTE_WS;
+                s->sticky = true;
+                return HTTP_ACTION_WS_ACCEPT;
+        }
+        if (s->full) {
+                /* Accepted here: its first message gets the capacity error. */
+                x->tag = ROUTE_WS_MCP;
+                s->route = ROUTE_WS_MCP;
+                return HTTP_ACTION_WS_ACCEPT;
+        }
+        action = lane_episode(f, x, s);
+        if (action >= 0)
+                return action;
+        x->upstream_key = (unsigned) s->lane;
+        return -1; /* relayed to the lane's env server */
 }
 
 static int route_env(struct frontend *f, struct http_exchange *x, const char *route,
@@ -515,10 +803,13 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
         enum principal who;
         int action, id;
 
-        /* A held request routed again: how its episode request went. */
-        if (s && s->route < ROUTE_WS) {
+        /* A held request routed again: how its episode request went. A
+         * lane's session keeps its lane (and goes on to its episode). */
+        if (s && s->held) {
                 bool failed = s->failed;
-                session_free(s);
+                s->held = s->failed = false;
+                if (failed || !s->holds_lane)
+                        session_free(s);
                 if (failed)
                         return respond_unavailable(x, "no episode could be started", f);
         }
@@ -550,17 +841,15 @@ static int fe_on_request(void *userdata, struct http_exchange *x)
                 action = respond_error(x, 405, "method_not_allowed");
                 goto done;
         }
-        if (f->lanes > 1) {
-                action = route_lane(f, x, t.route, who);
-                goto done;
-        }
-        if (!f->ops->env_traffic_allowed(f->userdata, 0)) {
-                action = route_no_episode(f, x, t.route, who);
-                if (action >= 0)
-                        goto done;
-        }
         strbuf_adds(&x->target, t.target);
-        action = route_env(f, x, t.route, who);
+        if (f->lanes > 1)
+                action = route_lane(f, x, t.route, who);
+        else if (!f->ops->env_traffic_allowed(f->userdata, 0))
+                action = route_no_episode(f, x, t.route, who);
+        else
+                action = -1;
+        if (action < 0)
+                action = route_env(f, x, t.route, who);
 done:
         request_target_done(&t);
         return action;
@@ -608,7 +897,8 @@ static void fe_on_request_inspected(void *userdata, struct http_exchange *x, con
         if (x->tag == ROUTE_STEP)
                 note_action(f, 0, 1, "step", truncated ? NULL : body, len);
         else if (x->tag == ROUTE_MCP && !truncated)
-                note_action(f, 0, openenv_mcp_actions(body, len), "mcp", body, len);
+                note_action(f, lane_of(session_of(x)), openenv_mcp_actions(body, len), "mcp", body,
+                            len);
 }
 
 static void fe_on_response(void *userdata, struct http_exchange *x, unsigned status,
@@ -617,6 +907,10 @@ static void fe_on_response(void *userdata, struct http_exchange *x, unsigned sta
         struct frontend *f = userdata;
         bool done = false;
 
+        if (x->tag == ROUTE_MCP_CREATE) {
+                mcp_session_created(f, session_of(x), status, body, len, truncated);
+                return;
+        }
         if (status != 200 || truncated || !f->ops->on_done)
                 return;
         if (x->tag == ROUTE_STEP)
@@ -624,7 +918,23 @@ static void fe_on_response(void *userdata, struct http_exchange *x, unsigned sta
         else if (x->tag == ROUTE_MCP)
                 done = openenv_mcp_done(body, len);
         if (done)
-                f->ops->on_done(f->userdata, 0);
+                f->ops->on_done(f->userdata, lane_of(session_of(x)));
+}
+
+/* An HTTP MCP session's request is through: idle from now. */
+static void fe_on_exchange_done(void *userdata, struct http_exchange *x)
+{
+        struct frontend *f = userdata;
+        struct mcp_session *m = x->data;
+
+        x->data = NULL;
+        assert(m && m->inflight > 0);
+        m->inflight--;
+        m->last_used = loop_now(f->loop);
+        if (m->gone && m->inflight == 0)
+                mcp_session_unlink_free(f, m);
+        else
+                mcp_timer_arm(f);
 }
 
 static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_client,
@@ -637,6 +947,10 @@ static void fe_on_ws_text(void *userdata, struct http_exchange *x, bool from_cli
 
         if (!s)
                 return;
+        if (from_client && http_exchange_ws_detached(x) && s->route == ROUTE_WS_MCP) {
+                mcp_ws_capacity(s, data, len); /* the only detached /mcp: a full one */
+                return;
+        }
         if (from_client && http_exchange_ws_detached(x)) {
                 session_detached_message(s, data, len);
                 return;
@@ -704,6 +1018,7 @@ static const struct http_proxy_ops frontend_proxy_ops = {
         .on_response = fe_on_response,
         .on_ws_text = fe_on_ws_text,
         .on_ws_event = fe_on_ws_event,
+        .on_exchange_done = fe_on_exchange_done,
         .on_handle_gone = fe_on_handle_gone,
 };
 
@@ -784,6 +1099,16 @@ int frontend_set_env(struct frontend *f, unsigned lane, const struct frontend_en
         route_config(f, &up);
         http_proxy_set_upstream(f->proxy, &up);
 
+        /* The lane's HTTP MCP session: its env server (which knew its id)
+         * is gone. Found afresh each time: ending one may end more. */
+        for (;;) {
+                struct mcp_session *m = f->mcp;
+                while (m && (m->gone || m->lane != lane))
+                        m = m->next;
+                if (!m)
+                        break;
+                mcp_session_end(f, m, "its episode ended");
+        }
         /* The lane's sessions on the previous env server: it is gone (or going). */
         for (struct session *s = f->sessions, *next; s; s = next) {
                 next = s->next;
@@ -827,6 +1152,8 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
         f->creds = cfg->creds;
         f->agent_paths = cfg->agent_paths;
         f->lanes = MAX(cfg->lanes, 1u);
+        f->loop = l;
+        f->session_idle = cfg->session_idle ? cfg->session_idle : 600 * USEC_PER_SEC;
         f->envs = xcalloc(f->lanes, sizeof(*f->envs));
         r = lane_env_set(&f->envs[0], cfg->env_socket
                                               ? &(struct frontend_env){ .socket = cfg->env_socket }
@@ -853,6 +1180,9 @@ struct frontend *frontend_free(struct frontend *f)
         /* Closing the connections frees their sessions (on_handle_gone). */
         f->freeing = true;
         http_proxy_free(f->proxy);
+        while (f->mcp)
+                mcp_session_unlink_free(f, f->mcp);
+        loop_source_free(f->mcp_timer);
         free(f->envs);
         return mfree(f);
 }

@@ -46,7 +46,12 @@
  * env server (env->make_socket), and its 101 says which lane
  * (X-Openenvd-Lane). A session that finds every lane taken answers its
  * first message with OpenEnv's own capacity error (CAPACITY_REACHED) and
- * closes. Env requests outside such a session are refused (409
+ * closes. MCP sessions take lanes too: a WebSocket /mcp session is its
+ * lane's episode's (the handshake waits until it is live); an HTTP MCP
+ * session (openenv/session/create, then params.session_id) is routed request
+ * by request by its body, on any connection, and gives its lane back on
+ * openenv/session/close, at the end of its episode, or after
+ * cfg.session_idle unused. Env requests outside a session are refused (409
  * concurrent_episodes): no episode is theirs. With one lane, everything is
  * lane 0's.
  *
@@ -122,6 +127,7 @@ struct frontend_config {
         usec_t head_timeout, idle_timeout; /* 0: defaults (10 s, 600 s) */
         unsigned max_connections;          /* 0: HTTP_MAX_CONNECTIONS */
         unsigned lanes;                    /* episodes at once (0: 1) */
+        usec_t session_idle; /* lanes: an HTTP MCP session unused this long ends (0: 600 s) */
 };
 
 struct frontend;

@@ -136,6 +136,7 @@ struct http_conn {
         size_t u_addr;                /* index of the address being connected to */
         size_t u_first;               /* index of the first address tried */
         size_t u_attempts;            /* addresses tried for this connection */
+        unsigned u_key;               /* the upstream_key it was opened for */
         size_t cout_off, uout_off;
         size_t c_fwd, u_fwd; /* classified bytes at cin/uin start awaiting send */
         /* Passes: bytes of a side's stream after all of its buffer that go

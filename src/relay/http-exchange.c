@@ -22,6 +22,7 @@ enum req_state {
         REQ_WAIT,      /* request sent (or answered), response not finished */
         REQ_DEFERRED,  /* a local answer the policy gives later */
         REQ_HELD,      /* the head waits in the buffer until the policy resumes it */
+        REQ_PEEK,      /* the head and its body wait in the buffer until the body is whole */
 };
 
 enum resp_state {
@@ -44,6 +45,8 @@ struct exchange_state {
         bool in_body_callback; /* inside on_request_body() */
         bool inspect_truncated;
         bool inspect_req_truncated;
+        size_t peek_need; /* REQ_PEEK: the bytes of head and body */
+        bool peeked;      /* routed again, its body whole behind the head */
 };
 
 /* --- local answers --- */
@@ -218,6 +221,7 @@ static int process_head(struct http_conn *c)
         size_t end;
         const char *raw = c->cin.data + c->cin.start;
         const char *q;
+        bool peeked;
         int r, action;
 
         r = http_head_find_end(raw, buf_avail(&c->cin), &end);
@@ -245,7 +249,15 @@ static int process_head(struct http_conn *c)
                 c->ex->rstate = REQ_WAIT;
                 return 1;
         }
-        p->stats.requests++;
+        peeked = c->ex->peeked;
+        if (peeked) {
+                /* Routed again with its body (HTTP_ACTION_PEEK_BODY): the
+                 * same request, counted once. */
+                c->ex->peeked = false;
+                c->x.peek = raw + end;
+                c->x.peek_len = (size_t) h.content_length;
+        } else
+                p->stats.requests++;
         c->x.req = &h;
         c->x.req_is_head = h.method == HTTP_HEAD;
         c->x.path = h.target;
@@ -262,6 +274,7 @@ static int process_head(struct http_conn *c)
 
         action = p->ops->on_request(p->userdata, &c->x);
         c->x.req = NULL;
+        c->x.peek = NULL;
         if (c->x.authenticated)
                 conn_set_authenticated(c);
         switch (action) {
@@ -279,6 +292,25 @@ static int process_head(struct http_conn *c)
                 }
                 http_exchange_error(&c->x, 400, "bad_request");
                 action = HTTP_ACTION_RESPOND;
+                break;
+        case HTTP_ACTION_PEEK_BODY:
+                /* Bounded as a head is: the whole of it in the buffer, by
+                 * the head's deadline; asked once. */
+                if (h.body == HTTP_BODY_CHUNKED) {
+                        http_exchange_error(&c->x, 411, "length_required");
+                        action = HTTP_ACTION_RESPOND;
+                } else if (h.content_length > CONN_BUF_BYTES - end) {
+                        http_exchange_error(&c->x, 413, "body_too_large");
+                        action = HTTP_ACTION_RESPOND;
+                } else if (peeked) {
+                        http_exchange_error(&c->x, 500, "internal_error");
+                        action = HTTP_ACTION_RESPOND;
+                } else {
+                        c->ex->rstate = REQ_PEEK;
+                        c->ex->peek_need = end + (size_t) h.content_length;
+                        conn_arm_head_timer(c);
+                        return 1;
+                }
                 break;
         case HTTP_ACTION_READ_BODY:
                 if (h.body == HTTP_BODY_CHUNKED) {
@@ -303,7 +335,11 @@ static int process_head(struct http_conn *c)
                 return 1;
         }
 
-        if (c->ufd < 0 || c->u_eof || c->u_shut) {
+        /* A request for another of the policy's upstreams than the one this
+         * connection has open: that one is closed, idle (one exchange at a time). */
+        if (c->ufd < 0 || c->u_eof || c->u_shut ||
+            (p->cfg.upstream_for && c->x.upstream_key != c->u_key)) {
+                c->u_key = c->x.upstream_key;
                 r = conn_connect_upstream(c);
                 if (r < 0) {
                         p->stats.upstream_failures++;
@@ -435,6 +471,15 @@ static int http_process_client(struct http_conn *c)
                                 conn_kill(c);
                         return 0;
                 }
+                return process_head(c);
+        case REQ_PEEK:
+                if (avail < c->ex->peek_need) {
+                        if (c->c_eof)
+                                conn_kill(c); /* closed mid-body: nobody to answer */
+                        return 0;
+                }
+                c->ex->rstate = REQ_HEAD;
+                c->ex->peeked = true;
                 return process_head(c);
         case REQ_READ_BODY: {
                 size_t n = (size_t) MIN((uint64_t) avail, c->ex->req_left);
@@ -744,9 +789,11 @@ static bool http_idle(const struct http_conn *c)
 
 static int http_timer(struct http_conn *c)
 {
-        if (!http_idle(c) || buf_avail(&c->cin) == 0 || !client_flushed(c))
+        bool peeking = c->ex->rstate == REQ_PEEK && c->ex->sstate == RESP_IDLE;
+
+        if (!(http_idle(c) || peeking) || buf_avail(&c->cin) == 0 || !client_flushed(c))
                 return 0;
-        /* Slowloris: a partial head gets 408 and a close. */
+        /* Slowloris: a partial head (or a body routed by) gets 408 and a close. */
         c->x.req_is_head = false;
         conn_fail(c, 408, "request_timeout");
         c->ex->rstate = REQ_WAIT; /* never parse the partial head */

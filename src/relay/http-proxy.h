@@ -63,11 +63,19 @@ enum http_action {
         HTTP_ACTION_READ_BODY, /* read the body (<= HTTP_MAX_CONTROL_BODY), then on_request_body */
         HTTP_ACTION_HOLD,      /* wait: http_handle_resume() routes the request again later */
         HTTP_ACTION_WS_ACCEPT, /* accept the WebSocket here: a detached session, no upstream yet */
+        /* Wait until the whole body (Content-Length, head and body within
+         * the connection's buffer, by the head's deadline) is buffered, then
+         * on_request again with x->peek: to route by what the body says. */
+        HTTP_ACTION_PEEK_BODY,
 };
 
 struct http_exchange {
         /* Valid during on_request only: borrowed from the connection buffer. */
         const struct http_head *req;
+        /* After HTTP_ACTION_PEEK_BODY, during on_request only: the whole
+         * request body (peek_len bytes, not NUL-terminated); NULL before. */
+        const char *peek;
+        size_t peek_len;
         const char *path; /* target up to '?' (not NUL-terminated) */
         size_t path_len;
         struct strbuf query; /* the raw query string after '?' (kept for the exchange) */
@@ -82,11 +90,15 @@ struct http_exchange {
         struct strbuf add_request;  /* raw "Name: value\r\n" lines to add upstream */
         struct strbuf add_response; /* raw lines added to the response head */
         struct strbuf target;       /* if not empty: the request target sent upstream */
-        bool authenticated;         /* the request carried valid credentials */
-        bool inspect_request;       /* collect <= HTTP_MAX_INSPECT_BYTES of the forwarded body */
-        bool inspect_response;      /* collect <= HTTP_MAX_INSPECT_BYTES of the body */
-        bool watch_ws;              /* after a 101: validate frames, report text messages */
-        bool ws_sticky;             /* a watched session that outlives its upstream */
+        /* With cfg.upstream_for: which upstream this request goes to, in the
+         * policy's terms; a connection whose upstream was opened for another
+         * key opens a new one (keep-alive across upstreams). */
+        unsigned upstream_key;
+        bool authenticated;    /* the request carried valid credentials */
+        bool inspect_request;  /* collect <= HTTP_MAX_INSPECT_BYTES of the forwarded body */
+        bool inspect_response; /* collect <= HTTP_MAX_INSPECT_BYTES of the body */
+        bool watch_ws;         /* after a 101: validate frames, report text messages */
+        bool ws_sticky;        /* a watched session that outlives its upstream */
 
         /* Local answer. */
         unsigned status;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "relay/openenv-messages.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/macro.h"
@@ -169,4 +171,96 @@ bool openenv_step_done(const char *data, size_t len)
         done = has_done(j) || (json_is_object(j) && has_done(json_object_get(j, "data")));
         json_decref(j);
         return done;
+}
+
+/* OpenEnv's session ids are uuid4 text; an id that is long or would need
+ * quoting in a log line is nobody's. */
+static bool session_id_valid(const char *id)
+{
+        size_t n = strlen(id);
+
+        if (n == 0 || n > OPENENV_SESSION_ID_MAX)
+                return false;
+        for (const char *p = id; *p; p++)
+                if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\')
+                        return false;
+        return true;
+}
+
+int openenv_mcp_request_parse(const char *data, size_t len, struct openenv_mcp_request *ret)
+{
+        json_t *j = parse(data, len), *params, *sid, *id;
+        int r = -EINVAL;
+
+        *ret = (struct openenv_mcp_request){};
+        if (!json_is_object(j) || !json_is_string(json_object_get(j, "method")))
+                goto out;
+        params = json_object_get(j, "params");
+        sid = json_is_object(params) ? json_object_get(params, "session_id") : NULL;
+        if (sid && !json_is_null(sid) && !json_is_string(sid))
+                goto out;
+        id = json_object_get(j, "id");
+        if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id))
+                goto out;
+        ret->method = xstrdup(json_string_value(json_object_get(j, "method")));
+        if (json_is_string(sid) && json_string_length(sid) > 0)
+                ret->session_id = xstrdup(json_string_value(sid));
+        ret->id = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("null");
+        if (!ret->id)
+                ret->id = xstrdup("null");
+        r = 0;
+out:
+        json_decref(j);
+        return r;
+}
+
+void openenv_mcp_request_done(struct openenv_mcp_request *r)
+{
+        free(r->method);
+        free(r->session_id);
+        free(r->id);
+        *r = (struct openenv_mcp_request){};
+}
+
+char *openenv_mcp_session_created(const char *data, size_t len)
+{
+        json_t *j = parse(data, len);
+        const json_t *result = json_is_object(j) ? json_object_get(j, "result") : NULL;
+        const json_t *sid = json_is_object(result) ? json_object_get(result, "session_id") : NULL;
+        char *id = json_is_string(sid) && session_id_valid(json_string_value(sid))
+                           ? xstrdup(json_string_value(sid))
+                           : NULL;
+
+        json_decref(j);
+        return id;
+}
+
+/* {"jsonrpc":"2.0","id":ID,...}: id is the request's, as JSON text. */
+static char *jsonrpc_answer(const char *id, const char *key, json_t *value)
+{
+        json_t *jid = json_loads(id ? id : "null", JSON_DECODE_ANY, NULL);
+        json_t *j = json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", key, value, "id",
+                              jid ? jid : json_null());
+        char *s = json_dumps(j, JSON_COMPACT);
+
+        json_decref(j);
+        return s ? s : xstrdup("{}");
+}
+
+char *openenv_jsonrpc_error(const char *id, int code, const char *message,
+                            const unsigned sessions[2])
+{
+        json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
+
+        if (sessions)
+                json_object_set_new(e, "data",
+                                    json_pack("{s:i, s:i}", "active_sessions", (int) sessions[0],
+                                              "max_sessions", (int) sessions[1]));
+        return jsonrpc_answer(id, "error", e);
+}
+
+char *openenv_jsonrpc_closed(const char *id, const char *session_id)
+{
+        return jsonrpc_answer(id, "result",
+                              json_pack("{s:s, s:b}", "session_id", session_id, "closed", 1));
 }

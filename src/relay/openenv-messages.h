@@ -49,3 +49,37 @@ unsigned openenv_mcp_actions(const char *data, size_t len);
 bool openenv_mcp_done(const char *data, size_t len);
 /* A POST /step response that reports done. */
 bool openenv_step_done(const char *data, size_t len);
+
+/*
+ * HTTP MCP sessions (OpenEnv's production mode): "openenv/session/create"
+ * answers {"result":{"session_id":ID}}; later requests name the session in
+ * params.session_id; "openenv/session/close" ends it. A unit of lanes routes
+ * each request to its session's lane by what the body says.
+ */
+#define OPENENV_SESSION_ID_MAX 128
+
+struct openenv_mcp_request {
+        char *method;     /* owned */
+        char *session_id; /* owned: params.session_id; NULL when absent or "" */
+        char *id;         /* owned: the request's id as JSON text ("null" without) */
+};
+
+enum {
+        JSONRPC_INVALID_REQUEST = -32600,
+        JSONRPC_INVALID_PARAMS = -32602,
+        JSONRPC_SERVER_ERROR = -32000,
+};
+
+/* One JSON-RPC request object: 0, or -EINVAL (not one, a batch, a
+ * session_id or id of the wrong type). */
+int openenv_mcp_request_parse(const char *data, size_t len, struct openenv_mcp_request *ret);
+void openenv_mcp_request_done(struct openenv_mcp_request *r);
+/* The session a response to "openenv/session/create" names (owned), NULL
+ * if none, or one longer than OPENENV_SESSION_ID_MAX or not plain ASCII. */
+char *openenv_mcp_session_created(const char *data, size_t len);
+/* JSON-RPC answers given here, as OpenEnv's server words them (owned):
+ * an error (sessions: the capacity error's counts, or NULL), and the
+ * answer to "openenv/session/close". */
+char *openenv_jsonrpc_error(const char *id, int code, const char *message,
+                            const unsigned sessions[2]);
+char *openenv_jsonrpc_closed(const char *id, const char *session_id);

@@ -119,6 +119,58 @@ def mcp_ws(base):
     return r
 
 
+async def _mcp_sessions(base, n_http, ws_calls):
+    """Sessions at once on a unit of lanes: n_http stock clients in
+    OpenEnv's production mode (HTTP /mcp: openenv/session/create, then the
+    session's id in every call; no /ws), session k making k + 2 tool calls,
+    and one WebSocket /mcp session making ws_calls; then one more client,
+    which finds every lane held. The live episodes are read while all are
+    open; then each closes (its episode ends) and its verdict is read."""
+    envs = []
+    for k in range(n_http):
+        env = EchoEnv(base_url=base, message_timeout_s=TIMEOUT)
+        env.use_production_mode = True
+        envs.append(env)
+
+    async def http_session(k):
+        tools = sorted(t.name for t in await envs[k].list_tools())
+        said = [await envs[k].call_tool("echo_message", message="session %d call %d" % (k, i))
+                for i in range(k + 2)]
+        return {"tools": tools, "said": said}
+
+    async with ws_connect(ws_url(base, "/mcp"), max_size=None) as ws:
+        ws_lane = int(ws.response.headers["X-Openenvd-Lane"])
+        for i in range(ws_calls):
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                      "params": {"name": "echo_message",
+                                                 "arguments": {"message": "ws %d" % i}}}))
+            ws_said = json.loads(await ws.recv())
+        sessions = await asyncio.gather(*(http_session(k) for k in range(n_http)))
+        extra = EchoEnv(base_url=base, message_timeout_s=TIMEOUT)
+        extra.use_production_mode = True
+        try:
+            await extra.call_tool("echo_message", message="one too many")
+            full = "answered"
+        except Exception as e:  # noqa: BLE001 - the refusal is the result
+            full = "%s: %s" % (type(e).__name__, e)
+        await extra.close()
+        live = control(base, "GET", "/episodes")["live_episodes"]
+    for env in envs:
+        await env.close()
+    return {"sessions": sessions, "ws_lane": ws_lane, "ws_said": ws_said, "full": full,
+            "live": live}
+
+
+def mcp_sessions(base, n_http, ws_calls):
+    r = asyncio.run(_mcp_sessions(base, n_http, ws_calls))
+    verdicts = {}
+    for e in r["live"]:
+        verdicts[e["episode_id"]] = _until(lambda: (lambda v: v if v.get("verdict") else None)(
+            control(base, "GET", "/verdict?episode_id=" + e["episode_id"])))
+    r["verdicts"] = verdicts
+    return r
+
+
 async def _raw_big(base, n):
     async with ws_connect(ws_url(base, "/ws"), max_size=None) as ws:
         await ws.send(json.dumps({"type": "reset", "data": {}}))
@@ -420,6 +472,7 @@ SCENARIOS = {
     "echo-session": echo_session,
     "echo-http-mcp": echo_http_mcp,
     "mcp-ws": mcp_ws,
+    "mcp-sessions": mcp_sessions,
     "echo-big": echo_big,
     "c4-loop": c4_loop,
     "c4-session": c4_session,

@@ -529,6 +529,52 @@ def case_four_sessions_at_once():
         d.stop()
 
 
+def case_mcp_sessions_at_once():
+    """episodes: {concurrent: 3} on echo_env: two stock clients in OpenEnv's
+    production mode (HTTP MCP sessions) and a WebSocket /mcp session at
+    once, each in its own lane and episode; a fourth is refused in
+    OpenEnv's words; each session's calls are its own episode's actions,
+    graded when it closes; the lanes are free after."""
+    root = S["root"]
+    envdir = os.path.join(root, "echo", "app", "env")
+    path = os.path.join(root, "echo", "app", "concurrent.yaml")
+    with open(os.path.join(envdir, "openenv.yaml")) as f:
+        text = f.read()
+    check("openenvd:" not in text, "echo_env's own openenv.yaml has no openenvd block")
+    with open(path, "w") as f:
+        f.write(text + "openenvd:\n  episodes: {concurrent: 3}\n  standby: 1\n")
+    os.chmod(path, 0o644)
+    d = Daemon(OPENENVD, SHIM, manifest=path, cwd=envdir, env=image_env("echo"),
+               token_env=True, ready_timeout=60, start_timeout=START_TIMEOUT)
+    try:
+        wait_ready(d)
+        r = client("mcp-sessions", base_url(d), 2, 5)
+        for k, sess in enumerate(r["sessions"]):
+            check(sess["tools"] == ["echo_message", "echo_with_length"] and
+                  sess["said"] == ["session %d call %d" % (k, i) for i in range(k + 2)],
+                  "HTTP MCP session %d: %s" % (k, sess))
+        check("ws 4" in json.dumps(r["ws_said"]), "WebSocket /mcp: %s" % r["ws_said"])
+        check(r["full"] == "RuntimeError: Failed to create MCP session: Server at capacity: "
+              "3/3 sessions active. Cannot accept new connections.",
+              "the fourth session got OpenEnv's capacity error: %s" % r["full"])
+        live = r["live"]
+        check(sorted(e["lane"] for e in live) == [0, 1, 2] and
+              len({e["episode_id"] for e in live}) == 3 and
+              all(e["phase"] == "running" and e["session"] for e in live),
+              "three sessions, three lanes, three running episodes: %s" % live)
+        by_lane = {e["lane"]: r["verdicts"][e["episode_id"]] for e in live}
+        for lane, v in by_lane.items():
+            check(v["verdict"] == "graded", "lane %d's verdict: %s" % (lane, v))
+        check(by_lane[r["ws_lane"]]["actions"] == 5, "the WebSocket session's episode had "
+              "its 5 calls: %s" % by_lane[r["ws_lane"]])
+        check(sorted(v["actions"] for lane, v in by_lane.items() if lane != r["ws_lane"]) ==
+              [2, 3], "each HTTP session's calls in its own episode: %s" % by_lane)
+        poll(lambda: d.ok("GET", "/info")["episodes"]["sessions"] == 0, "the lanes free", 60)
+        print("# MCP sessions at once: %s" % {k: v["actions"] for k, v in by_lane.items()})
+    finally:
+        d.stop()
+
+
 def case_client_libraries_send_basic():
     heads = []
     srv = socket.socket()
@@ -699,6 +745,9 @@ CASES = [
     ("three MCP episodes on one EchoEnv().sync(): reset, list_tools, step, call_tool, state; history, "
      "graded verdicts", case_mcp_episodes_one_client),
     ("MCP tool calls over HTTP /mcp and WebSocket /mcp are actions", case_mcp_over_http_and_ws),
+    ("episodes.concurrent 3: two HTTP MCP sessions (the stock client's production mode) and a "
+     "WebSocket /mcp session at once, each its own lane and graded episode; a fourth refused",
+     case_mcp_sessions_at_once),
     ("the image's CMD after --; messages over 16 MiB both ways", case_large_messages_and_command_line),
     ("connect4_env, no openenv.yaml of its own: the auto-episode loop on one client, done seals, "
      "graded", case_game_loop_one_client),

@@ -142,17 +142,20 @@ Test(manifest, standby_is_a_pool_size_or_a_bool)
         }
 }
 
-Test(manifest, concurrent_episodes_default_to_one)
+Test(manifest, concurrent_episodes_default_to_one_and_sessions_idle_out)
 {
         cleanup(manifest_freep) struct manifest *one = parse_ok("app: a.b:c\n");
-        cleanup(manifest_freep) struct manifest *four =
-                parse_ok("app: a.b:c\nopenenvd:\n  episodes: {concurrent: 4}\n");
+        cleanup(manifest_freep) struct manifest *four = parse_ok(
+                "app: a.b:c\nopenenvd:\n  episodes: {concurrent: 4, session_idle_s: 30}\n");
         cleanup(manifest_freep) struct manifest *empty =
                 parse_ok("app: a.b:c\nopenenvd:\n  episodes: {}\n");
 
         cr_expect_eq(one->concurrent, 1);
         cr_expect_eq(four->concurrent, 4);
         cr_expect_eq(empty->concurrent, 1);
+        /* An HTTP MCP session's idle bound: the relay's idle timeout unless set. */
+        cr_expect_eq(one->session_idle_s, 600);
+        cr_expect_eq(four->session_idle_s, 30);
 }
 
 Test(manifest, top_level_app_and_port_feed_openenvd)

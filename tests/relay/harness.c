@@ -52,6 +52,8 @@ static struct {
         void *cookie;
 } waiting[64];
 static size_t n_waiting;
+static unsigned n_lanes;
+static pid_t lane_pids[8];
 
 /* --- the unit stub (runs on the loop thread) --- */
 
@@ -128,7 +130,7 @@ static void stub_forget(void *ud, void *cookie)
 static void stub_action(void *ud, unsigned lane, const struct openenv_action *a)
 {
         (void) ud;
-        (void) lane;
+        __atomic_store_n(&unit_stub.last_lane, (int) lane, __ATOMIC_SEQ_CST);
         (void) snprintf(unit_stub.last_action_via, sizeof(unit_stub.last_action_via), "%s", a->via);
         (void) snprintf(unit_stub.last_action, sizeof(unit_stub.last_action), "%.*s",
                         a->data ? (int) MIN(a->len, (size_t) 255) : 0, a->data ?: "");
@@ -139,8 +141,28 @@ static void stub_action(void *ud, unsigned lane, const struct openenv_action *a)
 static void stub_done(void *ud, unsigned lane)
 {
         (void) ud;
-        (void) lane;
+        __atomic_store_n(&unit_stub.last_lane, (int) lane, __ATOMIC_SEQ_CST);
         __atomic_add_fetch(&unit_stub.dones, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Lanes: the lowest free one, as the unit gives them. */
+static int stub_acquire(void *ud)
+{
+        (void) ud;
+        for (unsigned i = 0; i < n_lanes; i++)
+                if (!(unit_stub.lanes_held & (1 << i))) {
+                        __atomic_or_fetch(&unit_stub.lanes_held, 1 << i, __ATOMIC_SEQ_CST);
+                        return (int) i;
+                }
+        return -EBUSY;
+}
+
+static void stub_release(void *ud, unsigned lane)
+{
+        (void) ud;
+        cr_assert(unit_stub.lanes_held & (1 << lane), "lane %u given back twice", lane);
+        __atomic_and_fetch(&unit_stub.lanes_held, ~(1 << lane), __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&unit_stub.releases, 1, __ATOMIC_SEQ_CST);
 }
 
 static const struct frontend_ops stub_ops = {
@@ -152,6 +174,8 @@ static const struct frontend_ops stub_ops = {
         .forget = stub_forget,
         .on_action = stub_action,
         .on_done = stub_done,
+        .acquire = stub_acquire,
+        .release = stub_release,
 };
 
 /* Commands from the test thread, carried out on the loop thread (the
@@ -165,7 +189,9 @@ static int on_cmd(struct loop_source *s, int fd, uint32_t ev, void *ud)
         (void) ud;
         if (read(fd, &v, sizeof(v)) != sizeof(v))
                 return 0;
-        if (v == 1) { /* the episode ends */
+        if (v >= 16) { /* lane v - 16's episode ends */
+                (void) frontend_set_env(fe, (unsigned) v - 16, NULL);
+        } else if (v == 1) { /* the episode ends */
                 __atomic_store_n(&unit_stub.env_allowed, 0, __ATOMIC_SEQ_CST);
                 (void) frontend_set_env(fe, 0, NULL);
         } else if (v == 3) { /* the next one fails to start */
@@ -209,6 +235,11 @@ void stub_start_episode(void)
 void stub_fail_episode(void)
 {
         stub_command(3);
+}
+
+void stub_end_lane(unsigned lane)
+{
+        stub_command(16 + lane);
 }
 
 /* --- processes and the loop thread --- */
@@ -308,6 +339,22 @@ void setup_frontend_with(const struct frontend_config *extra)
         cr_assert(frontend_new(loop, lfd, &cfg, &stub_ops, NULL, &fe) == 0);
 }
 
+void setup_frontend_lanes(const struct frontend_config *extra)
+{
+        char path[300];
+
+        cr_assert(extra->lanes >= 2 && extra->lanes <= ELEMENTSOF(lane_pids) + 1);
+        n_lanes = extra->lanes;
+        setup_frontend_with(extra);
+        /* Lane 0's env server is env_sock's; every other lane has its own. */
+        for (unsigned i = 1; i < n_lanes; i++) {
+                snprintf(path, sizeof(path), "%s/env-%u.sock", tmpdir, i);
+                lane_pids[i - 1] = spawn_unix_upstream(path);
+                cr_assert(frontend_set_env(fe, i, &(struct frontend_env){ .socket = path }) == 0);
+        }
+        start_loop();
+}
+
 void setup_frontend_default(void)
 {
         setup_frontend_with(&(struct frontend_config){});
@@ -328,6 +375,10 @@ void teardown(void)
         if (upstream_pid > 0) {
                 kill(upstream_pid, SIGKILL);
                 waitpid(upstream_pid, NULL, 0);
+        }
+        for (unsigned i = 0; i + 1 < n_lanes; i++) {
+                kill(lane_pids[i], SIGKILL);
+                waitpid(lane_pids[i], NULL, 0);
         }
         (void) rm_rf_at(AT_FDCWD, tmpdir);
 }

@@ -42,6 +42,9 @@ struct stub_unit {
         /* The last message with actions: written before actions is bumped. */
         char last_action_via[16], last_action[256];
         int last_action_whole; /* its bytes were seen whole */
+        int last_lane;         /* of the last action or done */
+        int lanes_held;        /* lanes: a bit per lane taken */
+        int releases;          /* lanes given back */
 };
 extern struct stub_unit unit_stub;
 
@@ -62,11 +65,15 @@ void teardown(void);
  * /tools/run); the _default variant also starts the loop. */
 void setup_frontend_with(const struct frontend_config *extra);
 void setup_frontend_default(void);
+/* The same with extra->lanes (2..9) lanes, each its own upstream.py (lane
+ * 0's at env_sock); starts the loop. */
+void setup_frontend_lanes(const struct frontend_config *extra);
 /* The episode ends (no env traffic, sessions detach or close) / a new one
  * is live (waiting clients continue). Return once the loop did it. */
 void stub_end_episode(void);
 void stub_start_episode(void);
-void stub_fail_episode(void); /* the waiting fail; ready() says no until cleared */
+void stub_fail_episode(void);      /* the waiting fail; ready() says no until cleared */
+void stub_end_lane(unsigned lane); /* lanes: that lane's env goes */
 
 struct response {
         unsigned status;

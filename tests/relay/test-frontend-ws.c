@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -90,10 +91,12 @@ static void ws_expect_close(struct cl *c, uint16_t code, const char *reason)
         strbuf_release(&p);
 }
 
-static struct cl ws_open_at(const char *target, const char *auth)
+/* The last 101's head (ws_open_at()). */
+static struct strbuf handshake = STRBUF_INIT;
+
+static struct cl ws_handshake_send(const char *target, const char *auth)
 {
         struct cl c = { .fd = cl_connect(), .in = STRBUF_INIT };
-        struct response r;
         char *req = xasprintf(
                 "GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
@@ -101,12 +104,30 @@ static struct cl ws_open_at(const char *target, const char *auth)
                 target, auth);
         cl_send(c.fd, req);
         free(req);
+        return c;
+}
+
+static void ws_handshake_read(struct cl *cp, const char *target)
+{
+        struct cl c = *cp;
+        struct response r;
+
         cr_assert(cl_response(&c, false, &r));
         cr_assert_eq(r.status, 101, "%s: %u %s", target, r.status, r.body.buf);
         cr_assert(head_has(&r, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
         /* Compression declined: frames stay readable to the validator. */
         cr_assert_not(head_has(&r, "permessage-deflate"));
+        strbuf_reset(&handshake);
+        strbuf_add(&handshake, r.head.buf, r.head.len);
         response_release(&r);
+        *cp = c;
+}
+
+static struct cl ws_open_at(const char *target, const char *auth)
+{
+        struct cl c = ws_handshake_send(target, auth);
+
+        ws_handshake_read(&c, target);
         return c;
 }
 
@@ -439,4 +460,85 @@ Test(ws, close_message_while_detached_closes_normally)
         ws_expect_close(&c, WS_CLOSE_NORMAL, NULL);
         cl_done(&c);
         stub_start_episode();
+}
+
+/* --- lanes: a WebSocket /mcp session is one episode's, in a lane of its own --- */
+
+static void setup_lanes(void)
+{
+        setup_frontend_lanes(&(struct frontend_config){ .lanes = 2 });
+}
+
+TestSuite(ws_lanes, .init = setup_lanes, .fini = teardown, .timeout = 60);
+
+/* Which env server answered (upstream.py says when the call names a session). */
+static long mcp_server(struct cl *c)
+{
+        struct strbuf p = STRBUF_INIT;
+        const char *at;
+        long pid;
+
+        ws_send_text(c->fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                            "\"params\":{\"name\":\"look\",\"session_id\":\"-\"}}");
+        cr_assert_eq(ws_read(c, &p), WS_OP_TEXT);
+        at = strstr(p.buf, "\"server\": ");
+        cr_assert(at, "%s", p.buf);
+        pid = strtol(at + strlen("\"server\": "), NULL, 10);
+        strbuf_release(&p);
+        return pid;
+}
+
+Test(ws_lanes, mcp_websockets_take_a_lane_each)
+{
+        struct cl a = ws_open_at("/mcp", AUTH), b, full;
+
+        cr_assert(strstr(handshake.buf, "X-Openenvd-Lane: 0\r\n"), "%s", handshake.buf);
+        b = ws_open_at("/mcp", AUTH);
+        cr_assert(strstr(handshake.buf, "X-Openenvd-Lane: 1\r\n"), "%s", handshake.buf);
+        cr_assert_eq(load(&unit_stub.lanes_held), 3);
+        cr_assert_neq(mcp_server(&a), mcp_server(&b), "two sessions, one env server");
+        cr_assert_eq(load(&unit_stub.last_lane), 1);
+        cr_assert_eq(load(&unit_stub.actions), 2);
+
+        /* Every lane held: accepted, and its first request gets OpenEnv's
+         * capacity error (JSON-RPC, its own id), then a normal close. */
+        full = ws_open_at("/mcp", AUTH);
+        cr_assert_null(strstr(handshake.buf, "X-Openenvd-Lane"));
+        ws_send_text(full.fd, "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"tools/list\"}");
+        ws_expect_text(&full, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
+                              "\"Server at capacity: 2/2 sessions active. Cannot accept new "
+                              "connections.\",\"data\":{\"active_sessions\":2,\"max_sessions\":2}"
+                              "},\"id\":\"q\"}");
+        ws_expect_close(&full, WS_CLOSE_NORMAL, NULL);
+        cl_done(&full);
+        cr_assert_eq(load(&unit_stub.releases), 0);
+
+        /* A session that goes gives its lane back (its episode ends). */
+        cl_done(&a);
+        for (int i = 0; i < 200 && load(&unit_stub.releases) == 0; i++)
+                usleep(10 * 1000);
+        cr_assert_eq(load(&unit_stub.lanes_held), 2);
+        /* Its episode over, the other lane's session is closed with it. */
+        stub_end_lane(1);
+        ws_expect_close(&b, WS_CLOSE_GOING_AWAY, "episode ended");
+        cl_done(&b);
+        for (int i = 0; i < 200 && load(&unit_stub.releases) < 2; i++)
+                usleep(10 * 1000);
+        cr_assert_eq(load(&unit_stub.lanes_held), 0);
+}
+
+Test(ws_lanes, an_mcp_websocket_waits_for_its_lanes_episode)
+{
+        struct cl c;
+
+        stub_end_episode();
+        c = ws_handshake_send("/mcp", AUTH);
+        for (int i = 0; i < 200 && load(&unit_stub.episode_requests) == 0; i++)
+                usleep(10 * 1000);
+        cr_assert_eq(load(&unit_stub.lanes_held), 1);
+        stub_start_episode();
+        ws_handshake_read(&c, "/mcp");
+        cr_assert(strstr(handshake.buf, "X-Openenvd-Lane: 0\r\n"), "%s", handshake.buf);
+        cr_assert_gt(mcp_server(&c), 0);
+        cl_done(&c);
 }

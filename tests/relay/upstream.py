@@ -13,6 +13,7 @@ seen = []          # (method, target) of every request but /log and /release
 heads = []         # model mode: every request head but /log's and /raw's, as received
 trailers = []      # trailer lines of chunked request bodies, as received
 release = None     # set by GET /release: lets /sse finish
+sessions_made = 0  # openenv/session/create answered
 
 async def read_head(r):
     head = await r.readuntil(b"\r\n\r\n")
@@ -140,10 +141,18 @@ def mcp_answer(req):
     if isinstance(req, list):
         return [mcp_answer(x) for x in req]
     p = req.get("params") or {}
+    if req.get("method") == "openenv/session/create":
+        # OpenEnv's HTTP MCP sessions; the id says which server made it.
+        global sessions_made
+        sessions_made += 1
+        result = {"session_id": "%d-%d" % (os.getpid(), sessions_made)}
+        return {"jsonrpc": "2.0", "id": req.get("id"), "result": result}
     if req.get("method") == "tools/call" and p.get("name") == "finish":
         result = {"content": [], "structuredContent": {"done": True, "reward": 1.0}}
     else:
         result = {"content": [{"type": "text", "text": "ok"}]}
+    if "session_id" in p:
+        result["server"] = os.getpid()  # which lane's env server answered
     return {"jsonrpc": "2.0", "id": req.get("id"), "result": result}
 
 async def handle(r, w):
