@@ -624,12 +624,19 @@ static void mcp_session_created(struct frontend *f, struct session *s, unsigned 
         if (!s || !s->creating)
                 return;
         s->creating = false;
-        if (!id || mcp_session_find(f, id)) {
-                /* No session (or one another lane's has: never two lanes
-                 * behind one id), so nothing holds the lane. */
-                if (id)
-                        log_warning("MCP session %s: made twice; lane %d's is refused", id,
-                                    s->lane);
+        if (!id || (m = mcp_session_find(f, id))) {
+                /* No session, so nothing holds the lane. Or one another
+                 * lane's env server named too (a deterministic id: copies of
+                 * one template share their random state): the answer is on
+                 * its way to this client already, whose requests would reach
+                 * the other lane's episode; both end, and the id with them. */
+                if (id) {
+                        log_warning("MCP session %s: named by the env servers of lanes %u "
+                                    "and %d; both sessions end (an env's session ids must be "
+                                    "unique)",
+                                    id, m->lane, s->lane);
+                        mcp_session_end(f, m, "its id was named twice");
+                }
                 session_let_lane_go(s);
                 return;
         }

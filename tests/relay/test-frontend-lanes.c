@@ -286,3 +286,26 @@ Test(lanes, a_create_waits_for_its_lanes_episode_and_keeps_its_lane)
         close(c.fd);
         strbuf_release(&c.in);
 }
+
+Test(lanes, an_id_two_env_servers_name_ends_both_sessions)
+{
+        static const char create_x[] = "{\"jsonrpc\":\"2.0\",\"method\":\"openenv/session/create\","
+                                       "\"params\":{\"id_as\":\"same\"},\"id\":1}";
+        struct cl c = { .fd = cl_connect() };
+        cleanup_free char *a = mcp_on(&c, create_x);
+        cleanup_free char *b = NULL, *after = NULL;
+
+        cr_assert(strstr(a, "\"session_id\": \"same\""), "%s", a);
+        /* Lane 1's env server names lane 0's session: that answer reaches
+         * its client, but no request of that id reaches either lane now. */
+        b = mcp_on(&c, create_x);
+        cr_assert(strstr(b, "\"session_id\": \"same\""), "%s", b);
+        cr_assert_eq(load(&unit_stub.releases), 2);
+        cr_assert_eq(load(&unit_stub.lanes_held), 0);
+        after = mcp_on(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":"
+                           "{\"name\":\"look\",\"session_id\":\"same\"},\"id\":2}");
+        cr_assert(strstr(after, "Unknown session_id: same"), "%s", after);
+        cr_assert_eq(load(&unit_stub.actions), 0);
+        close(c.fd);
+        strbuf_release(&c.in);
+}

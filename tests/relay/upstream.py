@@ -145,7 +145,7 @@ def mcp_answer(req):
         # OpenEnv's HTTP MCP sessions; the id says which server made it.
         global sessions_made
         sessions_made += 1
-        result = {"session_id": "%d-%d" % (os.getpid(), sessions_made)}
+        result = {"session_id": p.get("id_as") or "%d-%d" % (os.getpid(), sessions_made)}
         return {"jsonrpc": "2.0", "id": req.get("id"), "result": result}
     if req.get("method") == "tools/call" and p.get("name") == "finish":
         result = {"content": [], "structuredContent": {"done": True, "reward": 1.0}}
