@@ -112,7 +112,7 @@
 #define CONTAINER_MAX_MASKS        256  /* masked paths per container */
 #define CONTAINER_MAX_FORWARDS     64   /* shim forwarders per container */
 #define CONTAINER_MAX_PASS_FDS     16   /* fds handed to the shim (3, 4, ...) */
-#define CONTAINER_MAX_UID_EXTENTS  48   /* extra uid map lines of a template (its copies') */
+#define CONTAINER_MAX_UID_EXTENTS  72   /* extra uid map lines of a template (its copies') */
 #define CONTAINER_MAX_SCAFFOLDS    32   /* tmpfs scaffolds for missing mount targets */
 #define CONTAINER_SCAFFOLD_ENTRIES 1024 /* entries re-bound into one scaffold */
 #define SHIM_MAX_CONNECTIONS       1024 /* forwarded connections open at once */

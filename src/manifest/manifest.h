@@ -170,8 +170,10 @@ struct manifest_asset {
 };
 
 /* The largest standby pool: each ready episode holds its containers'
- * memory (a template's copy a few MiB, a cold env a whole interpreter). */
-#define MANIFEST_STANDBY_MAX 8
+ * memory (a template's copy a few MiB, a cold env a whole interpreter).
+ * As large as the lanes: a burst of as many resets as sessions is served
+ * from the pool. */
+#define MANIFEST_STANDBY_MAX 32
 /* The most episodes one unit runs at once (`episodes: {concurrent: N}`):
  * each has a slot of its own (unit-plan.h), a block of host uid ranges
  * and, in a template, one uid extent of the template's map. */

@@ -22,9 +22,9 @@
 #define UID_BLOCK_FIRST    (1u << 30)
 #define UID_BLOCK_END      (1u << 31)
 #define UID_BLOCK_LOCK_DIR "/run/openenvd/uid-blocks"
-/* A unit's blocks at most: 512 container ranges (41 episode slots of 12
- * containers: unit-plan.h, unit_slot_count()). */
-#define UID_BLOCK_MAX_PER_UNIT 32
+/* A unit's blocks at most: 832 container ranges (65 episode slots of 12
+ * containers and the template's range: unit-plan.h, unit_slot_count()). */
+#define UID_BLOCK_MAX_PER_UNIT 52
 
 struct uid_block {
         uid_t base;

@@ -132,7 +132,8 @@ Test(manifest, standby_is_a_pool_size_or_a_bool)
                 { "FALSE", 0 },
                 { "0", 0 },
                 { "2", 2 },
-                { "8", MANIFEST_STANDBY_MAX },
+                { "8", 8 },
+                { "32", MANIFEST_STANDBY_MAX },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 cleanup_free char *yaml = xasprintf(
