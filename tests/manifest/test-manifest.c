@@ -126,14 +126,8 @@ Test(manifest, standby_is_a_pool_size_or_a_bool)
                 const char *value;
                 unsigned pool;
         } cases[] = {
-                { "true", 1 },
-                { "True", 1 },
-                { "false", 0 },
-                { "FALSE", 0 },
-                { "0", 0 },
-                { "2", 2 },
-                { "8", 8 },
-                { "32", MANIFEST_STANDBY_MAX },
+                { "true", 1 }, { "True", 1 }, { "false", 0 }, { "FALSE", 0 },
+                { "0", 0 },    { "2", 2 },    { "8", 8 },     { "32", MANIFEST_STANDBY_MAX },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 cleanup_free char *yaml = xasprintf(
