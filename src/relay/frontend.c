@@ -690,6 +690,9 @@ static int route_lane_mcp_http(struct frontend *f, struct http_exchange *x)
                 x->tag = ROUTE_MCP_CREATE;
                 x->inspect_response = true;
                 s->creating = true;
+                /* As a WebSocket session's 101 says it: the lane, whose
+                 * episode GET /episodes names. */
+                strbuf_addf(&x->add_response, "X-Openenvd-Lane: %d\r\n", s->lane);
         } else {
                 cleanup_free char *unknown = NULL;
                 m = req.session_id ? mcp_session_find(f, req.session_id) : NULL;

@@ -278,6 +278,7 @@ Test(lanes, a_create_waits_for_its_lanes_episode_and_keeps_its_lane)
         cr_assert(cl_response(&c, false, &r));
         cr_assert_eq(r.status, 200);
         cr_assert(strstr(r.body.buf, "\"session_id\""), "%s", r.body.buf);
+        cr_assert(head_has(&r, "X-Openenvd-Lane: 0\r\n"), "%s", r.head.buf);
         response_release(&r);
         /* Routed again once live: the same lane, never given back meanwhile. */
         cr_assert_eq(load(&unit_stub.releases), 0);
