@@ -171,8 +171,8 @@ struct manifest_asset {
 
 /* The largest standby pool: each ready episode holds its containers'
  * memory (a template's copy a few MiB, a cold env a whole interpreter).
- * As large as the lanes: a burst of as many resets as sessions is served
- * from the pool. */
+ * As large as the lanes: a unit can keep an episode ready for each of
+ * its sessions. */
 #define MANIFEST_STANDBY_MAX 32
 /* The most episodes one unit runs at once (`episodes: {concurrent: N}`):
  * each has a slot of its own (unit-plan.h), a block of host uid ranges
