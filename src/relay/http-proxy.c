@@ -314,8 +314,10 @@ static bool fd_limit_relief(struct http_proxy *p, int fd)
         p->reserve_fd = safe_close(p->reserve_fd);
         cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
         if (cfd >= 0) {
-                safe_close(cfd);
+                /* Counted before the close: whoever sees the close sees it
+                 * counted (a test read the counter between the two). */
                 p->stats.refused_at_fd_limit++;
+                safe_close(cfd);
         }
         p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         return cfd >= 0;
