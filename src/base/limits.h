@@ -43,6 +43,9 @@
 #define HTTP_MAX_INSPECT_BYTES      (1024UL * 1024) /* /step response scanned for "done" */
 #define WS_MAX_INSPECT_BYTES        (1024UL * 1024) /* /ws text message scanned for "done" */
 
+/* A connection closes after this long without a byte moved. */
+#define HTTP_IDLE_TIMEOUT (600 * USEC_PER_SEC)
+
 /* Accepts per listener wake-up: below the per-client cap, so a connection
  * gets its first reads before a flood behind it can push it out. */
 #define HTTP_ACCEPT_BATCH 64

@@ -470,13 +470,29 @@ static int route_control(struct http_exchange *x, int id)
         return HTTP_ACTION_READ_BODY;
 }
 
+/* The session's lane's episode: live now (-1), or an action (held until it
+ * is; the session gone and an error when none could be started). */
+static int lane_episode(struct frontend *f, struct http_exchange *x, struct session *s)
+{
+        int r = f->ops->request_episode(f->userdata, (unsigned) s->lane, session_episode_ready, s);
+
+        if (r == 0)
+                return -1;
+        if (r == 1) {
+                s->waiting = s->held = true;
+                return HTTP_ACTION_HOLD;
+        }
+        session_free(s);
+        return respond_unavailable(x, "no episode could be started", f);
+}
+
 /* No episode is live: the orchestrator's reset and /ws wait for one. */
 static int route_no_episode(struct frontend *f, struct http_exchange *x, const char *route,
                             enum principal who)
 {
         const struct http_head *h = x->req;
         struct session *s;
-        int r;
+        int action;
 
         if (who == PRINCIPAL_ORCHESTRATOR && streq(route, "/ws") && h->upgrade) {
                 x->strip = strip_ws;
@@ -492,30 +508,10 @@ static int route_no_episode(struct frontend *f, struct http_exchange *x, const c
                 return respond_unavailable(x, "no episode is live (POST /reset starts one)", f);
         s = session_get(f, x);
         s->route = ROUTE_ENV;
-        r = f->ops->request_episode(f->userdata, 0, session_episode_ready, s);
-        if (r == 1) {
-                s->waiting = s->held = true;
-                return HTTP_ACTION_HOLD;
-        }
-        session_free(s);
-        if (r < 0)
-                return respond_unavailable(x, "no episode could be started", f);
-        return -1; /* live now */
-}
-
-/* The session holds a lane: its episode live now (-1), or an action. */
-static int lane_episode(struct frontend *f, struct http_exchange *x, struct session *s)
-{
-        int r = f->ops->request_episode(f->userdata, (unsigned) s->lane, session_episode_ready, s);
-
-        if (r == 0)
-                return -1;
-        if (r == 1) {
-                s->waiting = s->held = true;
-                return HTTP_ACTION_HOLD;
-        }
-        session_free(s);
-        return respond_unavailable(x, "no episode could be started", f);
+        action = lane_episode(f, x, s);
+        if (action < 0)
+                session_free(s); /* live now: nothing to hold */
+        return action;
 }
 
 /* A free lane for the session; false when every one is held. */
@@ -1109,16 +1105,13 @@ int frontend_set_env(struct frontend *f, unsigned lane, const struct frontend_en
         route_config(f, &up);
         http_proxy_set_upstream(f->proxy, &up);
 
-        /* The lane's HTTP MCP session: its env server (which knew its id)
-         * is gone. Found afresh each time: ending one may end more. */
-        for (;;) {
-                struct mcp_session *m = f->mcp;
-                while (m && (m->gone || m->lane != lane))
-                        m = m->next;
-                if (!m)
+        /* The lane's HTTP MCP session (one at most: it holds the lane): its
+         * env server, which knew its id, is gone. */
+        for (struct mcp_session *m = f->mcp; m; m = m->next)
+                if (!m->gone && m->lane == lane) {
+                        mcp_session_end(f, m, "its episode ended");
                         break;
-                mcp_session_end(f, m, "its episode ended");
-        }
+                }
         /* The lane's sessions on the previous env server: it is gone (or going). */
         for (struct session *s = f->sessions, *next; s; s = next) {
                 next = s->next;
@@ -1163,7 +1156,7 @@ int frontend_new(struct loop *l, int listen_fd, const struct frontend_config *cf
         f->agent_paths = cfg->agent_paths;
         f->lanes = MAX(cfg->lanes, 1u);
         f->loop = l;
-        f->session_idle = cfg->session_idle ? cfg->session_idle : 600 * USEC_PER_SEC;
+        f->session_idle = cfg->session_idle ? cfg->session_idle : HTTP_IDLE_TIMEOUT;
         f->envs = xcalloc(f->lanes, sizeof(*f->envs));
         r = lane_env_set(&f->envs[0], cfg->env_socket
                                               ? &(struct frontend_env){ .socket = cfg->env_socket }

@@ -436,7 +436,7 @@ int http_proxy_new(struct loop *l, int listen_fd, const struct http_proxy_config
         if (p->cfg.head_timeout == 0)
                 p->cfg.head_timeout = 10 * USEC_PER_SEC;
         if (p->cfg.idle_timeout == 0)
-                p->cfg.idle_timeout = 600 * USEC_PER_SEC;
+                p->cfg.idle_timeout = HTTP_IDLE_TIMEOUT;
         if (p->cfg.unauth_timeout == 0)
                 p->cfg.unauth_timeout = HTTP_UNAUTH_TIMEOUT;
         if (p->cfg.max_unauth == 0)
